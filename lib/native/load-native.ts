@@ -1,0 +1,51 @@
+import * as path from 'path'
+import { threadId } from 'worker_threads'
+
+import { NativeLoadError } from '../errors/native-load-error'
+import type { NativeBinding } from './native-types'
+
+// dist/cjs/native/ -> the package root, where build/ and prebuilds/ live.
+const packageRoot = path.join(__dirname, '..', '..', '..')
+
+function describePlatform(): string {
+  const libc = process.platform === 'linux' ? (isMusl() ? 'musl' : 'glibc') : ''
+  const napi = process.versions.napi ?? 'unknown'
+  return `${process.platform}-${process.arch}${libc ? ` (${libc})` : ''}, Node ${process.version}, N-API ${napi}`
+}
+
+function isMusl(): boolean {
+  const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined
+  return !report?.header?.glibcVersionRuntime
+}
+
+function loadBinding(): NativeBinding {
+  // BULWARK_NATIVE points at a specific build (a sanitizer build from `npm run build:cmake`, say).
+  const override = process.env.BULWARK_NATIVE
+  const tried: string[] = []
+  try {
+    if (override) {
+      tried.push(override)
+      return require(path.resolve(override)) as NativeBinding
+    }
+    tried.push(path.join(packageRoot, 'build', 'Release', 'bulwark.node'))
+    tried.push(path.join(packageRoot, 'prebuilds', `${process.platform}-${process.arch}`, '*.node'))
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const nodeGypBuild = require('node-gyp-build') as (dir: string) => NativeBinding
+    return nodeGypBuild(packageRoot)
+  } catch (cause) {
+    const reason = cause instanceof Error ? cause.message.split('\n')[0] : String(cause)
+    const message = [
+      `bulwark: no usable native addon for ${describePlatform()}.`,
+      `Tried: ${tried.join(', ')}.`,
+      `Reason: ${reason}`,
+      'Prebuilt binaries ship for linux-x64. To build from source you need python3, make and a C++17 compiler',
+      '(g++ or clang++) and Node headers, then run: npm rebuild bulwark --build-from-source',
+      '(from a clone of bulwark: npm run build:native).',
+    ].join('\n')
+    throw new NativeLoadError(message, describePlatform(), tried, cause)
+  }
+}
+
+/** The addon, loaded once per thread. */
+export const native: NativeBinding = loadBinding()
+native.setThreadId(threadId)

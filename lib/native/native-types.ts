@@ -1,0 +1,137 @@
+// The shape of the native addon's exports (native/binding/*.cc). Only lib/ talks to it.
+
+export interface RegionLayoutOffsets {
+  magic: number
+  version: number
+  totalSize: number
+  state: number
+  generation: number
+  memberCapacity: number
+  memberHighWater: number
+  payloadOffset: number
+  createdAt: number
+  attachCount: number
+  kind: number
+  kindSize: number
+  fingerprint: number
+  fingerprintSize: number
+  headerSize: number
+  memberSlotSize: number
+  memberPid: number
+  memberThread: number
+  maxMemberCapacity: number
+  maxReclaim: number
+}
+
+export interface WindowLayoutOffsets {
+  bucketSize: number
+  tag: number
+  count: number
+  sum: number
+}
+
+export interface SignalsLayoutOffsets {
+  cpuEma: number
+  cpuRaw: number
+  cores: number
+  source: number
+  cpuSamples: number
+  loopTicks: number
+  reaped: number
+  running: number
+  cpuInterval: number
+  loopInterval: number
+  cpuDecay: number
+  loopDecay: number
+  processNow: number
+  loopSlots: number
+  loopSlotSize: number
+  maxLoops: number
+  loopNow: number
+  loopElu: number
+  loopDelay: number
+  loopDelayRaw: number
+  loopEluRaw: number
+  loopActive: number
+  loopTickAt: number
+  size: number
+}
+
+export interface NativeRegionSpec {
+  name: string
+  kind: string
+  fingerprint: string
+  memberCapacity: number
+  payloadSize: number
+  /** Flat pairs: payload offset of member 0's f64 cell, stride in bytes. */
+  reclaim: number[]
+  /** Flat pairs: payload offset of an f64 cell, initial value. */
+  init: number[]
+}
+
+export interface NativeRegion {
+  buffer: ArrayBuffer
+  handle: number
+  member: number
+  payloadOffset: number
+  created: boolean
+  rebuilt: boolean
+}
+
+export interface NativeMember {
+  slot: number
+  pid: number
+  threadId: number
+  alive: boolean
+}
+
+export interface NativeLoadInfo {
+  source: 'host' | 'cgroup-v1' | 'cgroup-v2'
+  cores: number
+  quotaCores: number
+  cpusetCpus: number
+  affinityCpus: number
+  cgroupPath: string
+  usagePath: string
+  note: string
+}
+
+export interface NativeCpuReader {
+  info(): NativeLoadInfo
+  /** Raw permille since the previous call at wall time `wallNs`; null on the priming call or a failed read. */
+  sample(wallNs: number): number | null
+}
+
+export interface NativeBinding {
+  napiVersion: number
+  layout: { region: RegionLayoutOffsets; window: WindowLayoutOffsets; signals: SignalsLayoutOffsets }
+  setThreadId(threadId: number): void
+  regionOpen(spec: NativeRegionSpec): NativeRegion
+  regionClose(handle: number): void
+  regionSnapshot(name: string): { buffer: ArrayBuffer }
+  regionMembers(handle: number): NativeMember[]
+  regionList(): string[]
+  regionUnlink(name: string): void
+  regionReap(): number
+  signals(): { buffer: ArrayBuffer; loopSlot: number }
+  samplerConfigure(options: {
+    cpuInterval?: number
+    loopInterval?: number
+    cpuDecay?: number
+    loopDecay?: number
+    cgroupRoot?: string
+  }): void
+  loadInfo(): NativeLoadInfo
+  monotonicNow(): number
+  windowAdd(
+    view: Uint8Array,
+    startMs: number,
+    bucketMs: number,
+    size: number,
+    lane: number,
+    nowMs: number,
+    value: number,
+    times: number,
+  ): void
+  CpuReader: new (root: string, affinityCpus?: number) => NativeCpuReader
+}

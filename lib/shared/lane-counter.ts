@@ -1,0 +1,42 @@
+import type { LanePlacement } from './region-layout'
+import type { SharedRegion } from './shared-region'
+
+/**
+ * A counter with one cell per member: `add` is a plain store to this member's own cache line (single writer, no
+ * contention, nothing lost), `total` sums the lanes. Allocate the lanes with `reclaim` for a gauge (requests in
+ * flight, say): a member's cell is zeroed when it detaches or its process dies, so the total never keeps what a
+ * dead process was holding.
+ */
+export class LaneCounter {
+  private readonly region: SharedRegion
+  private readonly f64: Float64Array
+  private readonly own: number
+  private readonly first: number
+  private readonly strideCells: number
+
+  /** Counter number `cell` (0-based) of a lane set. */
+  constructor(region: SharedRegion, placement: LanePlacement, cell = 0) {
+    this.region = region
+    this.f64 = region.f64
+    this.first = (region.base + placement.offset) / 8 + cell
+    this.strideCells = placement.stride / 8
+    this.own = this.first + region.member * this.strideCells
+  }
+
+  add(value: number): void {
+    this.f64[this.own] += value
+  }
+
+  /** This member's own value. */
+  get local(): number {
+    return this.f64[this.own]
+  }
+
+  /** Sum over every member. */
+  total(): number {
+    const lanes = this.region.laneHighWater()
+    let sum = 0
+    for (let lane = 0, i = this.first; lane < lanes; lane++, i += this.strideCells) sum += this.f64[i]
+    return sum
+  }
+}

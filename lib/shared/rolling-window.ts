@@ -1,0 +1,136 @@
+import { InvalidArgumentError } from '../errors/invalid-argument-error'
+import { native } from '../native/load-native'
+import type { WindowPlacement } from './region-layout'
+import type { SharedRegion } from './shared-region'
+
+const { bucketSize: BUCKET_BYTES, tag: TAG, count: COUNT, sum: SUM } = native.layout.window
+const TAG_MODULUS = 0x7fffffff
+
+/** One bucket's totals. */
+export interface BucketTotals {
+  count: number
+  sum: number
+}
+
+/**
+ * A rolling window of `size` buckets (semantics.md §1) in a region: every member writes its own lane, readers
+ * merge lanes. Adds are plain stores to this member's lane (no contention, nothing lost); a rotation clears a
+ * bucket behind a tag so that a concurrent reader never mistakes old sums for the current epoch.
+ *
+ * Buckets are anchored at the window's start time. A bucket is live when its epoch is one of the last `size`
+ * epochs at the time of the read; reading never changes the window.
+ */
+export class RollingWindow {
+  readonly size: number
+  readonly bucketMs: number
+  private readonly region: SharedRegion
+  private readonly f64: Float64Array
+  private readonly i32: Int32Array
+  private readonly start: number
+  private readonly bucketsBase: number
+  private readonly laneStride: number
+  private readonly ownLane: number
+
+  constructor(region: SharedRegion, placement: WindowPlacement) {
+    this.region = region
+    this.f64 = region.f64
+    this.i32 = region.i32
+    this.size = placement.size
+    this.bucketMs = placement.bucketMs
+    this.start = region.f64[(region.base + placement.startOffset) / 8]
+    this.bucketsBase = region.base + placement.bucketsOffset
+    this.laneStride = placement.laneStride
+    this.ownLane = this.bucketsBase + region.member * placement.laneStride
+  }
+
+  /** The epoch (bucket number since the start) that `now` falls in. */
+  epochAt(now: number): number {
+    const e = Math.floor((now - this.start) / this.bucketMs)
+    return e > 0 ? e : 0
+  }
+
+  /** Adds `value` (>= 0) to the current bucket. Adding 0 raises the count but not the sum. */
+  add(value: number, now: number): void {
+    if (!(value >= 0)) throw new InvalidArgumentError('value', value, 'a number >= 0')
+    this.record(value, now)
+  }
+
+  /** `add` without the argument check, for callers whose values are non-negative by construction. */
+  record(value: number, now: number): void {
+    const epoch = this.epochAt(now)
+    const bucket = this.ownLane + (epoch % this.size) * BUCKET_BYTES
+    const tagIndex = (bucket + TAG) >> 2
+    const countIndex = (bucket + COUNT) >> 3
+    const sumIndex = (bucket + SUM) >> 3
+    const tag = (epoch % TAG_MODULUS) + 1
+    // Only this member writes its lane, so a plain read of the tag is current.
+    if (this.i32[tagIndex] !== tag) {
+      Atomics.store(this.i32, tagIndex, 0)
+      this.f64[countIndex] = 0
+      this.f64[sumIndex] = 0
+      Atomics.store(this.i32, tagIndex, tag)
+    }
+    this.f64[countIndex] += 1
+    this.f64[sumIndex] += value
+  }
+
+  /** Totals of one epoch over every lane, written into `out`. */
+  readEpoch(epoch: number, out: BucketTotals): BucketTotals {
+    let count = 0
+    let sum = 0
+    if (epoch >= 0) {
+      const tag = (epoch % TAG_MODULUS) + 1
+      const slot = (epoch % this.size) * BUCKET_BYTES
+      const lanes = this.region.laneHighWater()
+      for (let lane = 0; lane < lanes; lane++) {
+        const bucket = this.bucketsBase + lane * this.laneStride + slot
+        const tagIndex = (bucket + TAG) >> 2
+        if (Atomics.load(this.i32, tagIndex) !== tag) continue
+        const c = this.f64[(bucket + COUNT) >> 3]
+        const s = this.f64[(bucket + SUM) >> 3]
+        // A rotation that raced the two reads changes the tag: that bucket is being cleared, count it empty.
+        if (Atomics.load(this.i32, tagIndex) !== tag) continue
+        count += c
+        sum += s
+      }
+    }
+    out.count = count
+    out.sum = sum
+    return out
+  }
+
+  /**
+   * The `size` buckets of the window at `now`, oldest first, the current one last (empty buckets included).
+   */
+  buckets(now: number): BucketTotals[] {
+    const current = this.epochAt(now)
+    const out: BucketTotals[] = []
+    for (let e = current - this.size + 1; e <= current; e++) out.push(this.readEpoch(e, { count: 0, sum: 0 }))
+    return out
+  }
+
+  /** Totals over every live bucket, the current one included. */
+  total(now: number, out: BucketTotals = { count: 0, sum: 0 }): BucketTotals {
+    const current = this.epochAt(now)
+    let count = 0
+    let sum = 0
+    for (let e = current - this.size + 1; e <= current; e++) {
+      this.readEpoch(e, out)
+      count += out.count
+      sum += out.sum
+    }
+    out.count = count
+    out.sum = sum
+    return out
+  }
+
+  /**
+   * Calls `fn` for each completed live bucket, oldest first, excluding the in-progress one: the buckets the
+   * reference's BBR reads (at most size - 1 of them).
+   */
+  forEachCompleted(now: number, fn: (bucket: BucketTotals) => void): void {
+    const current = this.epochAt(now)
+    const scratch: BucketTotals = { count: 0, sum: 0 }
+    for (let e = current - this.size + 1; e < current; e++) fn(this.readEpoch(e, scratch))
+  }
+}

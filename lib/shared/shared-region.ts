@@ -1,0 +1,169 @@
+import { RegionCorruptError } from '../errors/region-corrupt-error'
+import { RegionMismatchError } from '../errors/region-mismatch-error'
+import { SharedMemoryError } from '../errors/shared-memory-error'
+import { native } from '../native/load-native'
+import type { NativeMember } from '../native/native-types'
+import type { RegionLayout } from './region-layout'
+
+const regionLayout = native.layout.region
+
+/** Default number of attachments (threads x components) a named region accepts. */
+export const DEFAULT_MEMBER_CAPACITY = 64
+
+// A region whose owner was garbage-collected without close() still gives its member slot back.
+const finalizer = new FinalizationRegistry<number>((handle) => native.regionClose(handle))
+
+function toTypedError(name: string, error: unknown): Error {
+  const code = (error as { code?: string }).code
+  const message = error instanceof Error ? error.message : String(error)
+  switch (code) {
+    case 'ERR_BULWARK_REGION_MISMATCH':
+      return new RegionMismatchError(name, message)
+    case 'ERR_BULWARK_REGION_CORRUPT':
+      return new RegionCorruptError(name, message)
+    case 'ERR_BULWARK_REGION_BUSY':
+    case 'ERR_BULWARK_REGION_FULL':
+    case 'ERR_BULWARK_SYSTEM':
+      return new SharedMemoryError(code, name, message)
+    default:
+      return error instanceof Error ? error : new Error(message)
+  }
+}
+
+/**
+ * The memory that holds one component's state: either private to this thread (`local`) or a named region of
+ * POSIX shared memory that every thread and process of the host attaches to (`open`). Components address it
+ * through the typed-array views and `base` (the payload's byte offset), the same way in both cases.
+ */
+export class SharedRegion {
+  /** The `shared` name, or undefined for a local region. */
+  readonly name: string | undefined
+  readonly kind: string
+  readonly buffer: ArrayBuffer
+  readonly f64: Float64Array
+  readonly i32: Int32Array
+  readonly u8: Uint8Array
+  /** Byte offset of the payload in `buffer`. */
+  readonly base: number
+  /** This attachment's member slot, which is also its lane index. */
+  readonly member: number
+  /** Lane capacity (the member capacity; 1 for a local region). */
+  readonly lanes: number
+  /** True when this attach initialised the payload (a new region, or one rebuilt after its processes died). */
+  readonly created: boolean
+  /** True when this attach rebuilt a region that only dead processes were using. */
+  readonly rebuilt: boolean
+  private readonly handle: number
+  private isClosed = false
+
+  private constructor(
+    name: string | undefined,
+    kind: string,
+    buffer: ArrayBuffer,
+    base: number,
+    member: number,
+    lanes: number,
+    handle: number,
+    created: boolean,
+    rebuilt: boolean,
+  ) {
+    this.name = name
+    this.kind = kind
+    this.buffer = buffer
+    this.f64 = new Float64Array(buffer)
+    this.i32 = new Int32Array(buffer)
+    this.u8 = new Uint8Array(buffer)
+    this.base = base
+    this.member = member
+    this.lanes = lanes
+    this.handle = handle
+    this.created = created
+    this.rebuilt = rebuilt
+  }
+
+  /** Attaches to (or creates) the host-wide region `name` for a component laid out by `layout`. */
+  static open(name: string, layout: RegionLayout): SharedRegion {
+    let opened
+    try {
+      opened = native.regionOpen({
+        name,
+        kind: layout.kind,
+        fingerprint: layout.fingerprint,
+        memberCapacity: layout.lanes,
+        payloadSize: layout.payloadSize,
+        reclaim: layout.reclaim,
+        init: layout.init,
+      })
+    } catch (error) {
+      throw toTypedError(name, error)
+    }
+    const region = new SharedRegion(
+      name,
+      layout.kind,
+      opened.buffer,
+      opened.payloadOffset,
+      opened.member,
+      layout.lanes,
+      opened.handle,
+      opened.created,
+      opened.rebuilt,
+    )
+    finalizer.register(region, opened.handle, region)
+    return region
+  }
+
+  /**
+   * The region a component uses: the host-wide region `<kind>.<shared>` when `shared` is given, else a local one.
+   * Components of different kinds may use the same `shared` name without meeting.
+   */
+  static forComponent(shared: string | undefined, layout: RegionLayout): SharedRegion {
+    return shared === undefined ? SharedRegion.local(layout) : SharedRegion.open(`${layout.kind}.${shared}`, layout)
+  }
+
+  /** A region private to this thread, with one lane. */
+  static local(layout: RegionLayout): SharedRegion {
+    const buffer = new ArrayBuffer(layout.payloadSize)
+    const f64 = new Float64Array(buffer)
+    const init = layout.init
+    for (let i = 0; i < init.length; i += 2) f64[init[i] / 8] = init[i + 1]
+    return new SharedRegion(undefined, layout.kind, buffer, 0, 0, 1, 0, true, false)
+  }
+
+  get shared(): boolean {
+    return this.name !== undefined
+  }
+
+  get closed(): boolean {
+    return this.isClosed
+  }
+
+  /** Lanes that have ever had a member: readers merge lanes [0, laneHighWater()). */
+  laneHighWater(): number {
+    if (this.name === undefined) return 1
+    return Atomics.load(this.i32, regionLayout.memberHighWater / 4)
+  }
+
+  /** Monotonic ms at which the payload was (re)initialised. */
+  get createdAt(): number {
+    return this.name === undefined ? 0 : this.f64[regionLayout.createdAt / 8]
+  }
+
+  /** Live and dead members of a shared region (diagnostics). */
+  members(): NativeMember[] {
+    if (this.name === undefined || this.isClosed) return []
+    return native.regionMembers(this.handle)
+  }
+
+  /**
+   * Detaches: this member's reclaimable cells (its requests in flight, say) are given back, and the name is
+   * removed if this was the last live member. The views stay readable; writes after close() no longer count.
+   */
+  close(): void {
+    if (this.isClosed) return
+    this.isClosed = true
+    if (this.name !== undefined) {
+      finalizer.unregister(this)
+      native.regionClose(this.handle)
+    }
+  }
+}

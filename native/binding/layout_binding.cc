@@ -1,0 +1,77 @@
+// Exposes the byte layouts of native/core to JavaScript, so TypeScript never repeats an offset.
+#include <napi.h>
+
+#include "binding/env_data.h"
+#include "core/lane_window.h"
+#include "core/region_layout.h"
+#include "core/sampler.h"
+
+namespace bulwark {
+namespace binding {
+
+void InitLayout(Napi::Env env, Napi::Object exports) {
+  Napi::Object region = Napi::Object::New(env);
+  auto set = [&](Napi::Object o, const char* k, double v) { o.Set(k, Napi::Number::New(env, v)); };
+  set(region, "magic", layout::kMagic);
+  set(region, "version", layout::kVersion);
+  set(region, "totalSize", layout::kTotalSizeOffset);
+  set(region, "state", layout::kStateOffset);
+  set(region, "generation", layout::kGenerationOffset);
+  set(region, "memberCapacity", layout::kMemberCapacityOffset);
+  set(region, "memberHighWater", layout::kMemberHighWaterOffset);
+  set(region, "payloadOffset", layout::kPayloadOffsetOffset);
+  set(region, "createdAt", layout::kCreatedAtOffset);
+  set(region, "attachCount", layout::kAttachCountOffset);
+  set(region, "kind", layout::kKindOffset);
+  set(region, "kindSize", layout::kKindSize);
+  set(region, "fingerprint", layout::kFingerprintOffset);
+  set(region, "fingerprintSize", layout::kFingerprintSize);
+  set(region, "headerSize", layout::kHeaderSize);
+  set(region, "memberSlotSize", layout::kMemberSlotSize);
+  set(region, "memberPid", layout::kMemberPidOffset);
+  set(region, "memberThread", layout::kMemberThreadOffset);
+  set(region, "maxMemberCapacity", layout::kMaxMemberCapacity);
+  set(region, "maxReclaim", layout::kMaxReclaim);
+
+  Napi::Object window = Napi::Object::New(env);
+  set(window, "bucketSize", window_layout::kBucketSize);
+  set(window, "tag", window_layout::kTagOffset);
+  set(window, "count", window_layout::kCountOffset);
+  set(window, "sum", window_layout::kSumOffset);
+
+  namespace sl = signals_layout;
+  Napi::Object signals = Napi::Object::New(env);
+  set(signals, "cpuEma", sl::kCpuEma);
+  set(signals, "cpuRaw", sl::kCpuRaw);
+  set(signals, "cores", sl::kCores);
+  set(signals, "source", sl::kSource);
+  set(signals, "cpuSamples", sl::kCpuSamples);
+  set(signals, "loopTicks", sl::kLoopTicks);
+  set(signals, "reaped", sl::kReaped);
+  set(signals, "running", sl::kRunning);
+  set(signals, "cpuInterval", sl::kCpuInterval);
+  set(signals, "loopInterval", sl::kLoopInterval);
+  set(signals, "cpuDecay", sl::kCpuDecay);
+  set(signals, "loopDecay", sl::kLoopDecay);
+  set(signals, "processNow", sl::kProcessNow);
+  set(signals, "loopSlots", sl::kLoopSlots);
+  set(signals, "loopSlotSize", sl::kLoopSlotSize);
+  set(signals, "maxLoops", sl::kMaxLoops);
+  set(signals, "loopNow", sl::kLoopNow);
+  set(signals, "loopElu", sl::kLoopElu);
+  set(signals, "loopDelay", sl::kLoopDelay);
+  set(signals, "loopDelayRaw", sl::kLoopDelayRaw);
+  set(signals, "loopEluRaw", sl::kLoopEluRaw);
+  set(signals, "loopActive", sl::kLoopActive);
+  set(signals, "loopTickAt", sl::kLoopTickAt);
+  set(signals, "size", sl::kSize);
+
+  Napi::Object layoutObj = Napi::Object::New(env);
+  layoutObj.Set("region", region);
+  layoutObj.Set("window", window);
+  layoutObj.Set("signals", signals);
+  exports.Set("layout", layoutObj);
+}
+
+}  // namespace binding
+}  // namespace bulwark

@@ -1,0 +1,45 @@
+// Atomic access to cells of shared memory that JavaScript also reads and writes through typed arrays.
+// The memory is plain bytes (an mmap'd region or an ArrayBuffer), so we use the GCC/Clang __atomic builtins on
+// naturally aligned cells rather than std::atomic objects, which could not be placed over memory we do not own.
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+namespace bulwark {
+
+inline int32_t LoadI32(const void* p) { return __atomic_load_n(static_cast<const int32_t*>(p), __ATOMIC_SEQ_CST); }
+inline void StoreI32(void* p, int32_t v) { __atomic_store_n(static_cast<int32_t*>(p), v, __ATOMIC_SEQ_CST); }
+inline int32_t AddI32(void* p, int32_t v) { return __atomic_add_fetch(static_cast<int32_t*>(p), v, __ATOMIC_SEQ_CST); }
+inline bool CasI32(void* p, int32_t expected, int32_t desired) {
+  return __atomic_compare_exchange_n(static_cast<int32_t*>(p), &expected, desired, false, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_SEQ_CST);
+}
+
+// Doubles are stored as their 64-bit pattern so that a single aligned 8-byte load or store moves them whole,
+// which is what a JavaScript Float64Array read of the same cell does on every 64-bit platform we build for.
+inline double LoadF64(const void* p) {
+  uint64_t bits = __atomic_load_n(static_cast<const uint64_t*>(p), __ATOMIC_ACQUIRE);
+  double v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+inline void StoreF64(void* p, double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  __atomic_store_n(static_cast<uint64_t*>(p), bits, __ATOMIC_RELEASE);
+}
+// Raise a cell to v if v is larger. Used for clocks that several writers advance.
+inline void MaxF64(void* p, double v) {
+  uint64_t* cell = static_cast<uint64_t*>(p);
+  uint64_t cur = __atomic_load_n(cell, __ATOMIC_RELAXED);
+  for (;;) {
+    double curValue;
+    std::memcpy(&curValue, &cur, sizeof curValue);
+    if (!(v > curValue)) return;
+    uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    if (__atomic_compare_exchange_n(cell, &cur, bits, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) return;
+  }
+}
+
+}  // namespace bulwark
