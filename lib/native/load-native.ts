@@ -1,11 +1,22 @@
+import * as fs from 'fs'
 import * as path from 'path'
 import { threadId } from 'worker_threads'
 
 import { NativeLoadError } from '../errors/native-load-error'
 import type { NativeBinding } from './native-types'
 
-// dist/cjs/native/ -> the package root, where build/ and prebuilds/ live.
-const packageRoot = path.join(__dirname, '..', '..', '..')
+// The package root (where build/ and prebuilds/ live): the nearest binding.gyp above this file, which is in
+// dist/cjs/native/ when built and in lib/native/ when tests run the sources.
+function findPackageRoot(): string {
+  let dir = __dirname
+  while (!fs.existsSync(path.join(dir, 'binding.gyp'))) {
+    const parent = path.dirname(dir)
+    if (parent === dir) return path.join(__dirname, '..', '..', '..')
+    dir = parent
+  }
+  return dir
+}
+const packageRoot = findPackageRoot()
 
 function describePlatform(): string {
   const libc = process.platform === 'linux' ? (isMusl() ? 'musl' : 'glibc') : ''

@@ -21,6 +21,10 @@ void AtExitShutdown() { Sampler::Instance().Shutdown(); }
 
 double NsToMs(double ns) { return ns / 1e6; }
 
+// A loop above either mark is sampled at the full rate.
+constexpr double kBusyUtil = 150;    // permille
+constexpr double kBusyDelayMs = 5;
+
 }  // namespace
 
 Sampler& Sampler::Instance() {
@@ -189,9 +193,10 @@ void Sampler::Run() {
     uint64_t cpuStep = static_cast<uint64_t>(options_.cpuIntervalMs * 1e6);
     StoreF64(block_ + kProcessNow, NsToMs(static_cast<double>(now)));
     if (now >= nextLoop) {
-      TickLoops(now);
-      nextLoop += loopStep;
-      if (nextLoop <= now) nextLoop = now + loopStep;  // fell behind (suspended): do not burst
+      bool busy = TickLoops(now);
+      uint64_t step = busy ? loopStep : static_cast<uint64_t>(loopStep * options_.idleStretch);
+      nextLoop += step;
+      if (nextLoop <= now) nextLoop = now + step;  // fell behind (suspended): do not burst
     }
     if (now >= nextCpu) {
       TickCpu(now);
@@ -206,8 +211,9 @@ void Sampler::Run() {
   StoreF64(block_ + kRunning, 0);
 }
 
-void Sampler::TickLoops(uint64_t nowNs) {
+bool Sampler::TickLoops(uint64_t nowNs) {
   double decay = options_.loopDecay;
+  bool busy = false;
   for (size_t i = 0; i < kMaxLoops; i++) {
     LoopState& l = loops_[i];
     if (!l.used) continue;
@@ -232,6 +238,7 @@ void Sampler::TickLoops(uint64_t nowNs) {
     double delayRaw = completed > ongoing ? completed : ongoing;
     MaxF64(s + kLoopNow, NsToMs(static_cast<double>(nowNs)));
     if (!l.primed) {
+      busy = true;
       l.primed = true;
       l.tickNs = nowNs;
       l.tickIdleNs = idle;
@@ -250,8 +257,10 @@ void Sampler::TickLoops(uint64_t nowNs) {
     StoreF64(s + kLoopDelayRaw, delayRaw);
     StoreF64(s + kLoopDelay, EmaStep(LoadF64(s + kLoopDelay), delayRaw, decay));
     StoreF64(s + kLoopTickAt, NsToMs(static_cast<double>(nowNs)));
+    if (util > kBusyUtil || delayRaw > kBusyDelayMs) busy = true;
   }
   StoreF64(block_ + kLoopTicks, LoadF64(block_ + kLoopTicks) + 1);
+  return busy;
 }
 
 void Sampler::TickCpu(uint64_t nowNs) {

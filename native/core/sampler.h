@@ -56,6 +56,9 @@ struct SamplerOptions {
   double loopIntervalMs = 50;
   double cpuDecay = 0.95;
   double loopDecay = 0.75;
+  // While every loop is nearly idle the loop tick stretches by this factor: wakeups are the sampler's main cost
+  // (tens of microseconds each on a virtual machine), and an idle loop has nothing to report.
+  double idleStretch = 4;
 };
 
 using IdleTimeFn = uint64_t (*)(void* ctx);  // cumulative idle ns of a loop
@@ -93,7 +96,8 @@ class Sampler {
   static void* RunThread(void* self);
   void Run();
   void StopAndJoin(bool onlyWhenUnused);
-  void TickLoops(uint64_t nowNs);
+  // Returns true when some loop is busy enough to deserve the short interval.
+  bool TickLoops(uint64_t nowNs);
   void TickCpu(uint64_t nowNs);
 
   struct LoopState {

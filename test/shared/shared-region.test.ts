@@ -1,0 +1,199 @@
+import { ChildProcess, fork, spawn } from 'child_process'
+import * as fs from 'fs'
+import * as path from 'path'
+import { afterEach, describe, expect, it } from 'vitest'
+
+import { LaneCounter, RegionCorruptError, RegionLayout, RegionMismatchError, SharedMemoryError, SharedRegion, listRegions } from '../../dist/cjs'
+import { native } from '../../lib/native/load-native'
+import { uniqueName } from '../helpers/unique-name'
+
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const { describeGauge } = require('../fixtures/region-holder.cjs')
+const holder = path.join(__dirname, '..', 'fixtures', 'region-holder.cjs')
+const L = native.layout.region
+const shmFile = (name: string) => `/dev/shm/bulwark.${name}`
+
+const children: ChildProcess[] = []
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL')
+})
+
+function spawnHolder(name: string, amount: number): Promise<{ child: ChildProcess; member: number; created: boolean }> {
+  const child = fork(holder, [name, String(amount)], { stdio: 'inherit' })
+  children.push(child)
+  return new Promise((resolve, reject) => {
+    child.once('message', (m: { member: number; created: boolean }) => resolve({ child, ...m }))
+    child.once('exit', (code) => reject(new Error(`holder exited early with ${code}`)))
+  })
+}
+
+function killAndWait(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve())
+    child.kill('SIGKILL')
+  })
+}
+
+async function waitFor(check: () => boolean, timeoutMs: number): Promise<number> {
+  const start = Date.now()
+  while (!check()) {
+    if (Date.now() - start > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`)
+    await new Promise((r) => setTimeout(r, 10))
+  }
+  return Date.now() - start
+}
+
+function layoutFor(kind: string, setting: string, lanes = 4) {
+  const layout = new RegionLayout(kind, lanes).describe(setting)
+  layout.cell()
+  return layout
+}
+
+/** Writes a region file by hand, as another version or a broken writer would leave it. */
+function craftRegion(name: string, opts: { version?: number; magic?: number; totalSize?: number; fileSize?: number; memberPid?: number }) {
+  const capacity = 4
+  const payloadOffset = L.headerSize + capacity * L.memberSlotSize
+  const fileSize = opts.fileSize ?? payloadOffset + 64
+  const buf = Buffer.alloc(fileSize)
+  buf.writeUInt32LE(opts.magic ?? L.magic, 0)
+  buf.writeUInt32LE(opts.version ?? L.version, 4)
+  buf.writeDoubleLE(opts.totalSize ?? payloadOffset + 64, L.totalSize)
+  buf.writeInt32LE(2, L.state)
+  buf.writeUInt32LE(capacity, L.memberCapacity)
+  buf.writeUInt32LE(payloadOffset, L.payloadOffset)
+  if (opts.memberPid !== undefined) buf.writeInt32LE(opts.memberPid, L.headerSize + L.memberPid)
+  fs.writeFileSync(shmFile(name), buf)
+}
+
+describe('SharedRegion: attach, header checks and lifetime', () => {
+  it('attaches several members to one region and removes the name when the last one leaves', () => {
+    const name = uniqueName('life')
+    const a = SharedRegion.open(name, layoutFor('life', 'x=1'))
+    const b = SharedRegion.open(name, layoutFor('life', 'x=1'))
+    expect([a.created, b.created]).toEqual([true, false])
+    expect([a.member, b.member]).toEqual([0, 1])
+    expect(a.laneHighWater()).toBe(2)
+    expect(listRegions()).toContain(name)
+    a.close()
+    expect(listRegions()).toContain(name)
+    b.close()
+    expect(listRegions()).not.toContain(name)
+  })
+
+  it('refuses a configuration mismatch with an error naming both sides, and changes nothing', () => {
+    const name = uniqueName('mismatch')
+    const a = SharedRegion.open(name, layoutFor('life', 'window=10000'))
+    let caught: unknown
+    try {
+      SharedRegion.open(name, layoutFor('life', 'window=5000'))
+    } catch (error) {
+      caught = error
+    }
+    expect(caught).toBeInstanceOf(RegionMismatchError)
+    expect((caught as Error).message).toContain('window=10000')
+    expect((caught as Error).message).toContain('window=5000')
+    expect(a.members()).toHaveLength(1)
+    a.close()
+  })
+
+  it('refuses a region of another layout version while its processes live', () => {
+    const name = uniqueName('version')
+    craftRegion(name, { version: 99, memberPid: process.ppid })
+    expect(() => SharedRegion.open(name, layoutFor('life', 'x=1'))).toThrow(RegionMismatchError)
+    expect(() => SharedRegion.open(name, layoutFor('life', 'x=1'))).toThrow(/layout version 99/)
+    fs.unlinkSync(shmFile(name))
+  })
+
+  it('rebuilds a region of another layout version when every process that used it is gone', () => {
+    const name = uniqueName('version-dead')
+    craftRegion(name, { version: 99, memberPid: 2 ** 30 })
+    const r = SharedRegion.open(name, layoutFor('life', 'x=1'))
+    expect(r.rebuilt).toBe(true)
+    r.close()
+  })
+
+  it('reports a corrupted or truncated file as RegionCorruptError, never a crash', () => {
+    const garbage = uniqueName('garbage')
+    fs.writeFileSync(shmFile(garbage), Buffer.alloc(4096, 0x5a))
+    expect(() => SharedRegion.open(garbage, layoutFor('life', 'x=1'))).toThrow(RegionCorruptError)
+    fs.unlinkSync(shmFile(garbage))
+
+    const truncated = uniqueName('truncated')
+    craftRegion(truncated, { totalSize: 1 << 20, memberPid: process.ppid })
+    expect(() => SharedRegion.open(truncated, layoutFor('life', 'x=1'))).toThrow(/truncated or corrupted/)
+    fs.unlinkSync(shmFile(truncated))
+
+    const tiny = uniqueName('tiny')
+    fs.writeFileSync(shmFile(tiny), Buffer.alloc(100))
+    expect(() => SharedRegion.open(tiny, layoutFor('life', 'x=1'))).toThrow(RegionCorruptError)
+    fs.unlinkSync(shmFile(tiny))
+  })
+
+  it('gives a typed error when every member slot is taken', () => {
+    const name = uniqueName('full')
+    const open = () => SharedRegion.open(name, layoutFor('life', 'x=1', 2))
+    const a = open()
+    const b = open()
+    let caught: unknown
+    try {
+      open()
+    } catch (error) {
+      caught = error
+    }
+    expect(caught).toBeInstanceOf(SharedMemoryError)
+    expect((caught as SharedMemoryError).code).toBe('ERR_BULWARK_REGION_FULL')
+    a.close()
+    b.close()
+  })
+
+  it('rebuilds a region whose only process was killed, instead of trusting it', async () => {
+    const name = uniqueName('crashed')
+    const { child, created } = await spawnHolder(name, 7)
+    expect(created).toBe(true)
+    await killAndWait(child)
+    const d = describeGauge()
+    const region = SharedRegion.open(name, d.layout)
+    expect(region.rebuilt).toBe(true)
+    expect(new LaneCounter(region, d.gauge).total()).toBe(0)
+    region.close()
+  })
+
+  it('gives back what a member held when it closes, and within 1 s when its process is SIGKILLed', async () => {
+    const name = uniqueName('reclaim')
+    const d = describeGauge()
+    const region = SharedRegion.open(name, d.layout)
+    const gauge = new LaneCounter(region, d.gauge)
+    gauge.add(1)
+    const closer = await spawnHolder(name, 10)
+    const victim = await spawnHolder(name, 100)
+    expect(gauge.total()).toBe(111)
+
+    closer.child.send('close')
+    await new Promise((r) => closer.child.once('message', r))
+    expect(gauge.total()).toBe(101)
+
+    await killAndWait(victim.child)
+    const waited = await waitFor(() => gauge.total() === 1, 1000)
+    expect(waited).toBeLessThan(1000)
+    expect(region.members().map((m) => m.pid)).toEqual([process.pid])
+    region.close()
+  })
+
+  it('survives many processes attaching and detaching at once', async () => {
+    const name = uniqueName('churn')
+    const script = `
+      const { SharedRegion, RegionLayout } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'dist', 'cjs'))})
+      for (let i = 0; i < 40; i++) {
+        const layout = new RegionLayout('churn', 8).describe('x=1'); layout.cell()
+        SharedRegion.open(${JSON.stringify(name)}, layout).close()
+      }`
+    const runs = Array.from({ length: 6 }, () =>
+      new Promise<number>((resolve) => {
+        const child = spawn(process.execPath, ['-e', script], { stdio: 'inherit' })
+        child.once('exit', (code) => resolve(code ?? -1))
+      }),
+    )
+    expect(await Promise.all(runs)).toEqual([0, 0, 0, 0, 0, 0])
+    expect(listRegions()).not.toContain(name)
+  })
+})

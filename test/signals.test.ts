@@ -1,0 +1,118 @@
+import { spawn } from 'child_process'
+import * as path from 'path'
+import { describe, expect, it } from 'vitest'
+
+import {
+  InvalidOptionError,
+  coarseNow,
+  configureSampler,
+  cpuUsage,
+  eventLoopDelay,
+  eventLoopDelayRaw,
+  eventLoopUtilization,
+  loadInfo,
+  preciseNow,
+} from '../dist/cjs'
+
+const dist = JSON.stringify(path.join(__dirname, '..', 'dist', 'cjs'))
+
+function spin(ms: number): void {
+  const end = preciseNow() + ms
+  while (preciseNow() < end) {}
+}
+
+function runNode(script: string): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+  const start = Date.now()
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    child.once('exit', (code) => resolve({ code, stdout, stderr, ms: Date.now() - start }))
+  })
+}
+
+describe('signals', () => {
+  it('reads CPU, loop utilization and loop delay as plain numbers in range', () => {
+    for (const v of [cpuUsage(), eventLoopUtilization()]) {
+      expect(v).toBeGreaterThanOrEqual(0)
+      expect(v).toBeLessThanOrEqual(1000)
+    }
+    expect(eventLoopDelay()).toBeGreaterThanOrEqual(0)
+    const info = loadInfo()
+    expect(['host', 'cgroup-v1', 'cgroup-v2']).toContain(info.source)
+    expect(info.cores).toBeGreaterThan(0)
+    expect(info.cpuInterval).toBe(500)
+    expect(info.loopInterval).toBe(50)
+    expect(info.cpuDecay).toBe(0.95)
+  })
+
+  it('sees a saturated event loop above 800 permille within 1 s, with the delay it causes', () => {
+    spin(200) // the previous idle stretch is forgotten by the EMA within a few ticks
+    const before = eventLoopUtilization()
+    spin(1000)
+    expect(eventLoopUtilization()).toBeGreaterThan(800)
+    expect(eventLoopUtilization()).toBeGreaterThan(before)
+    // The loop has not been back to poll for about 1.2 s: a request arriving now has waited that long.
+    expect(eventLoopDelayRaw()).toBeGreaterThan(900)
+  })
+
+  it('keeps a coarse clock that moves with the loop and stays near the precise one', async () => {
+    await new Promise((r) => setTimeout(r, 20))
+    const a = coarseNow()
+    expect(Math.abs(a - preciseNow())).toBeLessThan(60)
+    spin(120) // no return to poll: only the sampler's ticks move the coarse clock
+    const b = coarseNow()
+    expect(b).toBeGreaterThan(a + 40)
+    expect(preciseNow() - b).toBeLessThan(60)
+  })
+
+  it('rejects bad sampler options with the field and value named', () => {
+    expect(() => configureSampler({ loopInterval: 0 })).toThrow(InvalidOptionError)
+    expect(() => configureSampler({ cpuDecay: 1.5 })).toThrow(/option `cpuDecay` must be a finite number >= 0 and <= 0.9999, got 1.5/)
+    expect(() => configureSampler({ cgroupRoot: '' })).toThrow(/cgroupRoot/)
+    expect(loadInfo().cpuDecay).toBe(0.95)
+  })
+})
+
+describe('the sampler thread and process exit', () => {
+  it('never keeps a process alive', async () => {
+    const r = await runNode(`require(${dist}).cpuUsage(); console.log('loaded')`)
+    expect(r.code).toBe(0)
+    expect(r.stdout).toContain('loaded')
+  })
+
+  it('does not delay process.exit(), an uncaught exception, or worker.terminate()', async () => {
+    const baseline = await runNode(`setTimeout(() => process.exit(0), 10)`)
+    const exit = await runNode(`require(${dist}); setTimeout(() => process.exit(0), 10)`)
+    const thrown = await runNode(`require(${dist}); setTimeout(() => { throw new Error('boom') }, 10)`)
+    const terminated = await runNode(`
+      const { Worker } = require('worker_threads')
+      const w = new Worker(${JSON.stringify(`require(${dist}); setInterval(() => {}, 1000)`)}, { eval: true })
+      w.once('online', () => setTimeout(async () => {
+        const t = Date.now(); await w.terminate(); console.log('terminate ms', Date.now() - t)
+      }, 100))`)
+    expect(exit.code).toBe(0)
+    expect(thrown.code).toBe(1)
+    expect(thrown.stderr).toContain('boom')
+    expect(terminated.code).toBe(0)
+    const terminateMs = Number(/terminate ms (\d+)/.exec(terminated.stdout)?.[1])
+    expect(terminateMs).toBeLessThan(200)
+    // Loading the addon costs some start-up time; what matters is that exit is not held back (an unjoined thread
+    // costs about 800 ms here).
+    expect(exit.ms - baseline.ms).toBeLessThan(400)
+    expect(thrown.ms - baseline.ms).toBeLessThan(400)
+  })
+
+  it('costs under 0.2 % of a core while the process idles', async () => {
+    const idle = (load: string) =>
+      runNode(`${load}
+        const t0 = process.cpuUsage()
+        setTimeout(() => { const d = process.cpuUsage(t0); console.log(d.user + d.system) }, 3000)`)
+    const [without, withAddon] = await Promise.all([idle(''), idle(`require(${dist})`)])
+    const extraMicros = Number(withAddon.stdout) - Number(without.stdout)
+    const shareOfCore = extraMicros / 3_000_000
+    expect(shareOfCore).toBeLessThan(0.002)
+  })
+})
