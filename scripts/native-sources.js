@@ -7,13 +7,14 @@ const path = require('path')
 
 const root = path.join(__dirname, '..')
 
-function collect(dir) {
+// Files under `dir` (relative to the package root) that `keep` accepts, skipping test directories.
+function collect(dir, keep = (name) => name.endsWith('.cc')) {
   const out = []
   for (const entry of fs.readdirSync(path.join(root, dir), { withFileTypes: true })) {
     const rel = `${dir}/${entry.name}`
     if (entry.isDirectory()) {
-      if (entry.name !== 'test') out.push(...collect(rel))
-    } else if (entry.name.endsWith('.cc')) {
+      if (entry.name !== 'test') out.push(...collect(rel, keep))
+    } else if (keep(entry.name)) {
       out.push(rel)
     }
   }
@@ -25,4 +26,4 @@ if (require.main === module) {
   // ';' for CMake lists, ' ' (the default) for gyp's <!@(...) expansion.
   process.stdout.write(sources.join(process.argv[2] === '--cmake' ? ';' : ' '))
 }
-module.exports = { sources }
+module.exports = { sources, collect }
