@@ -1,0 +1,133 @@
+// Installs the packed package into an empty project with only `node` on PATH (no compiler, make or python), so
+// the install can only succeed by using the prebuilt binary, then loads it with require() and import().
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'fs'
+import { createRequire } from 'module'
+import { tmpdir } from 'os'
+import { join } from 'path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+import { cleanEnv, nodeJson, npm, packageRoot, runOk } from './child-process'
+
+const { prebuildProblem, localTarget } = createRequire(import.meta.url)('../../scripts/prebuilds.js') as {
+  prebuildProblem: () => string | null
+  localTarget: string
+}
+
+interface Packed {
+  filename: string
+  files: { path: string }[]
+}
+
+function pack(dir: string, destination: string): Packed {
+  // --ignore-scripts: prepare would rebuild dist/ under the other test files running now.
+  const [packed] = JSON.parse(npm(['pack', '--ignore-scripts', '--json', '--pack-destination', destination], dir))
+  return { ...packed, filename: join(destination, packed.filename) }
+}
+
+// Uses prebuilds/ when it is current. Otherwise runs the package's own `npm run prebuild` in an unpacked copy:
+// in the work tree it would rewrite build/, which the other test files load from.
+function packWithPrebuild(work: string): Packed {
+  const packed = pack(packageRoot, work)
+  if (prebuildProblem() === null) return packed
+  const stage = join(work, 'stage')
+  mkdirSync(stage)
+  runOk('tar', ['xzf', packed.filename, '-C', stage], work)
+  rmSync(packed.filename)
+  const copy = join(stage, 'package')
+  symlinkSync(join(packageRoot, 'node_modules'), join(copy, 'node_modules'))
+  copyFileSync(join(packageRoot, 'scripts', 'with-node-headers.js'), join(copy, 'scripts', 'with-node-headers.js'))
+  npm(['run', 'prebuild'], copy)
+  return pack(copy, work)
+}
+
+// The same checks through require() and import(): a real call into C++, a shared region opened and closed, and
+// the path of the addon the process actually mapped.
+const checks = `
+const layout = new b.RegionLayout('install-check', 2)
+const at = layout.cell()
+const name = 'install-check-' + process.pid
+const region = b.SharedRegion.open(name, layout)
+region.f64[(region.base + at) / 8] = 42
+const listedWhileOpen = b.listRegions().includes(name)
+region.close()
+console.log(JSON.stringify({
+  cpu: b.cpuUsage(),
+  source: b.loadInfo().source,
+  value: region.f64[(region.base + at) / 8],
+  listedWhileOpen,
+  listedAfterClose: b.listRegions().includes(name),
+  addons: process.report.getReport().sharedObjects.filter((file) => file.endsWith('.node')),
+}))
+`
+
+interface CheckResult {
+  cpu: number
+  source: string
+  value: number
+  listedWhileOpen: boolean
+  listedAfterClose: boolean
+  addons: string[]
+}
+
+describe('npm install of the packed tarball on a machine without a compiler', () => {
+  let work: string
+  let packed: Packed
+  let installed: string
+
+  beforeAll(() => {
+    work = mkdtempSync(join(tmpdir(), 'bulwark-install-'))
+    packed = packWithPrebuild(work)
+
+    const bin = join(work, 'bin')
+    mkdirSync(bin)
+    symlinkSync(process.execPath, join(bin, 'node'))
+    const project = join(work, 'consumer')
+    mkdirSync(project)
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }))
+    // npm runs scripts with `sh` from PATH: name /bin/sh instead of putting a shell next to node.
+    const args = ['install', packed.filename, '--prefer-offline', '--no-audit', '--no-fund', '--script-shell=/bin/sh']
+    npm(args, project, cleanEnv({ PATH: bin }))
+    installed = join(project, 'node_modules', 'bulwark')
+  }, 180_000)
+
+  afterAll(() => {
+    if (work) rmSync(work, { recursive: true, force: true })
+  })
+
+  it('packs the prebuilt binary, dist/ and the native sources, and no tests or benchmarks', () => {
+    const paths = packed.files.map((file) => file.path)
+    expect(paths.some((p) => p.startsWith(`prebuilds/${localTarget}/`) && p.endsWith('.node'))).toBe(true)
+    expect(paths).toContain('dist/cjs/index.js')
+    expect(paths).toContain('dist/esm/index.mjs')
+    expect(paths).toContain('binding.gyp')
+    expect(paths).toContain('scripts/native-sources.js')
+    expect(paths.some((p) => p.startsWith('native/') && p.endsWith('.cc'))).toBe(true)
+    expect(paths.filter((p) => /^(test|bench|lib|build|build-cmake[^/]*)\//.test(p) || /\/test\//.test(p))).toEqual([])
+  })
+
+  it('installs without building: no build/ dir, only the prebuilt binary', () => {
+    expect(existsSync(join(installed, 'build'))).toBe(false)
+    expect(readdirSync(join(installed, 'prebuilds', localTarget)).filter((f) => f.endsWith('.node'))).not.toEqual([])
+  })
+
+  function expectWorking(result: CheckResult): void {
+    expect(Number.isFinite(result.cpu)).toBe(true)
+    expect(['host', 'cgroup-v1', 'cgroup-v2']).toContain(result.source)
+    expect(result.value).toBe(42)
+    expect(result.listedWhileOpen).toBe(true)
+    expect(result.listedAfterClose).toBe(false)
+    expect(result.addons).toHaveLength(1)
+    expect(result.addons[0]).toContain(join(installed, 'prebuilds', localTarget))
+  }
+
+  it('works through require()', () => {
+    const project = join(work, 'consumer')
+    expectWorking(nodeJson<CheckResult>(['-e', `const b = require('bulwark')\n${checks}`], project))
+  })
+
+  it('works through import()', () => {
+    const project = join(work, 'consumer')
+    const script = `const b = await import('bulwark')\n${checks}`
+    expectWorking(nodeJson<CheckResult>(['--input-type=module', '-e', script], project))
+  })
+})
