@@ -133,5 +133,6 @@ export interface NativeBinding {
     value: number,
     times: number,
   ): void
+  /** A cgroup CPU reader of its own below `root` ("/" in production); affinityCpus replaces the affinity mask. */
   CpuReader: new (root: string, affinityCpus?: number) => NativeCpuReader
 }

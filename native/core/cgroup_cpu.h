@@ -41,6 +41,7 @@ class CgroupCpuReader {
  private:
   void Detect();
   bool ReadUsageNs(uint64_t* usageNs, uint64_t* hostTotalNs);
+  void Prime(uint64_t wallNs, uint64_t usageNs, uint64_t hostTotalNs);
 
   std::string root_;
   int affinityOverride_;
@@ -49,6 +50,7 @@ class CgroupCpuReader {
   uint64_t lastUsageNs_ = 0;
   uint64_t lastWallNs_ = 0;
   uint64_t lastHostTotal_ = 0;  // host source: /proc/stat total jiffies scaled to ns
+  std::string readError_;       // why the last usage read failed
 };
 
 // Parses a cpuset list such as "0-2,4" into a CPU count (4). "" gives 0. Returns false on malformed input
