@@ -29,4 +29,5 @@ export const cell = {
   loopDelay: signalsLayout.loopDelay / 8,
   loopDelayRaw: signalsLayout.loopDelayRaw / 8,
   loopEluRaw: signalsLayout.loopEluRaw / 8,
+  loopTickAt: signalsLayout.loopTickAt / 8,
 } as const

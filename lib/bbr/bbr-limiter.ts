@@ -1,0 +1,284 @@
+import { OverloadError } from '../errors/overload-error'
+import { LaneCounter } from '../shared/lane-counter'
+import { RollingWindow } from '../shared/rolling-window'
+import { SharedRegion } from '../shared/shared-region'
+import { preciseNow } from '../signals/clock'
+import { cell, loopCell, signalCells } from '../signals/signal-cells'
+import { eventLoopDelayRaw } from '../signals/signals'
+
+/** When the sampler last measured this thread's loop. */
+const loopTickAt = () => (loopCell >= 0 ? signalCells[loopCell + cell.loopTickAt] : 0)
+import { describeBbr, STAT } from './bbr-layout'
+import { limiterClock, resolveBbrOptions, type BbrLimiterOptions } from './bbr-options'
+import { CapacityEstimator } from './capacity-estimator'
+import { PRIORITY_NAMES, Priority, priorityIndex, type PriorityName } from './priority'
+import { QueueDelayController } from './queue-delay-controller'
+import { INVALID, NOT_SAMPLED, TokenTable } from './token-table'
+
+/** tryAcquire result: shed because requests in flight exceed the capacity estimate. */
+export const SHED_IN_FLIGHT = -1
+/** tryAcquire result: shed because the event loop's queueing delay stayed over target. */
+export const SHED_QUEUE_DELAY = -2
+
+const MODE_MAX = 0
+const MODE_CPU = 1
+const MODE_ELU = 2
+const MODE_FUNCTION = 3
+
+export interface BbrStats {
+  /** The load signal at the last call, permille. */
+  load: number
+  /** Requests admitted and not yet released, host-wide when shared. */
+  inFlight: number
+  /** The capacity estimate (never below minInFlight). */
+  maxInFlight: number
+  maxPass: number
+  /** Smallest bucket mean response time, ms (fractional). */
+  minRt: number
+  /** Admitted requests, host-wide when shared. */
+  passed: number
+  /** Shed requests, host-wide when shared (both reasons). */
+  dropped: number
+  droppedByInFlight: number
+  droppedByQueueDelay: number
+  /** This thread's event-loop queueing delay at the last control step, ms. */
+  queueDelay: number
+  /** Share of normal-class requests this thread admits under queueing delay (1 = no shedding). */
+  admitFraction: number
+  /** release() calls with a token that was not outstanding (ignored). */
+  invalidReleases: number
+  byPriority: Record<PriorityName, { admitted: number; shed: number }>
+}
+
+/**
+ * The BBR adaptive limiter (semantics.md §3) with the queueing-delay rule for synchronous handlers, priorities,
+ * and optional host-wide state. tryAcquire and release allocate nothing and never throw.
+ */
+export class BbrLimiter {
+  private readonly region: SharedRegion
+  private readonly f64: Float64Array
+  private readonly now: () => number
+  private readonly preciseClock: () => number
+  private readonly loadFn: (() => number) | undefined
+  private readonly mode: number
+  private readonly threshold: number
+  private readonly cooldown: number
+  private readonly shares: Float64Array
+  private readonly lastDropIndex: number
+  private readonly maxInFlightIndex: number
+  private readonly statsBase: number
+  private readonly statsFirst: number
+  private readonly statsStride: number
+  private readonly ownInFlight: number
+  private readonly inFlightCounter: LaneCounter
+  private readonly passes: RollingWindow
+  private readonly rts: RollingWindow
+  private readonly capacity: CapacityEstimator
+  private readonly delayRule: QueueDelayController | undefined
+  private readonly tokens = new TokenTable()
+  private readonly sampleMask: number
+  private readonly forcedSampleEvery: number
+  private sequence = 0
+  private nextForcedSample = -Infinity
+  private lastLoad = 0
+
+  constructor(options?: BbrLimiterOptions) {
+    const o = resolveBbrOptions(options)
+    this.now = limiterClock(o)
+    this.preciseClock = o.now ?? preciseNow
+    const placement = describeBbr(o, this.now())
+    this.region = SharedRegion.forComponent(o.shared, placement.layout)
+    this.f64 = this.region.f64
+    const base = this.region.base
+    this.lastDropIndex = (base + placement.lastDrop) / 8
+    this.maxInFlightIndex = (base + placement.maxInFlight) / 8
+    this.statsFirst = (base + placement.stats.offset) / 8
+    this.statsStride = placement.stats.stride / 8
+    this.statsBase = this.statsFirst + this.region.member * this.statsStride
+    this.inFlightCounter = new LaneCounter(this.region, placement.inFlight)
+    this.ownInFlight = (base + placement.inFlight.offset + this.region.member * placement.inFlight.stride) / 8
+    this.passes = new RollingWindow(this.region, placement.passes)
+    this.rts = new RollingWindow(this.region, placement.rts)
+    this.capacity = new CapacityEstimator(this.passes, this.rts, o.bucketMs, o.minInFlight)
+    this.threshold = o.cpuThreshold
+    this.cooldown = o.cooldown
+    this.shares = o.shares
+    this.sampleMask = o.rtSampling - 1
+    this.forcedSampleEvery = o.bucketMs / 2
+
+    const signal = o.signal
+    if (typeof signal === 'function') {
+      this.mode = MODE_FUNCTION
+      this.loadFn = signal
+    } else if (typeof signal === 'object') {
+      this.mode = MODE_FUNCTION
+      this.loadFn = signal.load
+    } else {
+      this.mode = signal === 'cpu' ? MODE_CPU : signal === 'elu' ? MODE_ELU : MODE_MAX
+      this.loadFn = undefined
+    }
+    // A function signal replaces every measured input, the queueing delay included; { load, delay } injects both.
+    const delay =
+      typeof signal === 'function' ? undefined : typeof signal === 'object' ? signal.delay : eventLoopDelayRaw
+    const measuredAt = delay === eventLoopDelayRaw ? loopTickAt : undefined
+    this.delayRule = o.queueDelay && delay ? new QueueDelayController(o.queueDelay, delay, measuredAt) : undefined
+    this.f64[this.statsBase + STAT.admitFraction] = 1
+  }
+
+  /**
+   * Asks to admit one request of class `priority` (default normal). Returns a token >= 0 to pass to release(), or
+   * a negative number when the request is shed: SHED_IN_FLIGHT or SHED_QUEUE_DELAY.
+   */
+  tryAcquire(priority?: number | PriorityName): number {
+    const p = priority === undefined ? Priority.normal : priorityIndex(priority)
+    const now = this.now()
+    const delayRule = this.delayRule
+    if (delayRule !== undefined) {
+      delayRule.update(now)
+      this.f64[this.statsBase + STAT.admitFraction] = delayRule.fraction
+      if (delayRule.active && !delayRule.admit(p)) return this.shed(p, STAT.shedDelay, SHED_QUEUE_DELAY)
+    }
+    const load = this.readLoad()
+    this.lastLoad = load
+    this.f64[this.statsBase + STAT.load] = load // for watchers such as `bulwark top`
+    if (load >= this.threshold) {
+      if (this.overLimit(now, p)) {
+        // Ours: every drop at or over the threshold refreshes the drop time (the reference keeps the first).
+        this.f64[this.lastDropIndex] = now
+        return this.shed(p, STAT.shedInFlight, SHED_IN_FLIGHT)
+      }
+    } else {
+      const lastDrop = this.f64[this.lastDropIndex]
+      if (lastDrop >= 0) {
+        if (now - lastDrop <= this.cooldown) {
+          if (this.overLimit(now, p)) return this.shed(p, STAT.shedInFlight, SHED_IN_FLIGHT)
+        } else {
+          this.f64[this.lastDropIndex] = -1
+        }
+      }
+    }
+    return this.admit(p, now)
+  }
+
+  /**
+   * Gives back an admitted request: exactly once per token, when the response is done. Records the pass and (for
+   * sampled requests) the response time. An unknown, shed or already released token is ignored and counted.
+   */
+  release(token: number): void {
+    const start = this.tokens.release(token)
+    if (start === INVALID) {
+      this.f64[this.statsBase + STAT.invalidReleases] += 1
+      return
+    }
+    this.f64[this.ownInFlight] -= 1
+    const now = this.now()
+    this.passes.record(1, now)
+    if (start !== NOT_SAMPLED) {
+      const rt = this.preciseClock() - start
+      this.rts.record(rt > 0 ? rt : 0, now)
+    }
+  }
+
+  /** Runs `fn` if admitted (releasing when it settles), else rejects with OverloadError. */
+  async execute<T>(fn: () => T | Promise<T>, priority?: number | PriorityName): Promise<T> {
+    const token = this.tryAcquire(priority)
+    if (token < 0) throw new OverloadError(token === SHED_QUEUE_DELAY ? 'queue-delay' : 'in-flight')
+    try {
+      return await fn()
+    } finally {
+      this.release(token)
+    }
+  }
+
+  /** Requests in flight, host-wide when shared. */
+  get inFlight(): number {
+    return this.inFlightCounter.total()
+  }
+
+  stats(): BbrStats {
+    const now = this.now()
+    const maxInFlight = this.capacity.limit(now)
+    const lanes = this.region.laneHighWater()
+    const sum = (cellIndex: number) => {
+      let total = 0
+      for (let lane = 0; lane < lanes; lane++) total += this.f64[this.statsFirst + lane * this.statsStride + cellIndex]
+      return total
+    }
+    const byPriority = {} as Record<PriorityName, { admitted: number; shed: number }>
+    let passed = 0
+    let byInFlight = 0
+    let byDelay = 0
+    PRIORITY_NAMES.forEach((name, c) => {
+      const admitted = sum(STAT.admitted + c)
+      const shedInFlight = sum(STAT.shedInFlight + c)
+      const shedDelay = sum(STAT.shedDelay + c)
+      byPriority[name] = { admitted, shed: shedInFlight + shedDelay }
+      passed += admitted
+      byInFlight += shedInFlight
+      byDelay += shedDelay
+    })
+    return {
+      load: this.lastLoad,
+      inFlight: this.inFlight,
+      maxInFlight,
+      maxPass: this.capacity.maxPass,
+      minRt: this.capacity.minRt,
+      passed,
+      dropped: byInFlight + byDelay,
+      droppedByInFlight: byInFlight,
+      droppedByQueueDelay: byDelay,
+      queueDelay: this.delayRule?.measuredDelay ?? 0,
+      admitFraction: this.delayRule?.fraction ?? 1,
+      invalidReleases: sum(STAT.invalidReleases),
+      byPriority,
+    }
+  }
+
+  /** Detaches from a shared region, giving back this instance's requests in flight. Idempotent. */
+  close(): void {
+    this.region.close()
+  }
+
+  private admit(p: number, now: number): number {
+    let start = NOT_SAMPLED
+    if ((++this.sequence & this.sampleMask) === 0 || now >= this.nextForcedSample) {
+      // Low traffic still gets response times: at least two samples per bucket from each member.
+      this.nextForcedSample = now + this.forcedSampleEvery
+      start = this.preciseClock()
+    }
+    const token = this.tokens.acquire(start)
+    if (token < 0) return this.shed(p, STAT.shedInFlight, SHED_IN_FLIGHT)
+    this.f64[this.ownInFlight] += 1
+    this.f64[this.statsBase + STAT.admitted + p] += 1
+    return token
+  }
+
+  private shed(p: number, reason: number, result: number): number {
+    this.f64[this.statsBase + reason + p] += 1
+    return result
+  }
+
+  private overLimit(now: number, p: number): boolean {
+    const inFlight = this.inFlightCounter.total()
+    if (inFlight <= 1) return false
+    const limit = this.capacity.limit(now)
+    this.f64[this.maxInFlightIndex] = limit
+    return inFlight > limit * this.shares[p]
+  }
+
+  private readLoad(): number {
+    switch (this.mode) {
+      case MODE_CPU:
+        return signalCells[cell.cpuEma]
+      case MODE_ELU:
+        return loopCell >= 0 ? signalCells[loopCell + cell.loopElu] : 0
+      case MODE_FUNCTION:
+        return (this.loadFn as () => number)()
+      default: {
+        const cpu = signalCells[cell.cpuEma]
+        const elu = loopCell >= 0 ? signalCells[loopCell + cell.loopElu] : 0
+        return cpu > elu ? cpu : elu
+      }
+    }
+  }
+}

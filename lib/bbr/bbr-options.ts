@@ -1,0 +1,123 @@
+import { InvalidOptionError } from '../errors/invalid-option-error'
+import { DEFAULT_MEMBER_CAPACITY } from '../shared/shared-region'
+import { coarseNow } from '../signals/clock'
+import { checkOptions, checkSharedName, optionalFunction, optionalNumber } from '../validate'
+import { DEFAULT_SHARES, PRIORITY_NAMES, type PriorityName } from './priority'
+import type { QueueDelayOptions } from './queue-delay-controller'
+
+/** Where the limiter's load comes from. */
+export type LoadSignal =
+  | 'max'
+  | 'cpu'
+  | 'elu'
+  /** Permille; replaces every measured input (CPU, ELU and the queueing delay rule is off). */
+  | (() => number)
+  /** Both inputs injected: load in permille and queueing delay in ms (tests, custom signals). */
+  | { load: () => number; delay?: () => number }
+
+export interface BbrLimiterOptions {
+  /** Length of the rolling windows of passes and response times, ms (default 10 000). */
+  window?: number
+  /** Buckets per window (default 100); `window` must be a multiple of it. */
+  buckets?: number
+  /** Load in permille at or above which the in-flight rule applies (default 800, 1..1000). */
+  cpuThreshold?: number
+  /** After a drop, keep applying the in-flight rule for this long even below the threshold, ms (default 1000). */
+  cooldown?: number
+  /** Floor on maxInFlight so a fresh or long-idle limiter does not shed everything (default 20). */
+  minInFlight?: number
+  /** Load signal (default 'max': the larger of container CPU and this thread's event-loop utilization). */
+  signal?: LoadSignal
+  /** Shed on queueing delay (CoDel-style); false turns the rule off. Default { target: 10, interval: 100 }. */
+  queueDelay?: Partial<QueueDelayOptions> | false
+  /** Share of maxInFlight each priority class may fill (defaults: critical 1.2, high 1.1, normal 1, low 0.8). */
+  priorities?: Partial<Record<PriorityName, number>>
+  /** One limiter for every thread and process of the host that uses this name. */
+  shared?: string
+  /** Attachments a shared limiter accepts (threads x instances across the host; default 64). */
+  maxMembers?: number
+  /** Measure the response time of one request in this many (power of two; default 8, or 1 with `now`). */
+  rtSampling?: number
+  /** Monotonic clock in ms (default: the coarse clock; response times use the precise clock). */
+  now?: () => number
+}
+
+export interface ResolvedBbrOptions {
+  window: number
+  buckets: number
+  bucketMs: number
+  cpuThreshold: number
+  cooldown: number
+  minInFlight: number
+  signal: LoadSignal
+  queueDelay: QueueDelayOptions | false
+  shares: Float64Array
+  shared: string | undefined
+  maxMembers: number
+  rtSampling: number
+  now: (() => number) | undefined
+}
+
+function resolveSignal(value: unknown): LoadSignal {
+  if (value === undefined) return 'max'
+  if (value === 'max' || value === 'cpu' || value === 'elu' || typeof value === 'function') return value as LoadSignal
+  if (value !== null && typeof value === 'object' && typeof (value as { load?: unknown }).load === 'function') {
+    optionalFunction('signal.delay', (value as { delay?: unknown }).delay)
+    return value as LoadSignal
+  }
+  throw new InvalidOptionError('signal', value, "'max', 'cpu', 'elu', a function returning permille, or { load, delay? }")
+}
+
+function resolveQueueDelay(value: unknown): QueueDelayOptions | false {
+  if (value === false) return false
+  const o = checkOptions<QueueDelayOptions>(value, 'queueDelay')
+  return {
+    target: optionalNumber('queueDelay.target', o.target, 10, { above: 0, max: 60_000 }),
+    interval: optionalNumber('queueDelay.interval', o.interval, 100, { min: 0, max: 60_000 }),
+  }
+}
+
+function resolveShares(value: unknown): Float64Array {
+  const o = checkOptions<Record<PriorityName, number>>(value, 'priorities')
+  for (const key of Object.keys(o)) {
+    if (!PRIORITY_NAMES.includes(key as PriorityName)) {
+      throw new InvalidOptionError(`priorities.${key}`, o[key as PriorityName], `a share for one of ${PRIORITY_NAMES.join(', ')}`)
+    }
+  }
+  return new Float64Array(
+    PRIORITY_NAMES.map((name) => optionalNumber(`priorities.${name}`, o[name], DEFAULT_SHARES[name], { above: 0, max: 100 })),
+  )
+}
+
+export function resolveBbrOptions(options: unknown): ResolvedBbrOptions {
+  const o = checkOptions<BbrLimiterOptions>(options, 'options')
+  const window = optionalNumber('window', o.window, 10_000, { integer: true, min: 2, max: 3_600_000 })
+  const buckets = optionalNumber('buckets', o.buckets, 100, { integer: true, min: 2, max: 10_000 })
+  if (window % buckets !== 0) {
+    throw new InvalidOptionError('window', window, `a multiple of buckets (${buckets})`)
+  }
+  const now = optionalFunction<() => number>('now', o.now)
+  const rtSampling = optionalNumber('rtSampling', o.rtSampling, now ? 1 : 8, { integer: true, min: 1, max: 1024 })
+  if ((rtSampling & (rtSampling - 1)) !== 0) throw new InvalidOptionError('rtSampling', rtSampling, 'a power of two')
+  return {
+    window,
+    buckets,
+    bucketMs: window / buckets,
+    cpuThreshold: optionalNumber('cpuThreshold', o.cpuThreshold, 800, { min: 1, max: 1000 }),
+    cooldown: optionalNumber('cooldown', o.cooldown, 1000, { min: 0, max: 3_600_000 }),
+    minInFlight: optionalNumber('minInFlight', o.minInFlight, 20, { integer: true, min: 0, max: 1e9 }),
+    signal: resolveSignal(o.signal),
+    queueDelay: resolveQueueDelay(o.queueDelay),
+    shares: resolveShares(o.priorities),
+    shared: o.shared === undefined ? undefined : checkSharedName('shared', o.shared),
+    maxMembers: optionalNumber('maxMembers', o.maxMembers, DEFAULT_MEMBER_CAPACITY, { integer: true, min: 1, max: 4096 }),
+    rtSampling,
+    now,
+  }
+}
+
+/** The clock the limiter reads on every call. */
+export function limiterClock(o: ResolvedBbrOptions): () => number {
+  return o.now ?? coarseNow
+}
+

@@ -1,0 +1,58 @@
+import type { BucketTotals, RollingWindow } from '../shared/rolling-window'
+
+/**
+ * Little's law capacity from the rolling windows (semantics.md §3): maxPass is the busiest completed bucket,
+ * minRt the smallest mean response time of a completed bucket, and maxInFlight = maxPass * minRt * buckets per
+ * second / 1000. Recomputed at most once per bucket (the windows only change meaningfully when a bucket
+ * completes), so the hot path reads three cached numbers.
+ */
+export class CapacityEstimator {
+  maxPass = 1
+  minRt = 1
+  maxInFlight = 0
+  private cachedEpoch = -1
+  private readonly passes: RollingWindow
+  private readonly rts: RollingWindow
+  private readonly bucketsPerSecond: number
+  private readonly minInFlight: number
+  private readonly scratch: BucketTotals = { count: 0, sum: 0 }
+
+  constructor(passes: RollingWindow, rts: RollingWindow, bucketMs: number, minInFlight: number) {
+    this.passes = passes
+    this.rts = rts
+    this.bucketsPerSecond = 1000 / bucketMs
+    this.minInFlight = minInFlight
+  }
+
+  /** maxInFlight at `now` (never below minInFlight). */
+  limit(now: number): number {
+    const epoch = this.passes.epochAt(now)
+    if (epoch !== this.cachedEpoch) this.recompute(epoch)
+    return this.maxInFlight
+  }
+
+  /** The estimate without the floor (what the reference computes). */
+  rawLimit(now: number): number {
+    this.limit(now)
+    return Math.floor((this.maxPass * this.minRt * this.bucketsPerSecond) / 1000 + 1e-9)
+  }
+
+  private recompute(epoch: number): void {
+    this.cachedEpoch = epoch
+    const size = this.passes.size
+    let maxPass = 1
+    let minRt = Infinity
+    // The completed live buckets, oldest first; the in-progress one (epoch) is excluded.
+    for (let e = epoch - size + 1; e < epoch; e++) {
+      const passes = this.passes.readEpoch(e, this.scratch).sum
+      if (passes > maxPass) maxPass = passes
+      const rt = this.rts.readEpoch(e, this.scratch)
+      if (rt.count > 0 && rt.sum / rt.count < minRt) minRt = rt.sum / rt.count
+    }
+    this.maxPass = maxPass
+    this.minRt = minRt === Infinity ? 1 : minRt
+    // The epsilon keeps float noise (54.99999...) from costing a whole request of capacity.
+    const raw = Math.floor((this.maxPass * this.minRt * this.bucketsPerSecond) / 1000 + 1e-9)
+    this.maxInFlight = raw > this.minInFlight ? raw : this.minInFlight
+  }
+}

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest'
+
+import { BbrLimiter, SHED_QUEUE_DELAY } from '../../lib/index'
+import { ManualClock } from '../helpers/manual-clock'
+
+function delayed(target = 10, interval = 100) {
+  const clock = new ManualClock()
+  const input = { delay: 0 }
+  const limiter = new BbrLimiter({
+    window: 1000,
+    buckets: 10,
+    now: clock.now,
+    signal: { load: () => 0, delay: () => input.delay },
+    queueDelay: { target, interval },
+  })
+  /** Offers `n` requests of a class over `ms` of clock time (released at once) and returns how many were admitted. */
+  const offer = (n: number, ms: number, priority: 'critical' | 'high' | 'normal' | 'low' = 'normal') => {
+    let admitted = 0
+    for (let i = 0; i < n; i++) {
+      clock.advance(ms / n)
+      const token = limiter.tryAcquire(priority)
+      if (token >= 0) {
+        admitted++
+        limiter.release(token)
+      } else {
+        expect(token).toBe(SHED_QUEUE_DELAY)
+      }
+    }
+    return admitted
+  }
+  return { limiter, clock, input, offer }
+}
+
+describe('BbrLimiter: the queueing-delay rule (the queue Node hides)', () => {
+  it('never sheds while the delay stays under target, even with nothing in flight', () => {
+    const { input, offer } = delayed()
+    input.delay = 9
+    expect(offer(1000, 2000)).toBe(1000)
+  })
+
+  it('tolerates a burst shorter than the interval', () => {
+    const { input, offer } = delayed()
+    input.delay = 50
+    expect(offer(90, 90)).toBe(90)
+  })
+
+  it('sheds in proportion to how far over target the delay stays, and recovers when it falls', () => {
+    const { limiter, input, offer } = delayed()
+    input.delay = 40
+    offer(100, 100) // the interval passes
+    offer(100, 100) // four control steps at sqrt(10 / 40) = 0.5 each
+    const before = limiter.stats().admitFraction
+    expect(before).toBeLessThan(0.1)
+    // Admission follows the fraction exactly (error diffusion, no random draw); a control step may fall inside.
+    const admitted = offer(1000, 10)
+    const after = limiter.stats().admitFraction
+    expect(admitted).toBeGreaterThanOrEqual(Math.floor(1000 * after) - 1)
+    expect(admitted).toBeLessThanOrEqual(Math.ceil(1000 * before) + 1)
+
+    input.delay = 2
+    offer(200, 200) // eight control steps at up to 2x
+    expect(limiter.stats().admitFraction).toBe(1)
+    expect(offer(100, 100)).toBe(100)
+  })
+
+  it('settles where the delay sits at target: a delay of exactly target stops the decline', () => {
+    const { limiter, input, offer } = delayed()
+    input.delay = 20
+    offer(300, 300)
+    const after = limiter.stats().admitFraction
+    input.delay = 10
+    offer(300, 300)
+    expect(limiter.stats().admitFraction).toBeGreaterThanOrEqual(after)
+  })
+
+  it('sheds low before normal before high, and never critical', () => {
+    const { input, offer } = delayed()
+    input.delay = 30
+    offer(100, 200) // fraction falls to about 1/3 ... lower
+    const admitted = {
+      critical: offer(300, 3, 'critical'),
+      high: offer(300, 3, 'high'),
+      normal: offer(300, 3, 'normal'),
+      low: offer(300, 3, 'low'),
+    }
+    expect(admitted.critical).toBe(300)
+    expect(admitted.high).toBeGreaterThan(admitted.normal)
+    expect(admitted.normal).toBeGreaterThan(admitted.low)
+    expect(admitted.low).toBeGreaterThan(0) // some traffic always flows
+  })
+
+  it('is off with a function signal (it replaces every measured input) or queueDelay: false', () => {
+    const a = new BbrLimiter({ signal: () => 0 })
+    const b = new BbrLimiter({ queueDelay: false, signal: { load: () => 0, delay: () => 1e6 } })
+    for (let i = 0; i < 1000; i++) {
+      expect(a.tryAcquire()).toBeGreaterThanOrEqual(0)
+      expect(b.tryAcquire()).toBeGreaterThanOrEqual(0)
+    }
+    expect(a.stats().admitFraction).toBe(1)
+  })
+})
