@@ -1,0 +1,285 @@
+import { BreakerOpenError } from '../errors/breaker-open-error'
+import { type Event, EventSource } from '../events/event-source'
+import { SharedRegion } from '../shared/shared-region'
+import { type Clock, preciseNow } from '../signals/clock'
+import {
+  BreakerStateCell,
+  CLOSED,
+  genOf,
+  HALF_OPEN,
+  OPEN,
+  permitsOf,
+  phaseOf,
+  placeBreakerState,
+  stateOf,
+} from './breaker-state'
+import {
+  type CircuitBreakerOptions,
+  type CircuitState,
+  type CircuitStrategy,
+  resolveCircuitOptions,
+} from './circuit-breaker-options'
+import { windowLayout } from './window-options'
+import { WindowTally } from './window-tally'
+
+const STATE_NAMES: readonly CircuitState[] = ['closed', 'open', 'half-open']
+
+export interface CircuitStateChange {
+  from: CircuitState
+  to: CircuitState
+  /** The clock's time when this instance saw the change. */
+  at: number
+}
+
+export interface CircuitBreakerStats {
+  state: CircuitState
+  strategy: CircuitStrategy
+  /** Calls counted in the window since the breaker last closed (host-wide when shared). */
+  calls: number
+  /** Of those, the bad ones: failed ('errorRatio', 'errorCount') or slow ('slowCallRatio'). */
+  badCalls: number
+  /** badCalls / calls (0 when there were no calls). */
+  badRatio: number
+  /** Half-open permits handed out in the current round. */
+  probesIssued: number
+  /** Probes of the current round that passed. */
+  probesPassed: number
+}
+
+/**
+ * A closed / open / half-open circuit breaker. Closed, it counts outcomes in a rolling window and opens when at
+ * least `minimumCalls` calls reach the threshold; open, it refuses calls for `openDuration`; half-open, it lets
+ * exactly `halfOpenCalls` probes through (host-wide when shared), closes when they all pass and reopens on the
+ * first that fails.
+ *
+ * The state is one word in a region that only compare-and-swap changes, so a breaker `shared` by every worker of a
+ * host opens for all of them at once. An outcome counts as a probe when this instance holds a permit of the current
+ * round; other outcomes that arrive while the breaker is not closed belong to calls admitted before it opened and
+ * are ignored.
+ */
+export class CircuitBreaker {
+  readonly shared: string | undefined
+  readonly strategy: CircuitStrategy
+  /** Fires when this instance sees the state change (a change made by another process is seen on the next call). */
+  readonly onStateChange: Event<CircuitStateChange>
+  private readonly changes = new EventSource<CircuitStateChange>()
+  private readonly slowOnly: boolean
+  private readonly slowCallDuration: number
+  private readonly minimumCalls: number
+  // A call trips the breaker when badCalls >= perCall * calls + fixed (one test serves every strategy).
+  private readonly perCall: number
+  private readonly fixed: number
+  private readonly openDuration: number
+  private readonly halfOpenCalls: number
+  private readonly probeTimeout: number
+  private readonly now: Clock
+  private readonly region: SharedRegion
+  private readonly tally: WindowTally
+  private readonly cell: BreakerStateCell
+  private readonly i32: Int32Array
+  private readonly wordIndex: number
+  /** The state word while this instance sees the breaker closed, else -1 (never a word): the hot-path test. */
+  private closedWord = -1
+  private seenPhase: number
+  private probeGen = -1
+  private probesHeld = 0
+
+  constructor(options?: CircuitBreakerOptions) {
+    const o = resolveCircuitOptions(options)
+    this.shared = o.w.shared
+    this.strategy = o.strategy
+    this.slowOnly = o.strategy === 'slowCallRatio'
+    this.slowCallDuration = o.slowCallDuration
+    this.minimumCalls = o.minimumCalls
+    this.perCall = o.strategy === 'errorCount' ? 0 : o.threshold
+    this.fixed = o.strategy === 'errorCount' ? o.threshold : 0
+    this.openDuration = o.openDuration
+    this.halfOpenCalls = o.halfOpenCalls
+    this.probeTimeout = o.probeTimeout
+    this.now = o.w.now
+    this.onStateChange = this.changes.event
+    // Members must agree on the permit count, or "exactly halfOpenCalls probes" would not hold.
+    const { layout, placement } = windowLayout('circuit', o.w, `half=${o.halfOpenCalls}`)
+    const statePlacement = placeBreakerState(layout)
+    this.region = SharedRegion.forComponent(o.w.shared, layout)
+    this.tally = new WindowTally(this.region, placement)
+    this.cell = new BreakerStateCell(this.region, statePlacement)
+    this.i32 = this.cell.i32
+    this.wordIndex = this.cell.wordIndex
+    const word = this.cell.load()
+    this.seenPhase = phaseOf(word)
+    if (stateOf(word) === CLOSED) {
+      this.closedWord = word
+      this.tally.restartFrom(this.cell.floor, this.now())
+    }
+  }
+
+  /** Whether to make the call. Never throws, never allocates. */
+  tryAcquire(): boolean {
+    // A plain load: the word is one aligned Int32, and a stale read only sends us to the slow path.
+    if (this.i32[this.wordIndex] === this.closedWord) return true
+    return this.acquireSlow(this.now())
+  }
+
+  /** The call succeeded after `durationMs`. */
+  onSuccess(durationMs: number): void {
+    const bad = this.slowOnly && durationMs > this.slowCallDuration ? 1 : 0
+    if (this.i32[this.wordIndex] === this.closedWord) this.count(bad, this.now())
+    else this.settle(bad, false)
+  }
+
+  /** The call failed after `durationMs`. */
+  onFailure(durationMs: number): void {
+    const bad = this.slowOnly ? (durationMs > this.slowCallDuration ? 1 : 0) : 1
+    if (this.i32[this.wordIndex] === this.closedWord) this.count(bad, this.now())
+    else this.settle(bad, true)
+  }
+
+  /** Runs `fn` if permitted, timing it with the precise clock; rejects with BreakerOpenError when refused. */
+  async execute<T>(fn: () => T | Promise<T>): Promise<T> {
+    if (!this.tryAcquire()) throw new BreakerOpenError(this.shared, this.retryAfter())
+    const start = preciseNow()
+    let result: T
+    try {
+      result = await fn()
+    } catch (error) {
+      this.onFailure(preciseNow() - start)
+      throw error
+    }
+    this.onSuccess(preciseNow() - start)
+    return result
+  }
+
+  /** The current state; an open breaker whose openDuration has passed becomes half-open here. */
+  get state(): CircuitState {
+    const now = this.now()
+    let word = this.cell.load()
+    this.observe(word, now)
+    if (stateOf(word) === OPEN && now - this.cell.since(word, now) >= this.openDuration) {
+      const next = this.cell.advance(word, HALF_OPEN, now)
+      word = next >= 0 ? next : this.cell.load()
+      this.observe(word, now)
+    }
+    return STATE_NAMES[stateOf(word)]
+  }
+
+  stats(): CircuitBreakerStats {
+    const state = this.state
+    this.tally.sync(this.now())
+    const word = this.cell.load()
+    const { count, sum } = this.tally
+    const half = stateOf(word) === HALF_OPEN
+    return {
+      state,
+      strategy: this.strategy,
+      calls: count,
+      badCalls: sum,
+      badRatio: count > 0 ? sum / count : 0,
+      probesIssued: half ? permitsOf(word) : 0,
+      probesPassed: half ? this.cell.passesOf(genOf(word)) : 0,
+    }
+  }
+
+  /** Detaches from shared memory (a local breaker just stops counting). */
+  close(): void {
+    this.region.close()
+  }
+
+  /** Milliseconds until a refused call could be let through. */
+  private retryAfter(): number {
+    const now = this.now()
+    const word = this.cell.load()
+    const state = stateOf(word)
+    if (state === CLOSED) return 0
+    return (state === OPEN ? this.openDuration : this.probeTimeout) - (now - this.cell.since(word, now))
+  }
+
+  /** Counts a closed-state outcome and trips the breaker when the threshold is reached. */
+  private count(bad: number, now: number): void {
+    const tally = this.tally
+    tally.record(bad, now)
+    if (tally.count >= this.minimumCalls && tally.sum >= this.perCall * tally.count + this.fixed) this.trip(now)
+  }
+
+  private trip(now: number): void {
+    const word = this.cell.load()
+    if (stateOf(word) === CLOSED) {
+      this.cell.tripEpoch = this.tally.window.epochAt(now)
+      this.cell.advance(word, OPEN, now)
+    }
+    this.observe(this.cell.load(), now)
+  }
+
+  private acquireSlow(now: number): boolean {
+    for (;;) {
+      const word = this.cell.load()
+      this.observe(word, now)
+      const state = stateOf(word)
+      if (state === CLOSED) return true
+      if (state === HALF_OPEN && permitsOf(word) < this.halfOpenCalls) {
+        if (this.cell.takePermit(word)) {
+          this.holdProbe(genOf(word))
+          return true
+        }
+        continue
+      }
+      // Open, or half-open with every permit out: after openDuration (or probeTimeout, giving up on probes that
+      // never reported) a new half-open round begins; whoever wins the swap, loop and try for a permit.
+      const wait = state === OPEN ? this.openDuration : this.probeTimeout
+      if (now - this.cell.since(word, now) < wait) return false
+      this.cell.advance(word, HALF_OPEN, now)
+    }
+  }
+
+  private holdProbe(gen: number): void {
+    if (this.probeGen !== gen) {
+      this.probeGen = gen
+      this.probesHeld = 0
+    }
+    this.probesHeld++
+  }
+
+  /** An outcome that arrived while this instance did not see the breaker closed. */
+  private settle(bad: number, failed: boolean): void {
+    const now = this.now()
+    const word = this.cell.load()
+    this.observe(word, now)
+    if (stateOf(word) === CLOSED) {
+      this.count(bad, now)
+      return
+    }
+    const gen = this.probeGen
+    if (this.probesHeld === 0 || stateOf(word) !== HALF_OPEN || genOf(word) !== gen) return
+    this.probesHeld--
+    if (failed || bad === 1) this.endRound(gen, OPEN, now)
+    else if (this.cell.addPass(gen) >= this.halfOpenCalls) this.endRound(gen, CLOSED, now)
+  }
+
+  /** Ends half-open round `gen` by opening again or closing, unless another member ended it first. */
+  private endRound(gen: number, to: number, now: number): void {
+    // Closed, the window counts afresh from the bucket of closing, or from the next one if the outcomes that
+    // tripped the breaker share it.
+    const epoch = this.tally.window.epochAt(now)
+    for (;;) {
+      const word = this.cell.load()
+      if (stateOf(word) !== HALF_OPEN || genOf(word) !== gen) break
+      if (to === CLOSED) this.cell.floor = epoch > this.cell.tripEpoch ? epoch : epoch + 1
+      if (this.cell.advance(word, to, now) >= 0) break
+    }
+    this.observe(this.cell.load(), now)
+  }
+
+  /** Takes note of a transition (made here or by another member) and tells the listeners. */
+  private observe(word: number, now: number): void {
+    const phase = phaseOf(word)
+    if (phase === this.seenPhase) return
+    const from = stateOf(this.seenPhase)
+    const to = stateOf(word)
+    this.seenPhase = phase
+    this.closedWord = to === CLOSED ? word : -1
+    if (to === CLOSED) this.tally.restartFrom(this.cell.floor, now)
+    if (from !== to && this.changes.hasListeners) {
+      this.changes.emit({ from: STATE_NAMES[from], to: STATE_NAMES[to], at: now })
+    }
+  }
+}

@@ -1,0 +1,43 @@
+import { RegionLayout, type WindowPlacement } from '../shared/region-layout'
+import { DEFAULT_MEMBER_CAPACITY } from '../shared/shared-region'
+import { type Clock, coarseNow } from '../signals/clock'
+import { checkSharedName, optionalFunction, optionalNumber } from '../validate'
+
+/** The options every windowed breaker takes, resolved. */
+export interface ResolvedWindowOptions {
+  window: number
+  buckets: number
+  shared: string | undefined
+  maxMembers: number
+  now: Clock
+}
+
+interface RawWindowOptions {
+  window?: unknown
+  buckets?: unknown
+  shared?: unknown
+  maxMembers?: unknown
+  now?: unknown
+}
+
+export function resolveWindowOptions(o: RawWindowOptions, defaults: { window: number; buckets: number }): ResolvedWindowOptions {
+  return {
+    window: optionalNumber('window', o.window, defaults.window, { above: 0, max: 86_400_000 }),
+    buckets: optionalNumber('buckets', o.buckets, defaults.buckets, { integer: true, min: 1, max: 10_000 }),
+    shared: o.shared === undefined ? undefined : checkSharedName('shared', o.shared),
+    maxMembers: optionalNumber('maxMembers', o.maxMembers, DEFAULT_MEMBER_CAPACITY, { integer: true, min: 1, max: 4096 }),
+    now: optionalFunction<Clock>('now', o.now) ?? coarseNow,
+  }
+}
+
+/** A layout whose first part is the rolling window; `settings` are what sharing members must agree on. */
+export function windowLayout(
+  kind: string,
+  w: ResolvedWindowOptions,
+  settings: string,
+): { layout: RegionLayout; placement: WindowPlacement } {
+  const layout = new RegionLayout(kind, w.shared === undefined ? 1 : w.maxMembers).describe(
+    `v1 window=${w.window} buckets=${w.buckets} ${settings}`.trim(),
+  )
+  return { layout, placement: layout.window(w.buckets, w.window / w.buckets, w.now()) }
+}

@@ -1,0 +1,24 @@
+import { BulwarkError } from './bulwark-error'
+
+/**
+ * A breaker refused the call: the downstream it guards is failing. Built without a stack trace, because it is an
+ * expected answer that an outage produces at full request rate, and a stack capture costs microseconds.
+ */
+export class BreakerOpenError extends BulwarkError {
+  /** The breaker's `shared` name, when it has one. */
+  readonly breaker: string | undefined
+  /** Milliseconds until the breaker lets a probe through (0 when that is now or cannot be known). */
+  readonly retryAfter: number
+
+  constructor(breaker: string | undefined, retryAfter = 0) {
+    const limit = Error.stackTraceLimit
+    Error.stackTraceLimit = 0
+    try {
+      super('ERR_BULWARK_BREAKER_OPEN', breaker === undefined ? 'the breaker is open' : `the breaker "${breaker}" is open`)
+    } finally {
+      Error.stackTraceLimit = limit
+    }
+    this.breaker = breaker
+    this.retryAfter = retryAfter > 0 ? retryAfter : 0
+  }
+}
