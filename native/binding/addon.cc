@@ -32,6 +32,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   InitSignals(env, exports);
   InitCpuReader(env, exports);
   InitWindow(env, exports);
+  InitHeavyKeeper(env, exports);
   return exports;
 }
 

@@ -26,6 +26,7 @@ void InitSignals(Napi::Env env, Napi::Object exports);
 void InitCpuReader(Napi::Env env, Napi::Object exports);
 void InitWindow(Napi::Env env, Napi::Object exports);
 void InitLayout(Napi::Env env, Napi::Object exports);
+void InitHeavyKeeper(Napi::Env env, Napi::Object exports);
 
 // Starts measuring this environment's event loop; stops automatically when the environment goes away.
 void StartLoopMonitor(Napi::Env env, EnvData* data);

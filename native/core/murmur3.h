@@ -1,0 +1,15 @@
+// MurmurHash3 x86_32 (Austin Appleby's public-domain design): the hash the Go reference uses for HeavyKeeper
+// fingerprints and bucket indexes, so a Node service and a Go service put a key in the same buckets.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace bulwark {
+
+uint32_t Murmur3X86_32(const uint8_t* data, size_t length, uint32_t seed);
+
+// Murmur3X86_32 with seeds 0, 1, ..., count - 1 into out[0..count), in one pass: the per-block mixing does not
+// depend on the seed, so it is done once for all of them (HeavyKeeper's fingerprint and row hashes).
+void Murmur3X86_32Seeds(const uint8_t* data, size_t length, uint32_t count, uint32_t* out);
+
+}  // namespace bulwark
