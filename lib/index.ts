@@ -53,3 +53,12 @@ export type { RetryBudgetOptions, RetryBudgetStats } from './resilience/retry-bu
 export { retry } from './resilience/retry'
 export type { RetryOptions } from './resilience/retry'
 export { fullJitterDelay } from './resilience/backoff'
+
+// Hot keys
+export { HeavyKeeper } from './hotkeys/heavy-keeper'
+export type { TopKItem } from './hotkeys/heavy-keeper'
+export type { HeavyKeeperOptions } from './hotkeys/heavy-keeper-options'
+export { HotKeyCache } from './hotkeys/hot-key-cache'
+export type { HotKeyCacheOptions } from './hotkeys/hot-key-cache'
+export type { CacheRule, KeyRule, PatternRule } from './hotkeys/cache-rules'
+export { murmur3 } from './hotkeys/murmur3'

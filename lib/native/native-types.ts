@@ -102,6 +102,55 @@ export interface NativeCpuReader {
   sample(wallNs: number): number | null
 }
 
+export interface HeavyKeeperLayoutSizes {
+  controlSize: number
+  bucketSize: number
+  laneHeaderSize: number
+  slotSize: number
+  inlineKey: number
+  prefixBytes: number
+}
+
+export interface NativeHeavyKeeperConfig {
+  k: number
+  width: number
+  depth: number
+  decay: number
+  minCount: number
+  seed: number
+  shared: boolean
+  /** The region payload: every offset below is relative to it. */
+  view: Uint8Array
+  controlOffset: number
+  sketchOffset: number
+  aliveOffset: number
+  aliveStride: number
+  lanesOffset: number
+  laneStride: number
+  member: number
+  laneCapacity: number
+}
+
+export interface NativeListedKey {
+  key: string | Uint8Array
+  count: number
+  truncated?: boolean
+}
+
+export interface NativeHeavyKeeper {
+  /** Bit 0: in the top-k; bit 1: expelled keys waiting. -1: bad key, -2: bad incr. */
+  add(key: unknown, incr: unknown): number
+  /** Keys left in the top-k, or -1 - i when keys[i] is not a key (keys before it were added). */
+  addMany(keys: unknown[], incr: number): number
+  count(key: unknown): number
+  list(lanes: number): NativeListedKey[]
+  total(lanes: number): number
+  fading(): void
+  fadeOnce(epoch: number): boolean
+  collectExpelled(on: boolean): void
+  takeExpelled(): NativeListedKey[]
+}
+
 export interface NativeBinding {
   napiVersion: number
   layout: { region: RegionLayoutOffsets; window: WindowLayoutOffsets; signals: SignalsLayoutOffsets }
@@ -135,4 +184,7 @@ export interface NativeBinding {
   ): void
   /** A cgroup CPU reader of its own below `root` ("/" in production); affinityCpus replaces the affinity mask. */
   CpuReader: new (root: string, affinityCpus?: number) => NativeCpuReader
+  HeavyKeeper: new (config: NativeHeavyKeeperConfig) => NativeHeavyKeeper
+  heavyKeeperLayout: HeavyKeeperLayoutSizes
+  murmur3(key: unknown, seed: number): number
 }

@@ -58,6 +58,14 @@ export class RegionLayout {
     return offset
   }
 
+  /** `bytes` bytes shared by every member (a sketch, a table), starting on a cache line. Returns its payload offset. */
+  block(bytes: number): number {
+    this.size = alignUp(this.size, 64)
+    const offset = this.size
+    this.size += alignUp(bytes, 8)
+    return offset
+  }
+
   /**
    * `cells` f64 cells per member, each member on its own cache lines. With `reclaim`, a member's cells are zeroed
    * when it detaches or its process dies (for gauges such as requests in flight).

@@ -1,0 +1,203 @@
+import { InvalidArgumentError } from '../errors/invalid-argument-error'
+import { type Disposable, toDisposable } from '../events/disposable'
+import { EventSource } from '../events/event-source'
+import { native } from '../native/load-native'
+import type { NativeHeavyKeeper } from '../native/native-types'
+import { RegionLayout } from '../shared/region-layout'
+import { SharedRegion } from '../shared/shared-region'
+import { type HeavyKeeperOptions, resolveHeavyKeeperOptions } from './heavy-keeper-options'
+
+const sizes = native.heavyKeeperLayout
+
+/** One key of the top-k with its estimated count. */
+export interface TopKItem<K> {
+  key: K
+  count: number
+  /**
+   * Set on a key that another member of a shared HeavyKeeper published and that was longer than
+   * `HeavyKeeper.publishedKeyBytes`: `key` is then its first bytes, not the whole key.
+   */
+  truncated?: true
+}
+
+type AddFn = (key: unknown, incr: unknown) => number
+
+const closedAdd: AddFn = () => 0
+
+function laneBytes(k: number, shared: boolean): number {
+  return sizes.laneHeaderSize + (shared ? k * sizes.slotSize : 0)
+}
+
+/**
+ * HeavyKeeper top-k (semantics.md §5): finds the k heaviest keys of a stream in fixed memory. The sketch and the
+ * heap are native; keys are hashed from their bytes (a string's UTF-8 or a Uint8Array as is) with murmur3, so a
+ * Go service using the reference puts a key in the same buckets.
+ *
+ * With `shared`, every thread and process of the host that uses the same name updates one sketch in shared memory
+ * (a compare-and-swap per bucket), and `list()` on any of them returns the host's top-k: each member keeps the
+ * heap of the keys it saw, ranked by the host-wide counts, and publishes it for the others.
+ *
+ * Keys come back from `list()` and `onExpelled` in the form they were first added in (string or bytes).
+ */
+export class HeavyKeeper<K extends string | Uint8Array = string> {
+  /** Keys up to this many bytes are published whole to the other members of a shared HeavyKeeper. */
+  static readonly publishedKeyBytes: number = sizes.inlineKey
+  readonly k: number
+  readonly width: number
+  readonly depth: number
+  readonly decay: number
+  readonly minCount: number
+  readonly shared: string | undefined
+  /** Bytes of sketch (width x depth x 8). */
+  readonly sketchBytes: number
+  private readonly region: SharedRegion
+  private readonly keeper: NativeHeavyKeeper
+  private nativeAdd: AddFn
+  private readonly expelled = new EventSource<TopKItem<K>>()
+
+  constructor(options: HeavyKeeperOptions = {}) {
+    const o = resolveHeavyKeeperOptions(options, (k) => laneBytes(k, true))
+    this.k = o.k
+    this.width = o.width
+    this.depth = o.depth
+    this.decay = o.decay
+    this.minCount = o.minCount
+    this.shared = o.shared
+    this.sketchBytes = o.width * o.depth * sizes.bucketSize
+    const shared = o.shared !== undefined
+    const layout = new RegionLayout('heavykeeper', shared ? o.members : 1).describe(
+      `k=${o.k} width=${o.width} depth=${o.depth} decay=${o.decay}`,
+    )
+    const control = layout.block(sizes.controlSize)
+    const alive = layout.lanes64(1, true)
+    const lanes = layout.lanes64(laneBytes(o.k, shared) / 8)
+    const sketch = layout.block(this.sketchBytes)
+    this.region = SharedRegion.forComponent(o.shared, layout)
+    try {
+      this.keeper = new native.HeavyKeeper({
+        k: o.k,
+        width: o.width,
+        depth: o.depth,
+        decay: o.decay,
+        minCount: o.minCount,
+        seed: o.seed,
+        shared,
+        view: new Uint8Array(this.region.buffer, this.region.base, layout.payloadSize),
+        controlOffset: control,
+        sketchOffset: sketch,
+        aliveOffset: alive.offset,
+        aliveStride: alive.stride,
+        lanesOffset: lanes.offset,
+        laneStride: lanes.stride,
+        member: this.region.member,
+        laneCapacity: this.region.lanes,
+      })
+    } catch (error) {
+      this.region.close()
+      throw error
+    }
+    this.nativeAdd = this.keeper.add
+  }
+
+  /**
+   * Counts `incr` (an integer in [0, 2^32 - 1], default 1) occurrences of `key`. Returns whether the key is in the
+   * top-k afterwards. Costs the same whatever `incr` is.
+   */
+  add(key: K, incr = 1): boolean {
+    const result = this.nativeAdd(key, incr)
+    if (result === 1) return true
+    if (result === 0) return false
+    return this.settle(result, key, incr)
+  }
+
+  /** `add` for each key of a batch, with one call into native code. Returns how many of them are in the top-k. */
+  addMany(keys: readonly K[], incr = 1): number {
+    if (!Array.isArray(keys)) throw new InvalidArgumentError('keys', keys, 'an array of strings or Uint8Arrays')
+    checkIncr(incr)
+    if (this.region.closed) return 0
+    const result = this.keeper.addMany(keys as K[], incr)
+    this.drain()
+    if (result < 0) {
+      const index = -1 - result
+      throw new InvalidArgumentError(`keys[${index}]`, keys[index], 'a string or a Uint8Array (the keys before it were added)')
+    }
+    return result
+  }
+
+  /** The top-k, count descending, ties by key ascending (byte order). Host-wide when shared. */
+  list(): TopKItem<K>[] {
+    const items = this.keeper.list(this.region.laneHighWater()) as TopKItem<K>[]
+    this.drain()
+    return items
+  }
+
+  /** The estimated count of one key (the sketch's count, at least its count in the top-k). */
+  count(key: K): number {
+    const count = this.keeper.count(key)
+    if (count < 0) throw new InvalidArgumentError('key', key, 'a string or a Uint8Array')
+    this.drain()
+    return count
+  }
+
+  /** Sum of every increment (of every member when shared), halved by each fading. */
+  get total(): number {
+    const total = this.keeper.total(this.region.laneHighWater())
+    this.drain()
+    return total
+  }
+
+  /**
+   * Halves every count: the sketch's, the top-k's and the total (host-wide when shared). Keys whose count drops
+   * to 0 leave the top-k and are reported to `onExpelled`.
+   */
+  fading(): void {
+    this.keeper.fading()
+    this.drain()
+  }
+
+  /**
+   * Fades unless this host already faded for `epoch` or a later one: a timer on each of N workers calling
+   * `fadingOnce(Math.floor(now / period))` fades the shared sketch once per period, not N times. Returns whether
+   * this call faded.
+   */
+  fadingOnce(epoch: number): boolean {
+    if (!Number.isInteger(epoch) || epoch < 0) throw new InvalidArgumentError('epoch', epoch, 'an integer >= 0')
+    const faded = this.keeper.fadeOnce(epoch)
+    this.drain()
+    return faded
+  }
+
+  /** Calls `listener` with each key that leaves the top-k (displaced, or faded to 0). None is dropped. */
+  onExpelled(listener: (item: TopKItem<K>) => void): Disposable {
+    const subscription = this.expelled.event(listener)
+    this.keeper.collectExpelled(true)
+    return toDisposable(() => {
+      subscription.dispose()
+      if (!this.expelled.hasListeners) this.keeper.collectExpelled(false)
+    })
+  }
+
+  /** Detaches from the shared region (a local HeavyKeeper just stops counting). Later adds count nothing. */
+  close(): void {
+    this.nativeAdd = closedAdd
+    this.region.close()
+  }
+
+  private settle(result: number, key: unknown, incr: unknown): boolean {
+    if (result === -1) throw new InvalidArgumentError('key', key, 'a string or a Uint8Array')
+    if (result === -2) checkIncr(incr)
+    this.drain()
+    return (result & 1) === 1
+  }
+
+  private drain(): void {
+    if (!this.expelled.hasListeners) return
+    for (const item of this.keeper.takeExpelled()) this.expelled.emit(item as TopKItem<K>)
+  }
+}
+
+function checkIncr(incr: unknown): void {
+  if (typeof incr !== 'number' || !Number.isInteger(incr) || incr < 0 || incr > 0xffffffff) {
+    throw new InvalidArgumentError('incr', incr, 'an integer in [0, 2^32 - 1]')
+  }
+}
