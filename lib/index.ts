@@ -40,8 +40,13 @@ export type { Event } from './events/event-source'
 export { SreBreaker } from './breakers/sre-breaker'
 export type { SreBreakerOptions, SreBreakerState, SreBreakerStats } from './breakers/sre-breaker'
 export { CircuitBreaker } from './breakers/circuit-breaker'
-export type { CircuitBreakerStats, CircuitStateChange } from './breakers/circuit-breaker'
-export type { CircuitBreakerOptions, CircuitState, CircuitStrategy } from './breakers/circuit-breaker-options'
+export type {
+  CircuitBreakerOptions,
+  CircuitBreakerStats,
+  CircuitState,
+  CircuitStateChange,
+  CircuitStrategy,
+} from './breakers/circuit-breaker-options'
 export { BreakerGroup } from './breakers/breaker-group'
 export type { BreakerFactory, BreakerGroupOptions, GroupMember } from './breakers/breaker-group'
 export { BreakerOpenError } from './errors/breaker-open-error'

@@ -43,6 +43,28 @@ export interface CircuitBreakerOptions {
   now?: Clock
 }
 
+export interface CircuitStateChange {
+  from: CircuitState
+  to: CircuitState
+  /** The clock's time when this instance saw the change. */
+  at: number
+}
+
+export interface CircuitBreakerStats {
+  state: CircuitState
+  strategy: CircuitStrategy
+  /** Calls counted in the window since the breaker last closed (host-wide when shared). */
+  calls: number
+  /** Of those, the bad ones: failed ('errorRatio', 'errorCount') or slow ('slowCallRatio'). */
+  badCalls: number
+  /** badCalls / calls (0 when there were no calls). */
+  badRatio: number
+  /** Half-open permits handed out in the current round. */
+  probesIssued: number
+  /** Probes of the current round that passed. */
+  probesPassed: number
+}
+
 export interface ResolvedCircuitOptions {
   strategy: CircuitStrategy
   threshold: number

@@ -15,36 +15,17 @@ import {
 } from './breaker-state'
 import {
   type CircuitBreakerOptions,
+  type CircuitBreakerStats,
   type CircuitState,
+  type CircuitStateChange,
   type CircuitStrategy,
   resolveCircuitOptions,
 } from './circuit-breaker-options'
+import { runGuarded } from './run-guarded'
 import { windowLayout } from './window-options'
 import { WindowTally } from './window-tally'
 
 const STATE_NAMES: readonly CircuitState[] = ['closed', 'open', 'half-open']
-
-export interface CircuitStateChange {
-  from: CircuitState
-  to: CircuitState
-  /** The clock's time when this instance saw the change. */
-  at: number
-}
-
-export interface CircuitBreakerStats {
-  state: CircuitState
-  strategy: CircuitStrategy
-  /** Calls counted in the window since the breaker last closed (host-wide when shared). */
-  calls: number
-  /** Of those, the bad ones: failed ('errorRatio', 'errorCount') or slow ('slowCallRatio'). */
-  badCalls: number
-  /** badCalls / calls (0 when there were no calls). */
-  badRatio: number
-  /** Half-open permits handed out in the current round. */
-  probesIssued: number
-  /** Probes of the current round that passed. */
-  probesPassed: number
-}
 
 /**
  * A closed / open / half-open circuit breaker. Closed, it counts outcomes in a rolling window and opens when at
@@ -73,6 +54,7 @@ export class CircuitBreaker {
   private readonly halfOpenCalls: number
   private readonly probeTimeout: number
   private readonly now: Clock
+  private readonly report: (ok: boolean, start: number) => void
   private readonly region: SharedRegion
   private readonly tally: WindowTally
   private readonly cell: BreakerStateCell
@@ -80,6 +62,9 @@ export class CircuitBreaker {
   private readonly wordIndex: number
   /** The state word while this instance sees the breaker closed, else -1 (never a word): the hot-path test. */
   private closedWord = -1
+  /** A word that refuses calls until blockedUntil (open, or half-open with every permit out), else -1. */
+  private blockedWord = -1
+  private blockedUntil = 0
   private seenPhase: number
   private probeGen = -1
   private probesHeld = 0
@@ -98,6 +83,11 @@ export class CircuitBreaker {
     this.probeTimeout = o.probeTimeout
     this.now = o.w.now
     this.onStateChange = this.changes.event
+    this.report = (ok, start) => {
+      const duration = this.slowOnly ? preciseNow() - start : 0
+      if (ok) this.onSuccess(duration)
+      else this.onFailure(duration)
+    }
     // Members must agree on the permit count, or "exactly halfOpenCalls probes" would not hold.
     const { layout, placement } = windowLayout('circuit', o.w, `half=${o.halfOpenCalls}`)
     const statePlacement = placeBreakerState(layout)
@@ -117,8 +107,11 @@ export class CircuitBreaker {
   /** Whether to make the call. Never throws, never allocates. */
   tryAcquire(): boolean {
     // A plain load: the word is one aligned Int32, and a stale read only sends us to the slow path.
-    if (this.i32[this.wordIndex] === this.closedWord) return true
-    return this.acquireSlow(this.now())
+    const word = this.i32[this.wordIndex]
+    if (word === this.closedWord) return true
+    const now = this.now()
+    if (word === this.blockedWord && now < this.blockedUntil) return false
+    return this.acquireSlow(now)
   }
 
   /** The call succeeded after `durationMs`. */
@@ -135,19 +128,13 @@ export class CircuitBreaker {
     else this.settle(bad, true)
   }
 
-  /** Runs `fn` if permitted, timing it with the precise clock; rejects with BreakerOpenError when refused. */
-  async execute<T>(fn: () => T | Promise<T>): Promise<T> {
-    if (!this.tryAcquire()) throw new BreakerOpenError(this.shared, this.retryAfter())
-    const start = preciseNow()
-    let result: T
-    try {
-      result = await fn()
-    } catch (error) {
-      this.onFailure(preciseNow() - start)
-      throw error
-    }
-    this.onSuccess(preciseNow() - start)
-    return result
+  /**
+   * Runs `fn` if permitted and reports its outcome (timed with the precise clock for 'slowCallRatio'); rejects
+   * with BreakerOpenError when refused.
+   */
+  execute<T>(fn: () => T | PromiseLike<T>): Promise<T> {
+    if (!this.tryAcquire()) return Promise.reject(new BreakerOpenError(this.shared, this.retryAfter()))
+    return runGuarded(fn, this.report, this.slowOnly ? preciseNow() : 0)
   }
 
   /** The current state; an open breaker whose openDuration has passed becomes half-open here. */
@@ -225,8 +212,12 @@ export class CircuitBreaker {
       }
       // Open, or half-open with every permit out: after openDuration (or probeTimeout, giving up on probes that
       // never reported) a new half-open round begins; whoever wins the swap, loop and try for a permit.
-      const wait = state === OPEN ? this.openDuration : this.probeTimeout
-      if (now - this.cell.since(word, now) < wait) return false
+      const until = this.cell.since(word, now) + (state === OPEN ? this.openDuration : this.probeTimeout)
+      if (now < until) {
+        this.blockedWord = word
+        this.blockedUntil = until
+        return false
+      }
       this.cell.advance(word, HALF_OPEN, now)
     }
   }

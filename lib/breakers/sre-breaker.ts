@@ -2,6 +2,7 @@ import { BreakerOpenError } from '../errors/breaker-open-error'
 import { SharedRegion } from '../shared/shared-region'
 import type { Clock } from '../signals/clock'
 import { checkOptions, optionalBoolean, optionalFunction, optionalNumber } from '../validate'
+import { runGuarded } from './run-guarded'
 import { resolveWindowOptions, windowLayout } from './window-options'
 import { WindowTally } from './window-tally'
 
@@ -58,6 +59,7 @@ export class SreBreaker {
   private readonly random: () => number
   private readonly region: SharedRegion
   private readonly tally: WindowTally
+  private readonly report = (ok: boolean): void => (ok ? this.markSuccess() : this.markFailed())
 
   constructor(options?: SreBreakerOptions) {
     const o = checkOptions<SreBreakerOptions>(options, 'options')
@@ -98,17 +100,9 @@ export class SreBreaker {
   }
 
   /** Runs `fn` if allowed and marks its outcome; rejects with BreakerOpenError when the breaker refuses. */
-  async execute<T>(fn: () => T | Promise<T>): Promise<T> {
-    if (!this.allow()) throw new BreakerOpenError(this.shared)
-    let result: T
-    try {
-      result = await fn()
-    } catch (error) {
-      this.markFailed()
-      throw error
-    }
-    this.markSuccess()
-    return result
+  execute<T>(fn: () => T | PromiseLike<T>): Promise<T> {
+    if (!this.allow()) return Promise.reject(new BreakerOpenError(this.shared))
+    return runGuarded(fn, this.report, 0)
   }
 
   /** 'open' while the window holds enough requests and too few accepts (calls are then rejected at random). */

@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest'
+
+import { BreakerGroup, InvalidArgumentError, InvalidOptionError, SreBreaker } from '../../lib/index'
+import { ManualClock } from '../helpers/manual-clock'
+import { uniqueName } from '../helpers/unique-name'
+
+/** A stand-in breaker that records whether the group closed it. */
+class FakeBreaker {
+  closed = false
+  constructor(
+    readonly key: string,
+    readonly shared: string | undefined,
+  ) {}
+  close() {
+    this.closed = true
+  }
+}
+
+function group(options: { maxKeys?: number; idleTimeout?: number } = {}) {
+  const clock = new ManualClock(0)
+  const made: FakeBreaker[] = []
+  const g = new BreakerGroup(
+    (key, shared) => {
+      const b = new FakeBreaker(key, shared)
+      made.push(b)
+      return b
+    },
+    { now: clock.now, ...options },
+  )
+  return { g, clock, made }
+}
+
+describe('BreakerGroup', () => {
+  it('makes one breaker per key on first use and returns it after', () => {
+    const { g, made } = group()
+    const a = g.get('orders')
+    expect(g.get('orders')).toBe(a)
+    expect(g.get('users')).not.toBe(a)
+    expect(made.map((b) => b.key)).toEqual(['orders', 'users'])
+    expect(g.size).toBe(2)
+  })
+
+  it('drops the least recently used key past maxKeys and closes its breaker', () => {
+    const { g, clock } = group({ maxKeys: 3 })
+    const [a, b, c] = ['a', 'b', 'c'].map((k) => g.get(k))
+    clock.advance(1)
+    g.get('a')
+    clock.advance(1)
+    g.get('d')
+    expect(g.keys().sort()).toEqual(['a', 'c', 'd'])
+    expect([a.closed, b.closed, c.closed]).toEqual([false, true, false])
+    clock.advance(1)
+    g.get('e') // c is now the least recently used
+    expect(g.keys().sort()).toEqual(['a', 'd', 'e'])
+    expect(c.closed).toBe(true)
+  })
+
+  it('never holds more than maxKeys, however many keys pass through', () => {
+    const { g, clock, made } = group({ maxKeys: 100 })
+    for (let i = 0; i < 10_000; i++) {
+      clock.advance(1)
+      g.get(`/orders/${i}`)
+      g.get(`/hot/${i % 10}`)
+      expect(g.size).toBeLessThanOrEqual(100)
+    }
+    expect(made.filter((b) => !b.closed)).toHaveLength(g.size)
+    // The ten hot keys, used on every step, were never dropped.
+    expect(made.filter((b) => b.key.startsWith('/hot/'))).toHaveLength(10)
+  })
+
+  it('starts an idle key afresh, and drops idle keys when a new key arrives', () => {
+    const { g, clock } = group({ idleTimeout: 1000 })
+    const first = g.get('a')
+    g.get('b')
+    clock.advance(999)
+    expect(g.get('a')).toBe(first)
+    clock.advance(1000)
+    const second = g.get('a')
+    expect(second).not.toBe(first)
+    expect(first.closed).toBe(true)
+    expect(g.keys()).toEqual(['a'])
+  })
+
+  it('delete and close drop keys and close their breakers', () => {
+    const { g, made } = group()
+    g.get('a')
+    g.get('b')
+    expect(g.delete('a')).toBe(true)
+    expect(g.delete('a')).toBe(false)
+    g.close()
+    expect(g.size).toBe(0)
+    expect(made.every((b) => b.closed)).toBe(true)
+  })
+
+  it('shared: gives each key its own valid region name, the same in every group of that name', () => {
+    const name = uniqueName('grp')
+    const clock = new ManualClock(1000)
+    const make = () =>
+      new BreakerGroup((_key, shared) => new SreBreaker({ shared, now: clock.now, random: () => 0 }), { shared: name, now: clock.now })
+    const worker1 = make()
+    const worker2 = make()
+    const url = 'https://api.example.com/orders?id=1&x=ü'
+    for (let i = 0; i < 200; i++) worker1.get(url).markFailed()
+    expect(worker2.get(url).shared).toBe(worker1.get(url).shared)
+    expect(worker2.get(url).stats()).toMatchObject({ total: 200, state: 'open' })
+    expect(worker2.get(url).allow()).toBe(false)
+    // Keys that differ only in characters a region name cannot hold still get their own breaker.
+    expect(worker1.get('a/b').shared).not.toBe(worker1.get('a?b').shared)
+    expect(worker1.get('a/b').shared).toMatch(/^[A-Za-z0-9._-]+$/)
+    expect(worker2.get('a/b').stats().total).toBe(0)
+    worker1.close()
+    worker2.close()
+  })
+
+  it('refuses a factory that would make keys share one breaker', () => {
+    const ignoresName = new BreakerGroup(() => new FakeBreaker('x', 'fixed'), { shared: uniqueName('g') })
+    expect(() => ignoresName.get('a')).toThrow(InvalidOptionError)
+    expect(() => ignoresName.get('a')).toThrow(/passes its second argument/)
+    const sameName = new BreakerGroup((key) => new FakeBreaker(key, 'fixed'))
+    sameName.get('a')
+    expect(() => sameName.get('b')).toThrow(/already another key's/)
+    const notBreaker = new BreakerGroup(() => 42 as unknown as FakeBreaker)
+    expect(() => notBreaker.get('a')).toThrow(/option `factory` must be a function returning a breaker/)
+    expect(() => new BreakerGroup(undefined as never)).toThrow(/option `factory` must be a function/)
+    expect(() => group().g.get(7 as unknown as string)).toThrow(InvalidArgumentError)
+  })
+})
