@@ -10,7 +10,15 @@ export { RegionCorruptError } from './errors/region-corrupt-error'
 export { SharedMemoryError } from './errors/shared-memory-error'
 
 // Signals and clocks
-export { cpuUsage, eventLoopUtilization, eventLoopDelay, eventLoopDelayRaw, loadInfo, configureSampler } from './signals/signals'
+export {
+  cpuUsage,
+  eventLoopUtilization,
+  eventLoopDelay,
+  eventLoopDelayRaw,
+  eventLoopDelayMin,
+  loadInfo,
+  configureSampler,
+} from './signals/signals'
 export type { LoadInfo, SamplerOptions } from './signals/signals'
 export { coarseNow, preciseNow } from './signals/clock'
 export type { Clock } from './signals/clock'

@@ -4,15 +4,17 @@ import { RollingWindow } from '../shared/rolling-window'
 import { SharedRegion } from '../shared/shared-region'
 import { preciseNow } from '../signals/clock'
 import { cell, loopCell, signalCells } from '../signals/signal-cells'
-import { eventLoopDelayRaw } from '../signals/signals'
+import { eventLoopDelayMin } from '../signals/signals'
 
 /** When the sampler last measured this thread's loop. */
 const loopTickAt = () => (loopCell >= 0 ? signalCells[loopCell + cell.loopTickAt] : 0)
+/** The loop was idle less than 5 % of the last tick: it did not catch up. */
+const loopSaturated = () => loopCell >= 0 && signalCells[loopCell + cell.loopEluRaw] >= 950
 import { describeBbr, STAT } from './bbr-layout'
-import { limiterClock, resolveBbrOptions, type BbrLimiterOptions } from './bbr-options'
+import { limiterClock, resolveBbrOptions, type BbrLimiterOptions, type LoadSignal } from './bbr-options'
 import { CapacityEstimator } from './capacity-estimator'
 import { PRIORITY_NAMES, Priority, priorityIndex, type PriorityName } from './priority'
-import { QueueDelayController } from './queue-delay-controller'
+import { QueueDelayController, type QueueDelayOptions } from './queue-delay-controller'
 import { INVALID, NOT_SAMPLED, TokenTable } from './token-table'
 
 /** tryAcquire result: shed because requests in flight exceed the capacity estimate. */
@@ -117,11 +119,9 @@ export class BbrLimiter {
       this.mode = signal === 'cpu' ? MODE_CPU : signal === 'elu' ? MODE_ELU : MODE_MAX
       this.loadFn = undefined
     }
-    // A function signal replaces every measured input, the queueing delay included; { load, delay } injects both.
-    const delay =
-      typeof signal === 'function' ? undefined : typeof signal === 'object' ? signal.delay : eventLoopDelayRaw
-    const measuredAt = delay === eventLoopDelayRaw ? loopTickAt : undefined
-    this.delayRule = o.queueDelay && delay ? new QueueDelayController(o.queueDelay, delay, measuredAt) : undefined
+    // A function signal replaces every measured input, the queueing delay included; { load, delay } injects both
+    // (the loop then counts as saturated while the injected load is at or over the threshold).
+    this.delayRule = o.queueDelay ? this.queueRule(o.queueDelay, signal) : undefined
     this.f64[this.statsBase + STAT.admitFraction] = 1
   }
 
@@ -264,6 +264,17 @@ export class BbrLimiter {
     const limit = this.capacity.limit(now)
     this.f64[this.maxInFlightIndex] = limit
     return inFlight > limit * this.shares[p]
+  }
+
+  private queueRule(options: QueueDelayOptions, signal: LoadSignal): QueueDelayController | undefined {
+    if (typeof signal === 'function') return undefined
+    if (typeof signal === 'object') {
+      const delay = signal.delay
+      if (delay === undefined) return undefined
+      const load = signal.load
+      return new QueueDelayController(options, { delay, saturated: () => load() >= this.threshold })
+    }
+    return new QueueDelayController(options, { delay: eventLoopDelayMin, saturated: loopSaturated, measuredAt: loopTickAt })
   }
 
   private readLoad(): number {

@@ -1,5 +1,15 @@
 import { DELAY_EXPONENTS } from './priority'
 
+/** What the controller reads at each step. */
+export interface QueueSignal {
+  /** The loop's queueing delay, ms. */
+  delay: () => number
+  /** True when the loop had no idle moment in the last measurement (it never caught up). */
+  saturated: () => boolean
+  /** When the delay was last measured; a step is taken only on a new measurement. Absent: every 25 ms. */
+  measuredAt?: () => number
+}
+
 export interface QueueDelayOptions {
   /** Queueing delay the loop may keep, ms (default 10). */
   target: number
@@ -25,11 +35,10 @@ const CAREFUL_STEP = 0.02
 /**
  * Sheds for the queue Node hides, the way CoDel does. A synchronous handler finishes within one tick, so requests
  * in flight stay near zero while work piles up in front of the event loop; what grows is the time the loop goes
- * without returning to poll. When that delay has stayed above `target` for `interval`, each new measurement
- * multiplies the admit fraction by sqrt(target / delay), bounded to [0.7, 1.25] per step: the further over target,
- * the more is shed, and the fraction settles where admitted work keeps the delay at target. Below target it
- * recovers the same way. A measurement is used once: with the sampler's signal, a step happens when the sampler has
- * measured the loop again (every 50 ms while it is busy); with an injected delay, every 25 ms of the clock.
+ * without returning to poll. A queue is standing when the loop never catches up (no idle moment) and even its
+ * shortest busy stretch is over `target`; when that has lasted `interval`, each new measurement multiplies the
+ * admit fraction by sqrt(target / delay), bounded per step: the further over target, the more is shed. Requiring a
+ * saturated loop keeps coarse-grained handlers (10 ms of CPU each) from being shed while the loop still idles.
  *
  * Admission is deterministic (error diffusion, no random draw): each class accumulates its fraction as credit and
  * is admitted whenever a whole unit is available, so a fraction of 0.25 admits exactly every fourth request.
@@ -37,23 +46,20 @@ const CAREFUL_STEP = 0.02
 export class QueueDelayController {
   private readonly target: number
   private readonly interval: number
-  private readonly delay: () => number
-  private readonly measuredAt: (() => number) | undefined
+  private readonly signal: QueueSignal
   private lastMeasuredAt = -1
   private admitFraction = 1
   private readonly classFraction = new Float64Array([1, 1, 1, 1])
   private readonly credit = new Float64Array(4)
-  private aboveSince = -1
+  private standingSince = -1
   private nextStepAt = -Infinity
   private lastDelay = 0
   private lastCutAt = -Infinity
 
-  /** `measuredAt`, when given, tells when `delay` last changed: a step is taken only on a new measurement. */
-  constructor(options: QueueDelayOptions, delay: () => number, measuredAt?: () => number) {
+  constructor(options: QueueDelayOptions, signal: QueueSignal) {
     this.target = options.target
     this.interval = options.interval
-    this.delay = delay
-    this.measuredAt = measuredAt
+    this.signal = signal
   }
 
   /** True while the controller sheds some class (the fast path skips it otherwise). */
@@ -69,34 +75,33 @@ export class QueueDelayController {
     return this.lastDelay
   }
 
-  /** Re-reads the delay and adjusts the admit fraction, at most once per control step. */
+  /** Re-reads the signal and adjusts the admit fraction, at most once per measurement. */
   update(now: number): void {
     if (now < this.nextStepAt) return
     this.nextStepAt = now + CONTROL_STEP
-    if (this.measuredAt !== undefined) {
-      const at = this.measuredAt()
+    const measuredAt = this.signal.measuredAt
+    if (measuredAt !== undefined) {
+      const at = measuredAt()
       if (at === this.lastMeasuredAt) return
       this.lastMeasuredAt = at
     }
-    const d = this.delay()
+    const d = this.signal.delay()
     this.lastDelay = d
-    if (d > this.target) {
-      if (this.aboveSince < 0) this.aboveSince = now
-      if (now - this.aboveSince < this.interval) return
-    } else {
-      this.aboveSince = -1
-      if (this.admitFraction === 1) return
-    }
-    const factor = Math.sqrt(this.target / Math.max(d, 1e-3))
-    if (factor < 1) {
+    if (d > this.target && this.signal.saturated()) {
+      if (this.standingSince < 0) this.standingSince = now
+      if (now - this.standingSince < this.interval) return
       // A cut shows in the delay only a measurement later: one cut per interval unless the delay keeps exploding.
       if (now - this.lastCutAt < this.interval && d < 4 * this.target) return
       this.lastCutAt = now
-      this.setFraction(this.admitFraction * Math.max(MAX_CUT, factor))
-    } else if (now - this.lastCutAt < CAREFUL_AFTER_CUT) {
+      this.setFraction(this.admitFraction * Math.max(MAX_CUT, Math.sqrt(this.target / d)))
+      return
+    }
+    this.standingSince = -1
+    if (this.admitFraction === 1) return
+    if (now - this.lastCutAt < CAREFUL_AFTER_CUT || d > this.target) {
       this.setFraction(this.admitFraction + CAREFUL_STEP)
     } else {
-      this.setFraction(this.admitFraction * Math.min(MAX_RAISE, factor))
+      this.setFraction(this.admitFraction * Math.min(MAX_RAISE, Math.sqrt(this.target / Math.max(d, 1e-3))))
     }
   }
 

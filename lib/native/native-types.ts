@@ -54,6 +54,7 @@ export interface SignalsLayoutOffsets {
   loopEluRaw: number
   loopActive: number
   loopTickAt: number
+  loopDelayMin: number
   size: number
 }
 

@@ -30,4 +30,5 @@ export const cell = {
   loopDelayRaw: signalsLayout.loopDelayRaw / 8,
   loopEluRaw: signalsLayout.loopEluRaw / 8,
   loopTickAt: signalsLayout.loopTickAt / 8,
+  loopDelayMin: signalsLayout.loopDelayMin / 8,
 } as const

@@ -23,7 +23,15 @@ export function eventLoopDelay(): number {
   return loopCell >= 0 ? signalCells[loopCell + cell.loopDelay] : 0
 }
 
-/** The last tick's unsmoothed queueing delay of this thread's event loop, in ms. */
+/**
+ * The shortest busy stretch of this thread's event loop in the last tick, in ms: a queue is standing only when
+ * even the loop's best moment keeps requests waiting (the signal CoDel uses).
+ */
+export function eventLoopDelayMin(): number {
+  return loopCell >= 0 ? signalCells[loopCell + cell.loopDelayMin] : 0
+}
+
+/** The last tick's unsmoothed queueing delay of this thread's event loop (its longest busy stretch), in ms. */
 export function eventLoopDelayRaw(): number {
   return loopCell >= 0 ? signalCells[loopCell + cell.loopDelayRaw] : 0
 }

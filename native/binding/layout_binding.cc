@@ -64,6 +64,7 @@ void InitLayout(Napi::Env env, Napi::Object exports) {
   set(signals, "loopEluRaw", sl::kLoopEluRaw);
   set(signals, "loopActive", sl::kLoopActive);
   set(signals, "loopTickAt", sl::kLoopTickAt);
+  set(signals, "loopDelayMin", sl::kLoopDelayMin);
   set(signals, "size", sl::kSize);
 
   Napi::Object layoutObj = Napi::Object::New(env);

@@ -28,18 +28,32 @@ inline void StoreF64(void* p, double v) {
   std::memcpy(&bits, &v, sizeof bits);
   __atomic_store_n(static_cast<uint64_t*>(p), bits, __ATOMIC_RELEASE);
 }
-// Raise a cell to v if v is larger. Used for clocks that several writers advance.
-inline void MaxF64(void* p, double v) {
+// Replace a cell's value with v when better(v, current), atomically. Used for clocks several writers advance and
+// for the longest / shortest busy stretch of a tick.
+template <typename Better>
+inline void ReplaceF64If(void* p, double v, Better better) {
   uint64_t* cell = static_cast<uint64_t*>(p);
   uint64_t cur = __atomic_load_n(cell, __ATOMIC_RELAXED);
   for (;;) {
     double curValue;
     std::memcpy(&curValue, &cur, sizeof curValue);
-    if (!(v > curValue)) return;
+    if (!better(v, curValue)) return;
     uint64_t bits;
     std::memcpy(&bits, &v, sizeof bits);
     if (__atomic_compare_exchange_n(cell, &cur, bits, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) return;
   }
+}
+inline void MaxF64(void* p, double v) { ReplaceF64If(p, v, [](double a, double b) { return a > b; }); }
+inline void MinF64(void* p, double v) { ReplaceF64If(p, v, [](double a, double b) { return a < b; }); }
+
+// Replace a cell with v and return what it held.
+inline double ExchangeF64(void* p, double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  uint64_t old = __atomic_exchange_n(static_cast<uint64_t*>(p), bits, __ATOMIC_ACQ_REL);
+  double out;
+  std::memcpy(&out, &old, sizeof out);
+  return out;
 }
 
 }  // namespace bulwark

@@ -79,7 +79,9 @@ void Sampler::OnPollEnter(int slot, uint64_t nowNs, uint64_t idleNs) {
   // The stretch since the previous poll entry, minus the time spent blocked in poll, was spent running callbacks:
   // a request that arrived during it waited up to that long.
   double busyMs = NsToMs(static_cast<double>(nowNs - l.prevEntryNs) - static_cast<double>(idleNs - l.prevEntryIdleNs));
-  if (busyMs > 0) MaxF64(&l.maxBusyMs, busyMs);
+  if (busyMs < 0) busyMs = 0;
+  MaxF64(&l.maxBusyMs, busyMs);
+  MinF64(&l.minBusyMs, busyMs);
   l.prevEntryNs = nowNs;
   l.prevEntryIdleNs = idleNs;
   // Seqlock: odd while the pair is being written.
@@ -176,6 +178,9 @@ CpuSourceInfo Sampler::cpuInfo() {
 }
 
 void Sampler::Run() {
+#ifdef __linux__
+  pthread_setname_np(pthread_self(), "bulwark-sampler");  // findable in /proc/<pid>/task/*/comm and in top -H
+#endif
   cpuInfo();  // detect the CPU source and prime it off the JavaScript thread
   StoreF64(block_ + kRunning, 1);
   uint64_t now = MonotonicNs();
@@ -232,10 +237,12 @@ bool Sampler::TickLoops(uint64_t nowNs) {
     if (nowNs > entryNs && idle >= entryIdle)
       ongoing = NsToMs(static_cast<double>(nowNs - entryNs) - static_cast<double>(idle - entryIdle));
     if (ongoing < 0) ongoing = 0;
-    uint64_t bits = __atomic_exchange_n(reinterpret_cast<uint64_t*>(&l.maxBusyMs), uint64_t(0), __ATOMIC_ACQ_REL);
-    double completed;
-    std::memcpy(&completed, &bits, sizeof completed);
+    double completed = ExchangeF64(&l.maxBusyMs, 0);
+    double shortest = ExchangeF64(&l.minBusyMs, 1e300);
     double delayRaw = completed > ongoing ? completed : ongoing;
+    // The best moment of the tick: its shortest completed stretch, or the ongoing one if shorter (an idle loop
+    // reads 0) or if none completed (one long stretch).
+    double delayMin = shortest < ongoing ? shortest : ongoing;
     MaxF64(s + kLoopNow, NsToMs(static_cast<double>(nowNs)));
     if (!l.primed) {
       busy = true;
@@ -255,6 +262,7 @@ bool Sampler::TickLoops(uint64_t nowNs) {
     StoreF64(s + kLoopEluRaw, util);
     StoreF64(s + kLoopElu, EmaStep(LoadF64(s + kLoopElu), util, decay));
     StoreF64(s + kLoopDelayRaw, delayRaw);
+    StoreF64(s + kLoopDelayMin, delayMin);
     StoreF64(s + kLoopDelay, EmaStep(LoadF64(s + kLoopDelay), delayRaw, decay));
     StoreF64(s + kLoopTickAt, NsToMs(static_cast<double>(nowNs)));
     if (util > kBusyUtil || delayRaw > kBusyDelayMs) busy = true;

@@ -48,6 +48,9 @@ constexpr size_t kLoopDelayRaw = 24;   // f64 ms, last tick
 constexpr size_t kLoopEluRaw = 32;     // f64 permille, last tick
 constexpr size_t kLoopActive = 40;     // f64 1 while registered
 constexpr size_t kLoopTickAt = 48;     // f64 monotonic ms of the last tick that measured this loop
+// f64 ms: the shortest busy stretch of the last tick (the ongoing one if none completed). CoDel's signal: a queue
+// is standing only if even the best moment of an interval was over target.
+constexpr size_t kLoopDelayMin = 56;
 constexpr size_t kSize = kLoopSlots + kMaxLoops * kLoopSlotSize;
 }  // namespace signals_layout
 
@@ -109,6 +112,7 @@ class Sampler {
     uint64_t entryNs = 0;
     uint64_t entryIdleNs = 0;
     double maxBusyMs = 0;  // longest completed busy stretch since the last tick (CAS max / exchange)
+    double minBusyMs = 1e300;  // shortest completed busy stretch since the last tick (CAS min / exchange)
     // Loop-thread private.
     uint64_t prevEntryNs = 0;
     uint64_t prevEntryIdleNs = 0;

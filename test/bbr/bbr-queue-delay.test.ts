@@ -5,12 +5,14 @@ import { ManualClock } from '../helpers/manual-clock'
 
 function delayed(target = 10, interval = 100) {
   const clock = new ManualClock()
-  const input = { delay: 0 }
+  // With an injected signal the loop counts as saturated while the load is at or over the threshold (800).
+  const input = { delay: 0, load: 1000 }
   const limiter = new BbrLimiter({
     window: 1000,
     buckets: 10,
+    minInFlight: 1000, // keep the in-flight rule out of these tests
     now: clock.now,
-    signal: { load: () => 0, delay: () => input.delay },
+    signal: { load: () => input.load, delay: () => input.delay },
     queueDelay: { target, interval },
   })
   /** Offers `n` requests of a class over `ms` of clock time (released at once) and returns how many were admitted. */
@@ -38,6 +40,13 @@ describe('BbrLimiter: the queueing-delay rule (the queue Node hides)', () => {
     expect(offer(1000, 2000)).toBe(1000)
   })
 
+  it('does not shed while the loop still catches up, however long its stretches (coarse handlers)', () => {
+    const { input, offer } = delayed()
+    input.delay = 40
+    input.load = 600
+    expect(offer(1000, 2000)).toBe(1000)
+  })
+
   it('tolerates a burst shorter than the interval', () => {
     const { input, offer } = delayed()
     input.delay = 50
@@ -46,11 +55,11 @@ describe('BbrLimiter: the queueing-delay rule (the queue Node hides)', () => {
 
   it('sheds in proportion to how far over target the delay stays, and recovers when it falls', () => {
     const { limiter, input, offer } = delayed()
-    input.delay = 40
+    input.delay = 80
     offer(100, 100) // the interval passes
-    offer(100, 100) // four control steps at sqrt(10 / 40) = 0.5 each
+    offer(100, 100) // four control steps cutting by sqrt(10 / 80), bounded to 0.7 per step
     const before = limiter.stats().admitFraction
-    expect(before).toBeLessThan(0.1)
+    expect(before).toBeCloseTo(0.7 ** 4, 9)
     // Admission follows the fraction exactly (error diffusion, no random draw); a control step may fall inside.
     const admitted = offer(1000, 10)
     const after = limiter.stats().admitFraction
@@ -58,7 +67,11 @@ describe('BbrLimiter: the queueing-delay rule (the queue Node hides)', () => {
     expect(admitted).toBeLessThanOrEqual(Math.ceil(1000 * before) + 1)
 
     input.delay = 2
-    offer(200, 200) // eight control steps at up to 2x
+    offer(200, 200) // right after a cut it rises by small additive steps
+    const careful = limiter.stats().admitFraction
+    expect(careful).toBeGreaterThan(after)
+    expect(careful).toBeLessThan(after + 0.2)
+    offer(1500, 1500) // then multiplicatively
     expect(limiter.stats().admitFraction).toBe(1)
     expect(offer(100, 100)).toBe(100)
   })
@@ -91,7 +104,7 @@ describe('BbrLimiter: the queueing-delay rule (the queue Node hides)', () => {
 
   it('is off with a function signal (it replaces every measured input) or queueDelay: false', () => {
     const a = new BbrLimiter({ signal: () => 0 })
-    const b = new BbrLimiter({ queueDelay: false, signal: { load: () => 0, delay: () => 1e6 } })
+    const b = new BbrLimiter({ queueDelay: false, minInFlight: 1e6, signal: { load: () => 1000, delay: () => 1e6 } })
     for (let i = 0; i < 1000; i++) {
       expect(a.tryAcquire()).toBeGreaterThanOrEqual(0)
       expect(b.tryAcquire()).toBeGreaterThanOrEqual(0)
