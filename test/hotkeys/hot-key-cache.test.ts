@@ -6,6 +6,7 @@ import { HotKeyCache } from '../../lib/hotkeys/hot-key-cache'
 import { InvalidArgumentError } from '../../lib/errors/invalid-argument-error'
 import { InvalidOptionError } from '../../lib/errors/invalid-option-error'
 import { ManualClock } from '../helpers/manual-clock'
+import { uniqueName } from '../helpers/unique-name'
 // @ts-expect-error plain JavaScript helper shared with the benchmark
 import { zipfSampler } from './zipf-stream.mjs'
 
@@ -120,6 +121,40 @@ describe('HotKeyCache: reference behaviour', () => {
     expect(hot.delete('a')).toBe(true)
     expect(hot.get('a')).toBeUndefined()
     expect(hot.list()).toEqual([{ key: 'a', count: 3 }])
+  })
+})
+
+describe('HotKeyCache: shared', () => {
+  it('a key made hot by another member is cached here on its first add (values stay per member)', () => {
+    const shared = uniqueName('hot-shared')
+    const { hot: a } = cache({ k: 2, shared })
+    const { hot: b } = cache({ k: 2, shared })
+    a.add('cold-1', 3)
+    a.add('cold-2', 3)
+    a.addWithValue('x', 'from a', 50)
+    b.add('y', 4)
+    b.add('z', 4)  // b's own top-2 is full at count 4
+    expect(b.addWithValue('x', 'from b')).toBe(true)  // host-wide count 51
+    expect(b.get('x')).toBe('from b')
+    expect(a.get('x')).toBe('from a')
+    expect(b.list().map((i) => i.key)).toEqual(['x', 'y'])
+    a.close()
+    b.close()
+  })
+
+  it('members with fadeEvery timers fade the host once per period, not once per member', () => {
+    vi.useFakeTimers({ now: 0 })
+    const shared = uniqueName('hot-fade')
+    const options = { shared, fadeEvery: 1000, now: () => Date.now() }
+    const { hot: a } = cache(options)
+    const { hot: b } = cache(options)
+    a.add('key', 64)
+    vi.advanceTimersByTime(1000)  // both timers fire: one fading
+    expect(a.list()).toEqual([{ key: 'key', count: 32 }])
+    vi.advanceTimersByTime(2000)
+    expect(b.topk.count('key')).toBe(8)
+    a.close()
+    b.close()
   })
 })
 
