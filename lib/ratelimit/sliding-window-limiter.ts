@@ -1,0 +1,164 @@
+import type { SharedRegion } from '../shared/shared-region'
+import type { Clock } from '../signals/clock'
+import { checkNumber, checkOptions, optionalNumber } from '../validate'
+import type { Limiter } from './limiter'
+import { invalidPermits, validPermits } from './permits'
+import { type SharingOptions, openLimiterRegion, resolveSharing } from './sharing'
+import type { SpinLock } from './spin-lock'
+
+export interface SlidingWindowLimiterOptions extends SharingOptions {
+  /** Permits per window (> 0). */
+  limit: number
+  /** Window length, ms (> 0). */
+  window: number
+  /** Buckets the window slides by (default 10): the window moves forward one bucket (window / buckets) at a time. */
+  buckets?: number
+}
+
+/**
+ * At most `limit` permits in any `buckets` consecutive buckets of `window / buckets` ms: the current bucket and the
+ * ones before it that are still inside the window. Bucket boundaries are anchored at the limiter's creation. The
+ * check and the add are one atomic step (under a spin lock of a few instructions when shared), so concurrent
+ * threads and processes never admit more than `limit`; a reject in a bucket already full needs no lock.
+ */
+export class SlidingWindowLimiter implements Limiter {
+  readonly limit: number
+  readonly window: number
+  readonly buckets: number
+  readonly shared: string | undefined
+  private readonly bucketMs: number
+  private readonly region: SharedRegion
+  private readonly f64: Float64Array
+  private readonly epochIndex: number
+  private readonly totalIndex: number
+  private readonly countsIndex: number
+  private readonly origin: number
+  private readonly lock: SpinLock | undefined
+  private readonly now: Clock
+
+  constructor(options: SlidingWindowLimiterOptions) {
+    const o = checkOptions<SlidingWindowLimiterOptions>(options, 'options')
+    this.limit = checkNumber('limit', o.limit, { above: 0 })
+    this.window = checkNumber('window', o.window, { above: 0 })
+    this.buckets = optionalNumber('buckets', o.buckets, 10, { min: 1, max: 10_000, integer: true })
+    const sharing = resolveSharing(o)
+    this.shared = sharing.shared
+    this.now = sharing.now
+    this.bucketMs = this.window / this.buckets
+
+    const layout = sharing.layout('sliding-window').describe(
+      `v1 limit=${this.limit} window=${this.window} buckets=${this.buckets}`,
+    )
+    // One line for the lock word (Int32 at +0), the newest bucket's epoch (+8) and the total of the live buckets (+16).
+    const line = layout.cell(0, true)
+    const origin = layout.cell(this.now())
+    const counts = layout.block(this.buckets * 8)
+    ;({ region: this.region, lock: this.lock } = openLimiterRegion(this.shared, layout, line))
+    this.f64 = this.region.f64
+    const base = this.region.base
+    this.epochIndex = (base + line + 8) / 8
+    this.totalIndex = (base + line + 16) / 8
+    this.countsIndex = (base + counts) / 8
+    this.origin = this.f64[(base + origin) / 8]
+  }
+
+  /** Takes `n` permits (default 1) if the window has room for them now. More than `limit` never fits. */
+  tryAcquire(n = 1): boolean {
+    if (!(typeof n === 'number' && n > 0 && n <= this.limit)) return validPermits(n) ? false : invalidPermits(n)
+    const e = this.epochAt(this.now())
+    const f64 = this.f64
+    // Within one bucket the total only grows: if it is already full for this bucket, reject without the lock.
+    if (f64[this.epochIndex] === e && f64[this.totalIndex] + n > this.limit) return false
+    const lock = this.lock
+    if (lock !== undefined && lock.acquire()) this.repair()
+    const epoch = f64[this.epochIndex]
+    if (e > epoch) this.rotate(epoch, e)
+    const total = f64[this.totalIndex]
+    const ok = total + n <= this.limit
+    if (ok && (lock === undefined || lock.holds())) {
+      // A writer whose clock lags the newest bucket counts in the newest one: its permit then expires later, never sooner.
+      f64[this.countsIndex + ((e > epoch ? e : epoch) % this.buckets)] += n
+      f64[this.totalIndex] = total + n
+    }
+    return lock === undefined ? ok : lock.release() && ok
+  }
+
+  available(): number {
+    const room = this.limit - this.liveTotal(this.newestAt(this.now()))
+    return room > 0 ? room : 0
+  }
+
+  retryAfterMs(n = 1): number {
+    if (!validPermits(n)) return invalidPermits(n)
+    if (n > this.limit) return Infinity
+    const now = this.now()
+    const e = this.newestAt(now)
+    let used = this.liveTotal(e)
+    // Oldest live bucket first: find the first whose expiry leaves room for n.
+    for (let k = e - this.buckets + 1; used + n > this.limit && k <= e; k++) {
+      used -= this.countAt(k)
+      if (used + n <= this.limit) return Math.max(0, this.origin + (k + this.buckets) * this.bucketMs - now)
+    }
+    return 0
+  }
+
+  /** Locks this member took over from a holder that died or stalled inside its critical section. */
+  get lockTakeovers(): number {
+    return this.lock === undefined ? 0 : this.lock.takeovers
+  }
+
+  close(): void {
+    this.region.close()
+  }
+
+  private epochAt(now: number): number {
+    const e = Math.floor((now - this.origin) / this.bucketMs)
+    return e > 0 ? e : 0
+  }
+
+  /** Empties the buckets that epochs (from, to] reuse and moves the newest epoch to `to`. Idempotent if interrupted. */
+  private rotate(from: number, to: number): void {
+    const f64 = this.f64
+    let total = f64[this.totalIndex]
+    if (to - from >= this.buckets) {
+      for (let i = 0; i < this.buckets; i++) f64[this.countsIndex + i] = 0
+      total = 0
+    } else {
+      for (let k = from + 1; k <= to; k++) {
+        const slot = this.countsIndex + (k % this.buckets)
+        total -= f64[slot]
+        f64[slot] = 0
+      }
+    }
+    f64[this.totalIndex] = total > 0 ? total : 0
+    f64[this.epochIndex] = to
+  }
+
+  /** After taking over a lock, the total is derived again from the buckets (the holder may have stopped between). */
+  private repair(): void {
+    let total = 0
+    for (let i = 0; i < this.buckets; i++) total += this.f64[this.countsIndex + i]
+    this.f64[this.totalIndex] = total
+  }
+
+  /** Count of epoch k's bucket as the region holds it now (0 if that bucket was never written or reused since). */
+  private countAt(k: number): number {
+    const newest = this.f64[this.epochIndex]
+    if (k > newest || k <= newest - this.buckets || k < 0) return 0
+    return this.f64[this.countsIndex + (k % this.buckets)]
+  }
+
+  /** The newest epoch at `now`: this clock's, or the region's if another writer's clock is ahead. */
+  private newestAt(now: number): number {
+    const e = this.epochAt(now)
+    const newest = this.f64[this.epochIndex]
+    return e > newest ? e : newest
+  }
+
+  /** Sum of the buckets live when epoch e is the newest (read only: the window is not moved). */
+  private liveTotal(e: number): number {
+    let sum = 0
+    for (let k = e - this.buckets + 1; k <= e; k++) sum += this.countAt(k)
+    return sum
+  }
+}

@@ -1,0 +1,111 @@
+import type { SharedRegion } from '../shared/shared-region'
+import type { Clock } from '../signals/clock'
+import { checkNumber, checkOptions, optionalNumber } from '../validate'
+import type { Limiter } from './limiter'
+import { invalidPermits, validPermits } from './permits'
+import { type SharingOptions, openLimiterRegion, resolveSharing } from './sharing'
+import type { SpinLock } from './spin-lock'
+
+export interface TokenBucketOptions extends SharingOptions {
+  /** Tokens added per second (> 0). */
+  rate: number
+  /** Capacity: the most tokens available at once, after a quiet spell (default: one second's worth, at least 1). */
+  burst?: number
+}
+
+/**
+ * A token bucket, kept as GCRA's theoretical arrival time: one number, measured in tokens, that says when the
+ * bucket will be full again. Taking n tokens moves it n forward; refill is implied by the clock (no timer). When
+ * shared, the read-modify-write happens under a spin lock of a few instructions, so that no token is handed out
+ * twice however many threads and processes take at once; a reject needs no lock at all.
+ */
+export class TokenBucket implements Limiter {
+  readonly rate: number
+  readonly burst: number
+  readonly shared: string | undefined
+  private readonly region: SharedRegion
+  private readonly f64: Float64Array
+  /** f64 index of the arrival time, in tokens since `origin`. */
+  private readonly tatIndex: number
+  /** The clock reading the region was created at: keeps token counts small, so that they stay exact. */
+  private readonly origin: number
+  private readonly tokensPerMs: number
+  private readonly lock: SpinLock | undefined
+  private readonly now: Clock
+
+  constructor(options: TokenBucketOptions) {
+    const o = checkOptions<TokenBucketOptions>(options, 'options')
+    this.rate = checkNumber('rate', o.rate, { above: 0 })
+    this.burst = optionalNumber('burst', o.burst, Math.max(1, this.rate), { above: 0 })
+    const sharing = resolveSharing(o)
+    this.shared = sharing.shared
+    this.now = sharing.now
+
+    const layout = sharing.layout('token-bucket').describe(
+      `v1 rate=${this.rate} burst=${this.burst}`,
+    )
+    // The lock word (an Int32 at +0) and the arrival time (an f64 at +8) share one cache line.
+    const line = layout.cell(0, true)
+    const origin = layout.cell(this.now())
+    ;({ region: this.region, lock: this.lock } = openLimiterRegion(this.shared, layout, line))
+    this.f64 = this.region.f64
+    this.tatIndex = (this.region.base + line + 8) / 8
+    this.origin = this.f64[(this.region.base + origin) / 8]
+    this.tokensPerMs = this.rate / 1000
+  }
+
+  /** Takes `n` tokens (default 1) if the bucket holds them now. More than `burst` is never available. */
+  tryTake(n = 1): boolean {
+    if (!(typeof n === 'number' && n > 0 && n <= this.burst)) return this.outOfRange(n)
+    const now = (this.now() - this.origin) * this.tokensPerMs
+    const limit = now + this.burst
+    const f64 = this.f64
+    const at = this.tatIndex
+    // The arrival time only grows: if an unlocked read already rejects, the current value rejects too.
+    if (f64[at] + n > limit) return false
+    const lock = this.lock
+    if (lock === undefined) {
+      const tat = f64[at]
+      f64[at] = (tat > now ? tat : now) + n
+      return true
+    }
+    lock.acquire() // nothing to repair after a takeover: the state is one number, written by one store
+    const tat = f64[at]
+    const next = (tat > now ? tat : now) + n
+    const ok = next <= limit
+    if (ok && lock.holds()) f64[at] = next
+    return lock.release() && ok
+  }
+
+  /** The same as tryTake, under the name every Limiter has. */
+  tryAcquire(n = 1): boolean {
+    return this.tryTake(n)
+  }
+
+  available(): number {
+    const debt = this.f64[this.tatIndex] - (this.now() - this.origin) * this.tokensPerMs
+    if (debt <= 0) return this.burst
+    return debt < this.burst ? this.burst - debt : 0
+  }
+
+  retryAfterMs(n = 1): number {
+    if (!validPermits(n)) return invalidPermits(n)
+    if (n > this.burst) return Infinity
+    const now = (this.now() - this.origin) * this.tokensPerMs
+    const wait = (this.f64[this.tatIndex] + n - (now + this.burst)) / this.tokensPerMs
+    return wait > 0 ? wait : 0
+  }
+
+  /** Locks this member took over from a holder that died or stalled inside its critical section. */
+  get lockTakeovers(): number {
+    return this.lock === undefined ? 0 : this.lock.takeovers
+  }
+
+  close(): void {
+    this.region.close()
+  }
+
+  private outOfRange(n: number): boolean {
+    return validPermits(n) ? false : invalidPermits(n)
+  }
+}

@@ -1,0 +1,161 @@
+// A real Redis for the tests: REDIS_URL when set, else a private redis-server on a free loopback port (started
+// here, stopped after). With neither, Redis tests are skipped locally, but under CI or BULWARK_REQUIRE_REDIS the
+// test file fails at once: a skipped Redis test must never pass for a green run.
+import { ChildProcess, spawn } from 'child_process'
+import * as fs from 'fs'
+import * as net from 'net'
+import * as os from 'os'
+import * as path from 'path'
+
+export interface RedisTarget {
+  /** An external server to use as it is. */
+  url?: string
+  /** A redis-server binary to start private servers with. */
+  binary?: string
+}
+
+function findBinary(): string | undefined {
+  const dirs = [...(process.env.PATH ?? '').split(path.delimiter), '/usr/bin', '/usr/sbin', '/usr/local/bin']
+  for (const dir of dirs) {
+    const candidate = path.join(dir, 'redis-server')
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK)
+      return candidate
+    } catch {
+      // not here
+    }
+  }
+  return undefined
+}
+
+function redisRequired(): boolean {
+  return Boolean(process.env.CI) || Boolean(process.env.BULWARK_REQUIRE_REDIS)
+}
+
+/**
+ * What Redis the tests can use, or undefined to skip them. `needsServer`: the test kills, pauses or restarts the
+ * server, so it needs a binary even when REDIS_URL is set.
+ */
+export function redisTarget(needsServer = false): RedisTarget | undefined {
+  const binary = findBinary()
+  const url = process.env.REDIS_URL || undefined
+  const usable = needsServer ? binary !== undefined : binary !== undefined || url !== undefined
+  if (!usable) {
+    if (redisRequired()) {
+      throw new Error(
+        `Redis tests are required here (CI or BULWARK_REQUIRE_REDIS is set) but ${needsServer ? 'no redis-server binary' : 'neither REDIS_URL nor a redis-server binary'} was found: ` +
+          'install redis-server (Debian: apt-get install -y redis-server) or set REDIS_URL.',
+      )
+    }
+    return undefined
+  }
+  return { url: needsServer ? undefined : url, binary }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer()
+    probe.once('error', reject)
+    probe.listen(0, '127.0.0.1', () => {
+      const port = (probe.address() as net.AddressInfo).port
+      probe.close(() => resolve(port))
+    })
+  })
+}
+
+/** Resolves once `PING` on the port answers `+PONG`. */
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1')
+    let answer = ''
+    socket.setTimeout(200, () => socket.destroy())
+    socket.once('connect', () => socket.write('PING\r\n'))
+    socket.on('data', (d) => {
+      answer += d.toString()
+      if (answer.includes('\r\n')) socket.end()
+    })
+    socket.once('close', () => resolve(answer.startsWith('+PONG')))
+    socket.once('error', () => resolve(false))
+  })
+}
+
+/** A private redis-server: start, kill, restart on the same port, pause (SIGSTOP) and resume. */
+export class RedisServer {
+  private child: ChildProcess | undefined
+  private readonly dir: string
+
+  private constructor(
+    readonly binary: string,
+    readonly port: number,
+  ) {
+    this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bulwark-redis-'))
+  }
+
+  static async start(binary: string): Promise<RedisServer> {
+    const server = new RedisServer(binary, await freePort())
+    await server.launch()
+    return server
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid
+  }
+
+  async launch(): Promise<void> {
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir]
+    const child = spawn(this.binary, args, { stdio: ['ignore', 'ignore', 'pipe'] })
+    this.child = child
+    let stderr = ''
+    child.stderr?.on('data', (d) => (stderr += d.toString()))
+    const cleanup = () => child.kill('SIGKILL')
+    process.once('exit', cleanup)
+    child.once('exit', () => process.removeListener('exit', cleanup))
+    const until = Date.now() + 10_000
+    while (Date.now() < until) {
+      if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}: ${stderr}`)
+      if (await ping(this.port)) return
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    throw new Error(`redis-server did not answer on port ${this.port} within 10 s: ${stderr}`)
+  }
+
+  /** Kills the server (SIGKILL by default) and waits for it to be gone. */
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const child = this.child
+    if (!child || child.exitCode !== null || child.signalCode !== null) return
+    const exited = new Promise((r) => child.once('exit', r))
+    child.kill(signal)
+    await exited
+  }
+
+  /** A new server process on the same port, empty (no persistence). */
+  async restart(): Promise<void> {
+    await this.kill()
+    await this.launch()
+  }
+
+  pause(): void {
+    this.child?.kill('SIGSTOP')
+  }
+
+  resume(): void {
+    this.child?.kill('SIGCONT')
+  }
+
+  async stop(): Promise<void> {
+    this.resume()
+    await this.kill()
+    fs.rmSync(this.dir, { recursive: true, force: true })
+  }
+}
+
+/** A Redis URL for the tests: REDIS_URL, or a private server (returned, to stop after). */
+export async function openRedis(target: RedisTarget): Promise<{ url: string; server?: RedisServer }> {
+  if (target.url) return { url: target.url }
+  const server = await RedisServer.start(target.binary as string)
+  return { url: server.url, server }
+}

@@ -1,0 +1,124 @@
+import Redis from 'ioredis'
+import { performance } from 'perf_hooks'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+import { RedisRateLimiter, type RateLimitDecision } from '../../lib/ratelimit/redis/redis-rate-limiter'
+import { ManualClock } from '../helpers/manual-clock'
+import { RedisServer, redisTarget } from '../helpers/redis-server'
+import { uniqueName } from '../helpers/unique-name'
+
+// These tests kill, restart and stop their own server, so they need the redis-server binary.
+const target = redisTarget(true)
+const TIMEOUT = 50
+// Timer and scheduling lag on a busy 2-core machine; the limiter itself gives up one timer tick before TIMEOUT.
+const SLACK = 40
+
+async function timed(call: Promise<RateLimitDecision>): Promise<RateLimitDecision & { ms: number }> {
+  const start = performance.now()
+  const decision = await call
+  return { ...decision, ms: performance.now() - start }
+}
+
+function waitFor(redis: Redis, status: string): Promise<void> {
+  if (redis.status === status) return Promise.resolve()
+  return new Promise((resolve) => redis.once(status, () => resolve()))
+}
+
+describe.skipIf(!target)('RedisRateLimiter when Redis fails', () => {
+  let server: RedisServer
+  let redis: Redis
+  const clock = new ManualClock(1_000_000)
+
+  beforeAll(async () => {
+    server = await RedisServer.start(target!.binary as string)
+    // Reconnect quickly, and fail queued commands fast: the limiter must not depend on either.
+    redis = new Redis(server.url, { retryStrategy: () => 20, maxRetriesPerRequest: 1 })
+    await waitFor(redis, 'ready')
+  })
+
+  afterAll(async () => {
+    redis.disconnect()
+    await server.stop()
+  })
+
+  function limiter(extra: Partial<ConstructorParameters<typeof RedisRateLimiter>[0]> = {}) {
+    const l = new RedisRateLimiter({
+      redis, limit: 100, window: 60_000, keyPrefix: `${uniqueName('failover')}:`, timeout: TIMEOUT,
+      hosts: 4, openAfter: 2, probeInterval: 500, now: clock.now, ...extra,
+    })
+    const states: string[] = []
+    l.onStateChange((s) => states.push(s))
+    return { l, states }
+  }
+
+  it('a stopped (SIGSTOP) Redis: no decision waits longer than the timeout, then Redis is skipped until a probe answers', async () => {
+    const { l, states } = limiter()
+    expect((await l.consume('k')).source).toBe('redis')
+    server.pause()
+    try {
+      // Decisions already on their way wait for the timeout, never longer.
+      const slow = await Promise.all(Array.from({ length: 20 }, () => timed(l.consume('k'))))
+      for (const d of slow) {
+        expect(d.source).toBe('insurance')
+        expect(d.ms).toBeLessThanOrEqual(TIMEOUT + SLACK)
+      }
+      expect(states).toEqual(['insurance'])
+      expect(l.state).toBe('insurance')
+      // Redis is now skipped: decisions come from insurance at once.
+      const fast = await timed(l.consume('k'))
+      expect(fast.source).toBe('insurance')
+      expect(fast.ms).toBeLessThan(10)
+      // A probe is due after probeInterval; it times out too, and Redis stays skipped.
+      clock.advance(500)
+      const probe = await timed(l.consume('k'))
+      expect(probe.source).toBe('insurance')
+      expect(probe.ms).toBeLessThanOrEqual(TIMEOUT + SLACK)
+      expect((await timed(l.consume('k'))).ms).toBeLessThan(10)
+    } finally {
+      server.resume()
+    }
+    // Redis answers again: the next probe brings decisions back to it.
+    clock.advance(500)
+    expect((await l.consume('k')).source).toBe('redis')
+    expect((await l.consume('k')).source).toBe('redis')
+    expect(states).toEqual(['insurance', 'redis'])
+    expect(l.stats().timeouts).toBeGreaterThanOrEqual(21)
+  })
+
+  it('a killed and restarted Redis: decisions fall back to insurance, then come back to Redis', async () => {
+    const { l, states } = limiter()
+    expect((await l.consume('k')).source).toBe('redis')
+    await server.kill()
+    const down: Array<RateLimitDecision & { ms: number }> = []
+    for (let i = 0; i < 30; i++) down.push(await timed(l.consume('k')))
+    for (const d of down) {
+      expect(d.source).toBe('insurance')
+      expect(d.ms).toBeLessThanOrEqual(TIMEOUT + SLACK)
+    }
+    // Once the client knows the connection is gone, decisions do not even wait for the timeout.
+    expect(down.slice(-10).every((d) => d.ms < 10)).toBe(true)
+
+    await server.launch()
+    await waitFor(redis, 'ready')
+    clock.advance(500)
+    expect((await l.consume('k')).source).toBe('redis')
+    expect(l.state).toBe('redis')
+    // The restarted server lost its scripts (NOSCRIPT) and its keys: the count starts again, in Redis.
+    const back = await l.consume('k')
+    expect(back).toMatchObject({ allowed: true, source: 'redis', remaining: 98 })
+    if (states.length > 0) expect(states).toEqual(['insurance', 'redis'])
+  })
+
+  it('the default insurance gives each host its share of the limit (limit / hosts), per key', async () => {
+    const { l } = limiter({ algorithm: 'sliding-window', limit: 100, hosts: 4 })
+    server.pause()
+    try {
+      const decisions = await Promise.all(Array.from({ length: 40 }, () => l.consume('tenant')))
+      expect(decisions.every((d) => d.source === 'insurance')).toBe(true)
+      expect(decisions.filter((d) => d.allowed)).toHaveLength(25)
+      expect((await l.consume('other tenant')).allowed).toBe(true)
+    } finally {
+      server.resume()
+    }
+  })
+})
