@@ -78,7 +78,16 @@ const rows = await measure('Breakers: cost of one guarded call', [
   { name: 'SreBreaker allow+markSuccess, shared', fn: guard(sreShared), target: 40 },
   { name: 'CircuitBreaker tryAcquire+onSuccess', fn: permit(cbLocal), target: 40, baseline: true },
   { name: 'CircuitBreaker tryAcquire+onSuccess, shared', fn: permit(cbShared), target: 40 },
-  { name: 'BreakerGroup.get (100 keys) + allow+markSuccess', fn: () => guard(group.get(keys[keyIndex++ % 100]))() },
+  {
+    name: 'BreakerGroup.get (100 keys) + allow+markSuccess',
+    fn: () => {
+      const breaker = group.get(keys[keyIndex++ % 100])
+      if (breaker.allow()) {
+        do_not_optimize(work())
+        breaker.markSuccess()
+      }
+    },
+  },
   { name: 'CircuitBreaker open: tryAcquire (reject)', fn: () => do_not_optimize(cbOpen.tryAcquire()), target: 40 },
   { name: 'SreBreaker open: allow (reject, p ~ 1)', fn: () => do_not_optimize(sreOpen.allow()), target: 40 },
   { name: 'CircuitBreaker execute (async)', fn: async () => cbLocal.execute(work) },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 
-import { BreakerGroup, InvalidArgumentError, InvalidOptionError, SreBreaker } from '../../lib/index'
+import { BreakerGroup, CircuitBreaker, InvalidArgumentError, InvalidOptionError, SreBreaker } from '../../lib/index'
 import { ManualClock } from '../helpers/manual-clock'
 import { uniqueName } from '../helpers/unique-name'
 
@@ -110,6 +110,16 @@ describe('BreakerGroup', () => {
     expect(worker2.get('a/b').stats().total).toBe(0)
     worker1.close()
     worker2.close()
+  })
+
+  it('shared: the longest group name with a long, unsafe key still makes a valid region', () => {
+    const name = `${uniqueName('g')}-`.padEnd(64, 'x')
+    const g = new BreakerGroup((_key, shared) => new CircuitBreaker({ shared }), { shared: name })
+    const key = `https://example.com/${'path/'.repeat(40)}?q=${'ü'.repeat(20)}`
+    const cb = g.get(key)
+    expect(cb.shared?.startsWith(`${name}.https___example_com_path_path_pa.`)).toBe(true)
+    expect(cb.tryAcquire()).toBe(true)
+    g.close()
   })
 
   it('refuses a factory that would make keys share one breaker', () => {
