@@ -106,7 +106,8 @@ export class CircuitBreaker {
 
   /** Whether to make the call. Never throws, never allocates. */
   tryAcquire(): boolean {
-    // A plain load: the word is one aligned Int32, and a stale read only sends us to the slow path.
+    // A plain load of one aligned Int32: the generation in the word means an equal word is the same closed period;
+    // a call racing the trip that opens it may still be admitted, as it would be a moment earlier.
     const word = this.i32[this.wordIndex]
     if (word === this.closedWord) return true
     const now = this.now()
