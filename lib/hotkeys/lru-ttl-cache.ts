@@ -1,16 +1,23 @@
 interface Entry<V> {
+  key: string
   value: V
   expiresAt: number
+  newer: Entry<V> | undefined
+  older: Entry<V> | undefined
 }
 
 /**
  * A bounded least-recently-used map whose entries also expire. Times are plain ms numbers (exact integers up to
- * 2^53: no 32-bit wrap as in the reference, whose TTLs break after 49.7 days of uptime). A Map keeps insertion
- * order, so re-inserting on use makes its first key the least recently used.
+ * 2^53: no 32-bit wrap as in the reference, whose TTLs break after 49.7 days of uptime).
+ *
+ * Recency is a doubly linked list beside a Map: a hit relinks one entry (re-inserting into the Map on every hit,
+ * the shorter way, leaves deleted slots that V8 must compact, several times slower).
  */
 export class LruTtlCache<V> {
   readonly capacity: number
   private readonly entries = new Map<string, Entry<V>>()
+  private newest: Entry<V> | undefined
+  private oldest: Entry<V> | undefined
 
   constructor(capacity: number) {
     this.capacity = capacity
@@ -25,33 +32,68 @@ export class LruTtlCache<V> {
     const entry = this.entries.get(key)
     if (entry === undefined) return undefined
     if (entry.expiresAt <= now) {
-      this.entries.delete(key)
+      this.remove(entry)
       return undefined
     }
-    this.entries.delete(key)
-    this.entries.set(key, entry)
+    if (entry !== this.newest) {
+      this.unlink(entry)
+      this.linkNewest(entry)
+    }
     return entry.value
   }
 
   /** Stores `value` until `expiresAt`, evicting the least recently used entry when over capacity. */
   set(key: string, value: V, expiresAt: number): void {
-    const entry = this.entries.get(key)
+    let entry = this.entries.get(key)
     if (entry !== undefined) {
-      this.entries.delete(key)
-      entry.value = value
-      entry.expiresAt = expiresAt
+      this.unlink(entry)
+    } else if (this.entries.size >= this.capacity && this.oldest !== undefined) {
+      // Reuse the evicted entry's object: a full cache allocates nothing.
+      entry = this.oldest
+      this.unlink(entry)
+      this.entries.delete(entry.key)
+      entry.key = key
       this.entries.set(key, entry)
-      return
+    } else {
+      entry = { key, value, expiresAt, newer: undefined, older: undefined }
+      this.entries.set(key, entry)
     }
-    this.entries.set(key, { value, expiresAt })
-    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value as string)
+    entry.value = value
+    entry.expiresAt = expiresAt
+    this.linkNewest(entry)
   }
 
   delete(key: string): boolean {
-    return this.entries.delete(key)
+    const entry = this.entries.get(key)
+    if (entry === undefined) return false
+    this.remove(entry)
+    return true
   }
 
   clear(): void {
     this.entries.clear()
+    this.newest = undefined
+    this.oldest = undefined
+  }
+
+  private remove(entry: Entry<V>): void {
+    this.unlink(entry)
+    this.entries.delete(entry.key)
+  }
+
+  private unlink(entry: Entry<V>): void {
+    if (entry.newer === undefined) this.newest = entry.older
+    else entry.newer.older = entry.older
+    if (entry.older === undefined) this.oldest = entry.newer
+    else entry.older.newer = entry.newer
+    entry.newer = undefined
+    entry.older = undefined
+  }
+
+  private linkNewest(entry: Entry<V>): void {
+    entry.older = this.newest
+    if (this.newest !== undefined) this.newest.newer = entry
+    this.newest = entry
+    if (this.oldest === undefined) this.oldest = entry
   }
 }
