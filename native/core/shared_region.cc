@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
@@ -47,6 +48,11 @@ std::unordered_map<uint64_t, Mapping>& Mappings() {
 }
 uint64_t g_nextHandle = 1;
 uint32_t g_nextSerial = 1;
+bool g_atExitRegistered = false;
+
+// A process that ends with process.exit() (no environment cleanup) still leaves its regions as a clean exit would:
+// members detached, lanes given back, and the name removed if it was the last member.
+void CloseAllAtExit() { RegionRegistry::Instance().CloseAll(); }
 
 std::string Errno(const char* what, const std::string& name) {
   char buf[256];
@@ -339,6 +345,10 @@ Status RegionRegistry::Open(const RegionSpec& spec, RegionAttachment* out) {
   if (!st.ok()) return st;
   const std::string path = RegionPath(spec.name);
   std::lock_guard<std::mutex> guard(RegistryMutex());
+  if (!g_atExitRegistered) {
+    g_atExitRegistered = true;
+    std::atexit(CloseAllAtExit);
+  }
 
   for (int attempt = 0; attempt < 8; attempt++) {
     int fd = shm_open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -497,17 +507,32 @@ Status RegionRegistry::Close(uint64_t handle) {
   return Status::Ok();
 }
 
-void RegionRegistry::CloseOwnedBy(uint64_t owner) {
-  std::lock_guard<std::mutex> guard(RegistryMutex());
+namespace {
+
+// Detaches and drops the registry's reference of every open mapping `match` accepts. Caller holds the mutex.
+template <typename Match>
+void CloseMatchingLocked(Match match) {
   for (auto it = Mappings().begin(); it != Mappings().end();) {
     auto next = std::next(it);
-    if (it->second.owner == owner && it->second.fd != -2) {
+    if (it->second.fd != -2 && match(it->second)) {
       DetachLocked(it->second);
       it->second.fd = -2;
       DropRef(it);
     }
     it = next;
   }
+}
+
+}  // namespace
+
+void RegionRegistry::CloseOwnedBy(uint64_t owner) {
+  std::lock_guard<std::mutex> guard(RegistryMutex());
+  CloseMatchingLocked([owner](const Mapping& m) { return m.owner == owner; });
+}
+
+void RegionRegistry::CloseAll() {
+  std::lock_guard<std::mutex> guard(RegistryMutex());
+  CloseMatchingLocked([](const Mapping&) { return true; });
 }
 
 void RegionRegistry::SetOwner(uint64_t handle, uint64_t owner) {

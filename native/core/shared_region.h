@@ -73,6 +73,8 @@ class RegionRegistry {
   Status Close(uint64_t handle);
   // Close every handle opened by this owner (a JavaScript environment that is going away).
   void CloseOwnedBy(uint64_t owner);
+  // Close every handle (process exit: environment cleanup hooks do not run on the main thread's process.exit()).
+  void CloseAll();
   void SetOwner(uint64_t handle, uint64_t owner);
 
   // References held by JavaScript buffers over a mapping.

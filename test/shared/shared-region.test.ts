@@ -179,6 +179,25 @@ describe('SharedRegion: attach, header checks and lifetime', () => {
     region.close()
   })
 
+  it('detaches on process.exit(), which skips environment cleanup, so no name is left behind', async () => {
+    const name = uniqueName('exit')
+    const d = describeGauge()
+    const region = SharedRegion.open(name, d.layout)
+    const script = `
+      const { SharedRegion, RegionLayout, LaneCounter } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'dist', 'cjs'))})
+      const layout = new RegionLayout('gauge', 8).describe('gauge=1')
+      const gauge = layout.lanes64(1, true)
+      new LaneCounter(SharedRegion.open(${JSON.stringify(name)}, layout), gauge).add(5)
+      process.exit(0)`
+    const code = await new Promise<number | null>((resolve) => spawn(process.execPath, ['-e', script], { stdio: 'inherit' }).once('exit', resolve))
+    expect(code).toBe(0)
+    // Given back at exit, not by the reaper later: no waiting here.
+    expect(new LaneCounter(region, d.gauge).total()).toBe(0)
+    expect(region.members().map((m) => m.pid)).toEqual([process.pid])
+    region.close()
+    expect(listRegions()).not.toContain(name)
+  })
+
   it('survives many processes attaching and detaching at once', async () => {
     const name = uniqueName('churn')
     const script = `
