@@ -1,0 +1,156 @@
+// An open-loop HTTP load generator (constant arrival rate per step, as wrk2 does): request i is sent when it is
+// due whether or not earlier ones were answered, and its latency counts from when it was due, so a server that
+// falls behind cannot hide it (a closed-loop generator slows down with the server and hides overload).
+// Used by the overload benchmark, the `npm start` demo and the end-to-end tests.
+'use strict'
+const http = require('http')
+
+/**
+ * schedule: [{ rate (req/s), seconds }]. Every `criticalEvery`-th request carries `x-priority: critical`.
+ * Resolves with typed arrays, one entry per request: due (ms from start), latency (ms; Infinity if unanswered at
+ * the deadline), status (0 for a connection error), critical (1/0).
+ */
+function runOpenLoop({ port, host = '127.0.0.1', path = '/', schedule, criticalEvery = 10, maxSockets = 512, drainSeconds = 5 }) {
+  const dues = []
+  let t = 0
+  for (const step of schedule) {
+    const n = Math.round(step.rate * step.seconds)
+    for (let i = 0; i < n; i++) dues.push(t + (i * 1000) / step.rate)
+    t += step.seconds * 1000
+  }
+  const total = dues.length
+  const due = Float64Array.from(dues)
+  const latency = new Float64Array(total).fill(Infinity)
+  const status = new Int16Array(total)
+  const critical = new Uint8Array(total)
+  const agent = new http.Agent({ keepAlive: true, maxSockets })
+  const criticalHeaders = { 'x-priority': 'critical' }
+  const start = performance.now()
+  let next = 0
+  let settled = 0
+
+  return new Promise((resolve) => {
+    let finished = false
+    const finish = () => {
+      if (finished) return
+      finished = true
+      clearInterval(pump)
+      clearTimeout(deadline)
+      agent.destroy()
+      resolve({ due, latency, status, critical, durationMs: t })
+    }
+    const send = (i) => {
+      const isCritical = criticalEvery > 0 && i % criticalEvery === 0
+      critical[i] = isCritical ? 1 : 0
+      const req = http.request({ host, port, path, agent, headers: isCritical ? criticalHeaders : undefined }, (res) => {
+        res.resume()
+        res.on('end', () => {
+          latency[i] = performance.now() - start - due[i]
+          status[i] = res.statusCode
+          if (++settled === total) finish()
+        })
+      })
+      req.on('error', () => {
+        latency[i] = performance.now() - start - due[i]
+        status[i] = 0
+        if (++settled === total) finish()
+      })
+      req.end()
+    }
+    const pump = setInterval(() => {
+      const now = performance.now() - start
+      while (next < total && due[next] <= now) send(next++)
+    }, 1)
+    const deadline = setTimeout(finish, t + drainSeconds * 1000)
+  })
+}
+
+/** Closed-loop saturation: `concurrency` connections each sending back-to-back for `seconds`. Resolves req/s. */
+function runClosedLoop({ port, host = '127.0.0.1', path = '/', concurrency = 64, seconds = 5 }) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
+  const end = performance.now() + seconds * 1000
+  let done = 0
+  return new Promise((resolve) => {
+    let running = concurrency
+    const loop = () => {
+      if (performance.now() >= end) {
+        if (--running === 0) {
+          agent.destroy()
+          resolve(done / seconds)
+        }
+        return
+      }
+      http
+        .get({ host, port, path, agent }, (res) => {
+          res.resume()
+          res.on('end', () => {
+            if (res.statusCode === 200) done++
+            loop()
+          })
+        })
+        .on('error', loop)
+    }
+    for (let i = 0; i < concurrency; i++) loop()
+  })
+}
+
+function quantile(sorted, q) {
+  if (sorted.length === 0) return 0
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
+}
+
+/**
+ * Summary of the requests due in [fromMs, toMs). Latency percentiles are over the requests that were not shed:
+ * answered 200 (their latency), or never answered / failed (counted as Infinity: they waited forever).
+ */
+function summarize(run, fromMs, toMs, sloMs = 500) {
+  const okLatencies = []
+  let admitted = 0
+  let offered = 0
+  let shed = 0
+  let errors = 0
+  let withinSlo = 0
+  let criticalSent = 0
+  let criticalOk = 0
+  for (let i = 0; i < run.due.length; i++) {
+    const d = run.due[i]
+    if (d < fromMs || d >= toMs) continue
+    offered++
+    const s = run.status[i]
+    const ok = s === 200
+    if (ok) {
+      admitted++
+      okLatencies.push(run.latency[i])
+      if (run.latency[i] <= sloMs) withinSlo++
+    } else if (s === 503 || s === 429) shed++
+    else {
+      errors++
+      okLatencies.push(Infinity)
+    }
+    if (run.critical[i]) {
+      criticalSent++
+      if (ok && run.latency[i] <= sloMs) criticalOk++
+    }
+  }
+  okLatencies.sort((a, b) => a - b)
+  const seconds = (toMs - fromMs) / 1000
+  return {
+    offeredPerSecond: offered / seconds,
+    goodputPerSecond: withinSlo / seconds,
+    admittedPerSecond: admitted / seconds,
+    shedRate: offered ? shed / offered : 0,
+    errorRate: offered ? errors / offered : 0,
+    p50: quantile(okLatencies, 0.5),
+    p99: quantile(okLatencies, 0.99),
+    criticalSuccess: criticalSent ? criticalOk / criticalSent : 1,
+  }
+}
+
+/** Per-bin shed fraction and admitted p99 over [fromMs, toMs), for onset and recovery times. */
+function timeline(run, fromMs, toMs, binMs = 250) {
+  const bins = []
+  for (let b = fromMs; b < toMs; b += binMs) bins.push(summarize(run, b, b + binMs))
+  return bins
+}
+
+module.exports = { runOpenLoop, runClosedLoop, summarize, timeline }

@@ -1,0 +1,82 @@
+// The server under test: a node:cluster of workers whose handler burns CPU_MS of CPU and then waits WAIT_MS
+// (a downstream call). MODE picks the protection: none | static | overload-protection | bulwark.
+// The primary prints the port once every worker listens.
+'use strict'
+const cluster = require('cluster')
+const http = require('http')
+
+const WORKERS = Number(process.env.WORKERS ?? 2)
+const CPU_MS = Number(process.env.CPU_MS ?? 4)
+const WAIT_MS = Number(process.env.WAIT_MS ?? 20)
+const MODE = process.env.MODE ?? 'none'
+const STATIC_LIMIT = Number(process.env.STATIC_LIMIT ?? 16)
+const SHARED = process.env.SHARED ?? `overload-${process.ppid}`
+
+if (cluster.isPrimary) {
+  const server = http.createServer()
+  server.listen(0, '127.0.0.1', () => {
+    const port = server.address().port
+    server.close()
+    let listening = 0
+    for (let i = 0; i < WORKERS; i++) {
+      cluster.fork({ PORT: String(port) }).on('listening', () => {
+        if (++listening === WORKERS) console.log(port)
+      })
+    }
+  })
+} else {
+  const { BbrLimiter, Priority, preciseNow } = require('../../dist/cjs')
+
+  const burn = (ms) => {
+    const end = preciseNow() + ms
+    while (preciseNow() < end) {}
+  }
+  const work = (res, done) => {
+    burn(CPU_MS)
+    setTimeout(() => {
+      res.end('ok')
+      done()
+    }, WAIT_MS)
+  }
+  const shed = (res) => {
+    res.writeHead(503, { 'retry-after': '1', 'content-type': 'application/json' })
+    res.end('{"error":"overloaded"}')
+  }
+
+  let handler
+  if (MODE === 'bulwark') {
+    const limiter = new BbrLimiter({ shared: SHARED })
+    if (process.env.TRACE) {
+      setInterval(() => {
+        const s = limiter.stats()
+        console.error(
+          `w${cluster.worker.id} load=${s.load.toFixed(0)} inFlight=${s.inFlight} max=${s.maxInFlight} maxPass=${s.maxPass} minRt=${s.minRt.toFixed(1)} frac=${s.admitFraction.toFixed(2)} delay=${s.queueDelay.toFixed(1)} shedIF=${s.droppedByInFlight} shedQD=${s.droppedByQueueDelay} passed=${s.passed}`,
+        )
+      }, 500).unref()
+    }
+    handler = (req, res) => {
+      const priority = req.headers['x-priority'] === 'critical' ? Priority.critical : Priority.normal
+      const token = limiter.tryAcquire(priority)
+      if (token < 0) return shed(res)
+      work(res, () => limiter.release(token))
+    }
+  } else if (MODE === 'static') {
+    let inFlight = 0
+    handler = (req, res) => {
+      if (inFlight >= STATIC_LIMIT) return shed(res)
+      inFlight++
+      work(res, () => inFlight--)
+    }
+  } else if (MODE === 'overload-protection') {
+    const protect = require('overload-protection')('http', { production: true, logging: false, clientRetrySecs: 1 })
+    handler = (req, res) => {
+      if (protect(req, res) === true) return
+      work(res, () => {})
+    }
+  } else {
+    handler = (req, res) => work(res, () => {})
+  }
+  const server = http.createServer(handler)
+  server.keepAliveTimeout = 60_000
+  server.listen(Number(process.env.PORT), '127.0.0.1')
+}
