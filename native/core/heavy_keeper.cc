@@ -59,9 +59,15 @@ HeavyKeeper::HeavyKeeper(const HeavyKeeperConfig& c)
       lanes_(c.memory + c.lanesOffset, c.laneStride, c.memory + c.aliveOffset, c.aliveStride, c.member,
              c.shared ? c.k : 0),
       heap_(c.k) {
+  widthInverse_ = ModInverse(c.width);
   for (int i = 0; i < kDecayTableSize; i++) lookup_[i] = std::pow(c.decay, i);
   seen_ = Generation();
   lanes_.Claim(seen_);
+}
+
+// The reference's bucket, hash % width, without the 4 divisions an add would otherwise cost.
+uint64_t* HeavyKeeper::Bucket(uint32_t row, uint32_t hash) const {
+  return sketch_ + size_t(row) * config_.width + FastMod(hash, widthInverse_, config_.width);
 }
 
 uint32_t HeavyKeeper::Generation() const {
@@ -104,8 +110,7 @@ int HeavyKeeper::Add(const uint8_t* key, size_t length, uint32_t incr, bool bina
   const uint32_t fingerprint = hashes[0];  // row 0's seed is the fingerprint's
   uint32_t maxCount = 0;
   for (uint32_t row = 0; row < config_.depth; row++) {
-    uint64_t* bucket = sketch_ + size_t(row) * config_.width + hashes[row] % config_.width;
-    maxCount = std::max(maxCount, UpdateRow(bucket, fingerprint, incr));
+    maxCount = std::max(maxCount, UpdateRow(Bucket(row, hashes[row]), fingerprint, incr));
   }
   lanes_.AddTotal(incr);
 
@@ -139,7 +144,7 @@ uint64_t HeavyKeeper::Count(const uint8_t* key, size_t length) {
   const uint32_t fingerprint = hashes[0];
   uint64_t best = 0;
   for (uint32_t row = 0; row < config_.depth; row++) {
-    uint64_t word = __atomic_load_n(sketch_ + size_t(row) * config_.width + hashes[row] % config_.width, __ATOMIC_RELAXED);
+    uint64_t word = __atomic_load_n(Bucket(row, hashes[row]), __ATOMIC_RELAXED);
     if (static_cast<uint32_t>(word >> 32) == fingerprint) best = std::max<uint64_t>(best, static_cast<uint32_t>(word));
   }
   int32_t slot = heap_.Find(key, length, fingerprint);

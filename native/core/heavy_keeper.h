@@ -75,6 +75,7 @@ class HeavyKeeper {
  private:
   HeavyKeeper(const HeavyKeeperConfig& config);
   uint32_t UpdateRow(uint64_t* bucket, uint32_t fingerprint, uint32_t incr);
+  uint64_t* Bucket(uint32_t row, uint32_t hash) const;
   void CatchUp();
   void Expel(ExpelledKey&& key);
   int Pending() const { return expelled_.empty() ? 0 : kExpelledWaiting; }
@@ -82,6 +83,7 @@ class HeavyKeeper {
 
   HeavyKeeperConfig config_;
   double lookup_[kDecayTableSize];
+  uint64_t widthInverse_;  // ModInverse(width)
   RandomSource rng_;
   uint64_t* sketch_;
   uint8_t* control_;

@@ -90,6 +90,20 @@ void CompareDecay(uint32_t count, uint32_t incr, double decay) {
   CHECK(ok);
 }
 
+void TestFastMod() {
+  RandomSource rng(6);
+  const uint32_t widths[] = {1, 2, 3, 7, 1000, 1024, 4096, 10000, 65535, 1u << 28, 4294967295u};
+  for (uint32_t n : widths) {
+    uint64_t inverse = ModInverse(n);
+    for (int i = 0; i < 100000; i++) {
+      uint32_t h = static_cast<uint32_t>(rng.Next());
+      CHECK(FastMod(h, inverse, n) == h % n);
+    }
+    CHECK(FastMod(UINT32_MAX, inverse, n) == UINT32_MAX % n);
+    CHECK(FastMod(0, inverse, n) == 0);
+  }
+}
+
 void TestDecay() {
   CompareDecay(3, 40, 0.925);      // geometric waits, taken often
   CompareDecay(40, 60, 0.925);     // geometric waits, taken sometimes
@@ -191,6 +205,7 @@ void TestCreateRefuses() {
 
 int main() {
   TestMurmur();
+  TestFastMod();
   TestDecay();
   TestBinomial();
   TestHeapChurn();
