@@ -57,14 +57,22 @@ function report(title, rows, baselineName) {
     r.target === undefined ? '' : `<= ${r.target} ns ${r.ok ? 'met' : 'MISSED'}`,
     r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}x`,
   ])
+  writeTable(title, header.filter(Boolean), lines)
+}
+
+/**
+ * Prints a markdown table headed by the machine line and saves it in bench/results/, for benchmarks that measure
+ * something other than ns per call (throughput, latency under concurrency). `lines`: one array of cells per row.
+ */
+export function writeTable(title, header, lines) {
   const md = [
     `### ${title}`,
     '',
     `Machine: ${machine()}`,
     '',
-    `| ${header.filter(Boolean).join(' | ')} |`,
-    `| ${header.filter(Boolean).map(() => '---').join(' | ')} |`,
-    ...lines.map((l) => `| ${l.slice(0, header.filter(Boolean).length).join(' | ')} |`),
+    `| ${header.join(' | ')} |`,
+    `| ${header.map(() => '---').join(' | ')} |`,
+    ...lines.map((l) => `| ${l.slice(0, header.length).join(' | ')} |`),
     '',
   ].join('\n')
   console.log(md)

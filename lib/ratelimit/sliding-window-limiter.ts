@@ -31,6 +31,7 @@ export class SlidingWindowLimiter implements Limiter {
   private readonly f64: Float64Array
   private readonly epochIndex: number
   private readonly totalIndex: number
+  private readonly slotIndex: number
   private readonly countsIndex: number
   private readonly origin: number
   private readonly lock: SpinLock | undefined
@@ -49,7 +50,8 @@ export class SlidingWindowLimiter implements Limiter {
     const layout = sharing.layout('sliding-window').describe(
       `v1 limit=${this.limit} window=${this.window} buckets=${this.buckets}`,
     )
-    // One line for the lock word (Int32 at +0), the newest bucket's epoch (+8) and the total of the live buckets (+16).
+    // One line for the lock word (Int32 at +0), the newest bucket's epoch (+8), the total of the live buckets (+16)
+    // and the newest bucket's slot (+24, so that a decision needs no modulo of a float).
     const line = layout.cell(0, true)
     const origin = layout.cell(this.now())
     const counts = layout.block(this.buckets * 8)
@@ -58,6 +60,7 @@ export class SlidingWindowLimiter implements Limiter {
     const base = this.region.base
     this.epochIndex = (base + line + 8) / 8
     this.totalIndex = (base + line + 16) / 8
+    this.slotIndex = (base + line + 24) / 8
     this.countsIndex = (base + counts) / 8
     this.origin = this.f64[(base + origin) / 8]
   }
@@ -75,9 +78,9 @@ export class SlidingWindowLimiter implements Limiter {
     if (e > epoch) this.rotate(epoch, e)
     const total = f64[this.totalIndex]
     const ok = total + n <= this.limit
-    if (ok && (lock === undefined || lock.holds())) {
-      // A writer whose clock lags the newest bucket counts in the newest one: its permit then expires later, never sooner.
-      f64[this.countsIndex + ((e > epoch ? e : epoch) % this.buckets)] += n
+    if (ok) {
+      // Into the newest bucket, also for a writer whose clock lags: its permit then expires later, never sooner.
+      f64[this.countsIndex + f64[this.slotIndex]] += n
       f64[this.totalIndex] = total + n
     }
     return lock === undefined ? ok : lock.release() && ok
@@ -131,6 +134,7 @@ export class SlidingWindowLimiter implements Limiter {
       }
     }
     f64[this.totalIndex] = total > 0 ? total : 0
+    f64[this.slotIndex] = to % this.buckets
     f64[this.epochIndex] = to
   }
 

@@ -52,11 +52,6 @@ export class SpinLock {
     return this.contend(tag)
   }
 
-  /** True while this member still holds the lock (false once a waiter took it over). */
-  holds(): boolean {
-    return Atomics.load(this.i32, this.index) === this.tag
-  }
-
   /** Releases the lock; false when it had been taken over meanwhile (this member's writes may be stale). */
   release(): boolean {
     return Atomics.compareExchange(this.i32, this.index, this.tag, 0) === this.tag

@@ -73,7 +73,8 @@ export class TokenBucket implements Limiter {
     const tat = f64[at]
     const next = (tat > now ? tat : now) + n
     const ok = next <= limit
-    if (ok && lock.holds()) f64[at] = next
+    if (ok) f64[at] = next
+    // Taken over meanwhile (this member stalled for a second inside): deny, the write may have been stale.
     return lock.release() && ok
   }
 

@@ -28,6 +28,19 @@ export class DeadlineQueue<T extends Deadlined> {
     if (this.timer === undefined) this.arm()
   }
 
+  /**
+   * Drops settled calls from the front. Replies mostly come back in the order calls went out (one connection
+   * answers in order), so calling this after each settle keeps the queue short and lets settled calls die young.
+   */
+  trim(): void {
+    const items = this.items
+    while (this.head < items.length && (items[this.head] as T).settled) items[this.head++] = undefined
+    if (this.head === items.length) {
+      items.length = 0
+      this.head = 0
+    }
+  }
+
   get pending(): number {
     return this.items.length - this.head
   }

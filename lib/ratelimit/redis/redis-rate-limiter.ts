@@ -162,6 +162,7 @@ export class RedisRateLimiter {
     call.settled = true
     this.circuit.succeeded(call.probe)
     this.counts.redis++
+    this.pending.trim()
     const r = reply as [number, number, number]
     call.resolve({ allowed: r[0] === 1, remaining: r[1], retryAfterMs: r[2] / 1000, source: 'redis' })
   }
@@ -188,6 +189,7 @@ export class RedisRateLimiter {
 
   private fail(call: PendingDecision): void {
     call.settled = true
+    this.pending.trim()
     this.circuit.failed(call.probe, this.clock())
     call.resolve(this.insure(call.key, call.cost))
   }

@@ -1,10 +1,9 @@
 import { createHash } from 'crypto'
 
 // Both scripts return { allowed (0 or 1), remaining permits, retry after (µs) } and take the time from the Redis
-// server (TIME) unless ARGV[4] carries one (tests). Each touches only KEYS[1], so they run on Redis Cluster.
-// Effects replication (the default from Redis 5) lets a script write after reading TIME; older servers need the call.
+// server (TIME) unless ARGV[4] carries one (tests). Each touches only KEYS[1], so they run on Redis Cluster. Writing
+// after TIME needs effects replication, the default from Redis 5.
 const PREAMBLE = `
-if redis.replicate_commands then redis.replicate_commands() end
 local cost = tonumber(ARGV[3])
 local now = tonumber(ARGV[4])
 if not now then
@@ -26,7 +25,8 @@ local state = redis.call('HMGET', KEYS[1], 'w', 'c', 'p')
 local w = tonumber(state[1])
 local current = tonumber(state[2]) or 0
 local previous = tonumber(state[3]) or 0
-if w == nil or w < index then
+local rolled = w == nil or w < index
+if rolled then
   if w == index - 1 then previous = current else previous = 0 end
   current = 0
 elseif w > index then
@@ -36,8 +36,13 @@ local into = now / window - index
 if into < 0 then into = 0 end
 local used = previous * (1 - into) + current
 if used + cost <= limit then
-  redis.call('HSET', KEYS[1], 'w', index, 'c', current + cost, 'p', previous)
-  redis.call('PEXPIRE', KEYS[1], math.ceil(window * 2))
+  if rolled then
+    -- First write in this window: the key is needed until the next window ends, two windows from now at most.
+    redis.call('HSET', KEYS[1], 'w', index, 'c', current + cost, 'p', previous)
+    redis.call('PEXPIRE', KEYS[1], math.ceil(window * 2))
+  else
+    redis.call('HSET', KEYS[1], 'c', current + cost)
+  end
   return {1, math.floor(limit - used - cost + 1e-9), 0}
 end
 local wait
