@@ -33,6 +33,7 @@ describe.skipIf(!target)('RedisRateLimiter when Redis fails', () => {
     server = await RedisServer.start(target!.binary as string)
     // Reconnect quickly, and fail queued commands fast: the limiter must not depend on either.
     redis = new Redis(server.url, { retryStrategy: () => 20, maxRetriesPerRequest: 1 })
+    redis.on('error', () => undefined) // refused connections while the server is down are expected here
     await waitFor(redis, 'ready')
   })
 
