@@ -65,11 +65,6 @@ HeavyKeeper::HeavyKeeper(const HeavyKeeperConfig& c)
   lanes_.Claim(seen_);
 }
 
-// The reference's bucket, hash % width, without the 4 divisions an add would otherwise cost.
-uint64_t* HeavyKeeper::Bucket(uint32_t row, uint32_t hash) const {
-  return sketch_ + size_t(row) * config_.width + FastMod(hash, widthInverse_, config_.width);
-}
-
 uint32_t HeavyKeeper::Generation() const {
   return __atomic_load_n(reinterpret_cast<const uint32_t*>(control_ + hl::kGenerationOffset), __ATOMIC_ACQUIRE);
 }
