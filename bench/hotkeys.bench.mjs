@@ -44,6 +44,12 @@ const bloomTopK = new bloom.TopK(K, 0.001, 0.01)
 const exactMap = new Map()
 const batches = Array.from({ length: sample.length / batch }, (_, b) => sample.slice(b * batch, (b + 1) * batch))
 
+// Warm up every path (JIT, caches, heaps) so that the first case is not charged for it.
+for (let w = 0; w < 1_000_000; w++) {
+  local.add(sample[w & mask])
+  cold.add(coldSample[w & 0xffff])
+  shared.add(sample[w & mask])
+}
 const speed = await measure('Hot keys: cost of one add (16-byte keys, Zipf 1.0)', [
   { name: 'HeavyKeeper.add (string)', fn: () => do_not_optimize(local.add(sample[i++ & mask])), target: 100, baseline: true },
   { name: 'HeavyKeeper.add (string, cache-cold keys)', fn: () => do_not_optimize(cold.add(coldSample[i++ & 0xffff])) },
