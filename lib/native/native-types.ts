@@ -158,7 +158,8 @@ export interface NativeBinding {
   setThreadId(threadId: number): void
   regionOpen(spec: NativeRegionSpec): NativeRegion
   regionClose(handle: number): void
-  regionSnapshot(name: string): { buffer: ArrayBuffer }
+  /** A private view of a region that does not join it, with its member table at the time of the view. */
+  regionSnapshot(name: string): { buffer: ArrayBuffer; members: NativeMember[] }
   regionMembers(handle: number): NativeMember[]
   regionList(): string[]
   regionUnlink(name: string): void

@@ -55,6 +55,8 @@ export class SharedRegion {
   readonly rebuilt: boolean
   private readonly handle: number
   private isClosed = false
+  /** For a watcher's snapshot: the member table taken with it. */
+  private snapshotMembers: NativeMember[] | undefined
 
   private constructor(
     name: string | undefined,
@@ -120,6 +122,18 @@ export class SharedRegion {
     return shared === undefined ? SharedRegion.local(layout) : SharedRegion.open(`${layout.kind}.${shared}`, layout)
   }
 
+  /**
+   * Wraps a watcher's snapshot of region `name` (native.regionSnapshot: a private copy-on-write view that neither
+   * joins the region nor keeps it alive) so that the components' primitives read it as a member reads its region.
+   * It has no lane of its own (nothing it writes reaches the region) and nothing to close; `members()` is the
+   * member table taken with the snapshot.
+   */
+  static fromSnapshot(name: string, kind: string, snapshot: { buffer: ArrayBuffer; members: NativeMember[] }, payloadOffset: number, lanes: number): SharedRegion {
+    const region = new SharedRegion(name, kind, snapshot.buffer, payloadOffset, 0, lanes, 0, false, false)
+    region.snapshotMembers = snapshot.members
+    return region
+  }
+
   /** A region private to this thread, with one lane. */
   static local(layout: RegionLayout): SharedRegion {
     const buffer = new ArrayBuffer(layout.payloadSize)
@@ -150,6 +164,7 @@ export class SharedRegion {
 
   /** Live and dead members of a shared region (diagnostics). */
   members(): NativeMember[] {
+    if (this.snapshotMembers !== undefined) return this.snapshotMembers.slice()
     if (this.name === undefined || this.isClosed) return []
     return native.regionMembers(this.handle)
   }
@@ -161,7 +176,7 @@ export class SharedRegion {
   close(): void {
     if (this.isClosed) return
     this.isClosed = true
-    if (this.name !== undefined) {
+    if (this.name !== undefined && this.snapshotMembers === undefined) {
       finalizer.unregister(this)
       native.regionClose(this.handle)
     }

@@ -30,6 +30,20 @@ Napi::Value MappingBuffer(Napi::Env env, uint64_t handle, uint8_t* base, size_t 
   return Napi::Value(env, buffer);
 }
 
+// [{ slot, pid, threadId, alive }]
+Napi::Array MembersArray(Napi::Env env, const std::vector<RegionMemberInfo>& members) {
+  Napi::Array out = Napi::Array::New(env, members.size());
+  for (size_t i = 0; i < members.size(); i++) {
+    Napi::Object m = Napi::Object::New(env);
+    m.Set("slot", Napi::Number::New(env, members[i].slot));
+    m.Set("pid", Napi::Number::New(env, members[i].pid));
+    m.Set("threadId", Napi::Number::New(env, members[i].threadId));
+    m.Set("alive", Napi::Boolean::New(env, members[i].alive));
+    out.Set(static_cast<uint32_t>(i), m);
+  }
+  return out;
+}
+
 bool ReadPairs(Napi::Object spec, const char* key, std::vector<std::pair<double, double>>* out) {
   Napi::Value v = spec.Get(key);
   if (v.IsUndefined()) return true;
@@ -124,7 +138,8 @@ Napi::Value RegionClose(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-// regionSnapshot(name) -> { buffer, handle }: a private view of a region that does not join it.
+// regionSnapshot(name) -> { buffer, members }: a private view of a region that does not join it, and its member
+// table (liveness judged as regionMembers does) at the time of the view.
 Napi::Value RegionSnapshot(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::string name;
@@ -135,11 +150,18 @@ Napi::Value RegionSnapshot(const Napi::CallbackInfo& info) {
     ThrowStatus(env, st);
     return env.Undefined();
   }
+  std::vector<RegionMemberInfo> members;
+  st = RegionRegistry::Instance().Members(snap.handle, &members);
   Napi::Value buffer = MappingBuffer(env, snap.handle, snap.base, snap.size);
   RegionRegistry::Instance().Close(snap.handle);  // the buffer alone keeps the snapshot mapped now
   if (env.IsExceptionPending()) return env.Undefined();
+  if (!st.ok()) {
+    ThrowStatus(env, st);
+    return env.Undefined();
+  }
   Napi::Object result = Napi::Object::New(env);
   result.Set("buffer", buffer);
+  result.Set("members", MembersArray(env, members));
   return result;
 }
 
@@ -153,16 +175,7 @@ Napi::Value RegionMembers(const Napi::CallbackInfo& info) {
     ThrowStatus(env, st);
     return env.Undefined();
   }
-  Napi::Array out = Napi::Array::New(env, members.size());
-  for (size_t i = 0; i < members.size(); i++) {
-    Napi::Object m = Napi::Object::New(env);
-    m.Set("slot", Napi::Number::New(env, members[i].slot));
-    m.Set("pid", Napi::Number::New(env, members[i].pid));
-    m.Set("threadId", Napi::Number::New(env, members[i].threadId));
-    m.Set("alive", Napi::Boolean::New(env, members[i].alive));
-    out.Set(static_cast<uint32_t>(i), m);
-  }
-  return out;
+  return MembersArray(env, members);
 }
 
 Napi::Value RegionList(const Napi::CallbackInfo& info) {
