@@ -91,3 +91,30 @@ export { subset } from './subset/subset'
 export { ConsistentHash } from './subset/consistent-hash'
 export type { ConsistentHashOptions } from './subset/consistent-hash'
 export { fnv1a32 } from './subset/fnv1a32'
+
+// Framework integrations (no framework is loaded at import: each adapter only touches the objects given to it)
+export { InboundGuard, SHED_RATE_LIMIT } from './integrations/inbound-guard'
+export type { InboundGuardStats, RequestAccess, ShedEvent, ShedReason } from './integrations/inbound-guard'
+export type {
+  GlobalRateLimiter,
+  InboundGuardOptions,
+  KeyedRateLimiter,
+  RateLimitOptions,
+} from './integrations/inbound-options'
+export { httpGuard } from './integrations/http'
+export type { GuardedListener, RequestListener } from './integrations/http'
+export { expressGuard } from './integrations/express'
+export type { ExpressMiddleware, ExpressRequest } from './integrations/express'
+export { fastifyGuard } from './integrations/fastify'
+export type { FastifyGuardOptions, FastifyInstanceLike, FastifyRequestLike } from './integrations/fastify'
+export { koaGuard } from './integrations/koa'
+export type { KoaContextLike, KoaMiddleware } from './integrations/koa'
+export { grpcServerGuard } from './integrations/grpc-server'
+export type { GrpcCallInfo, GrpcServerGuardOptions, GrpcServerInterceptor } from './integrations/grpc-server'
+export { grpcClientGuard } from './integrations/grpc-client'
+export type { GrpcClientGuardOptions, GrpcClientInterceptor } from './integrations/grpc-client'
+export { GrpcStatus } from './integrations/grpc-module'
+export type { BreakerChoice, GuardBreaker } from './integrations/breaker-port'
+export { undiciGuard } from './integrations/undici-guard'
+export type { UndiciGuardOptions, UndiciInterceptor } from './integrations/undici-guard'
+export type { DispatchHandler } from './integrations/guarded-request'

@@ -1,0 +1,109 @@
+import type { BreakerGroup } from '../breakers/breaker-group'
+import { BreakerOpenError } from '../errors/breaker-open-error'
+import { InvalidOptionError } from '../errors/invalid-option-error'
+import { checkOneOf, checkOptions } from '../validate'
+import { type BreakerChoice, callStart, type GuardBreaker, permit, report, resolveBreakers } from './breaker-port'
+import { GrpcStatus, grpcModule, type GrpcModule } from './grpc-module'
+
+export interface GrpcClientGuardOptions extends BreakerChoice {
+  /** One breaker per method (`/pkg.Service/Method`, default) or one for the whole target. */
+  per?: 'method' | 'target'
+  /** The target's name (its address, say): the breaker's key with `per: 'target'`, where it is required. */
+  target?: string
+  /** Status codes that count as a failure of the server (default: UNKNOWN, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, INTERNAL, UNAVAILABLE, DATA_LOSS). */
+  failureCodes?: readonly number[]
+  /** The `@grpc/grpc-js` module (default: loaded on first use, as the application resolves it). */
+  grpc?: unknown
+}
+
+export type GrpcClientInterceptor = ((options: any, nextCall: (options: any) => any) => any) & {
+  /** The breakers, by method path or target name. */
+  readonly breakers: BreakerGroup<GuardBreaker>
+  /** Closes the breakers if the interceptor made them. */
+  close(): void
+}
+
+const DEFAULT_FAILURES = [
+  GrpcStatus.UNKNOWN,
+  GrpcStatus.DEADLINE_EXCEEDED,
+  GrpcStatus.RESOURCE_EXHAUSTED,
+  GrpcStatus.INTERNAL,
+  GrpcStatus.UNAVAILABLE,
+  GrpcStatus.DATA_LOSS,
+]
+
+// 0 success, 1 failure, 2 not counted (the caller's own cancellation says nothing about the server).
+function outcomeTable(failures: readonly number[]): Uint8Array {
+  const table = new Uint8Array(32)
+  for (const code of failures) table[code] = 1
+  table[GrpcStatus.CANCELLED] = 2
+  return table
+}
+
+function resolveFailures(value: unknown): readonly number[] {
+  if (value === undefined) return DEFAULT_FAILURES
+  if (!Array.isArray(value) || value.some((c) => !Number.isInteger(c) || c < 0 || c > 16)) {
+    throw new InvalidOptionError('failureCodes', value, 'an array of gRPC status codes (integers 0..16)')
+  }
+  return value
+}
+
+/**
+ * A grpc-js client interceptor (`new Client(address, credentials, { interceptors: [grpcClientGuard()] })`) that
+ * puts a breaker in front of each method (or the whole target): a call the breaker refuses ends at once with
+ * UNAVAILABLE without touching the network; an allowed call's status is reported to the breaker.
+ */
+export function grpcClientGuard(options?: GrpcClientGuardOptions): GrpcClientInterceptor {
+  const o = checkOptions<GrpcClientGuardOptions>(options, 'options')
+  const per = checkOneOf('per', o.per ?? 'method', ['method', 'target'] as const)
+  if (per === 'target' && (typeof o.target !== 'string' || o.target === '')) {
+    throw new InvalidOptionError('target', o.target, "the target's name (required with per: 'target')")
+  }
+  const outcomes = outcomeTable(resolveFailures(o.failureCodes))
+  const grpc = grpcModule(o.grpc)
+  const { group, owns } = resolveBreakers(o)
+  const target = o.target as string
+
+  const interceptor = (callOptions: { method_definition: { path: string } }, nextCall: (options: unknown) => any): any => {
+    const key = per === 'method' ? callOptions.method_definition.path : target
+    const breaker = group.get(key)
+    if (!permit(breaker)) return new grpc.InterceptingCall(rejectedCall(grpc, key, breaker))
+    const start = callStart(breaker)
+    return new grpc.InterceptingCall(nextCall(callOptions), {
+      start(metadata: unknown, _listener: unknown, next: (metadata: unknown, listener: object) => void) {
+        next(metadata, {
+          onReceiveStatus(status: { code: number }, forward: (status: unknown) => void) {
+            const outcome = outcomes[status.code] ?? 0
+            if (outcome !== 2) report(breaker, outcome === 0, start)
+            forward(status)
+          },
+        })
+      },
+    })
+  }
+  return Object.assign(interceptor, {
+    breakers: group,
+    close: () => {
+      if (owns) group.close()
+    },
+  })
+}
+
+/** A call that never reaches the network: it ends with UNAVAILABLE as soon as it starts. */
+function rejectedCall(grpc: GrpcModule, key: string, breaker: GuardBreaker): object {
+  const details = new BreakerOpenError(breaker.shared ?? key).message + ' (rejected locally)'
+  const noop = (): void => undefined
+  return {
+    start(_metadata: unknown, listener: { onReceiveStatus(status: object): void }) {
+      const status = { code: GrpcStatus.UNAVAILABLE, details, metadata: new grpc.Metadata() }
+      process.nextTick(() => listener.onReceiveStatus(status)) // as a real call would: never inside start()
+    },
+    cancelWithStatus: noop,
+    getPeer: () => key,
+    sendMessageWithContext: noop,
+    sendMessage: noop,
+    startRead: noop,
+    halfClose: noop,
+    getAuthContext: () => null,
+  }
+}

@@ -1,0 +1,97 @@
+import { BbrLimiter } from '../bbr/bbr-limiter'
+import type { BbrLimiterOptions } from '../bbr/bbr-options'
+import { Priority, type PriorityName } from '../bbr/priority'
+import { InvalidOptionError } from '../errors/invalid-option-error'
+import { checkOneOf, checkOptions, optionalFunction, optionalNumber } from '../validate'
+
+/** A limiter whose limit is per key: a KeyedLimiter, or anything that answers `tryAcquire(key)`. */
+export interface KeyedRateLimiter {
+  /** The key's own limiter (KeyedLimiter): then `tryAcquire()` and `retryAfterMs()` are asked of it. */
+  get?(key: string): { tryAcquire(n?: number): boolean; retryAfterMs(n?: number): number }
+  tryAcquire(key: string): boolean
+  /** Milliseconds until `key` may pass again; without it, the 429 says `retryAfter` seconds. */
+  retryAfterMs?(key: string): number
+}
+
+/** One limit for every request (a TokenBucket, a SlidingWindowLimiter, any `Limiter`). */
+export interface GlobalRateLimiter {
+  tryAcquire(n?: number): boolean
+  retryAfterMs(n?: number): number
+}
+
+export interface RateLimitOptions<Req> {
+  /**
+   * A KeyedLimiter (or an object with `get(key)`): one limit per key. With `key` and no `get`, its
+   * `tryAcquire(key)` decides. Without either, it is one limit for all requests: `tryAcquire()` decides.
+   */
+  limiter: KeyedRateLimiter | GlobalRateLimiter
+  /** The request's key (default for a keyed limiter: the client's address). */
+  key?: (request: Req) => string
+}
+
+export interface InboundGuardOptions<Req> {
+  /** The adaptive limiter: an instance, or options to create one (closed by `guard.close()`); false for none. */
+  limiter?: BbrLimiter | BbrLimiterOptions | false
+  /** A rate limit checked before the limiter; requests over it are answered 429. */
+  rateLimit?: RateLimitOptions<Req>
+  /** Request header naming the priority class (`critical`, `high`, `normal`, `low`); false to ignore (default 'x-priority'). */
+  priorityHeader?: string | false
+  /** The request's priority class, computed; replaces the header when given. */
+  priority?: (request: Req) => number | PriorityName
+  /** Class of requests without (or with an unknown) priority (default 'normal'). */
+  defaultPriority?: PriorityName
+  /** Seconds in the Retry-After header of a 503 (default 1). */
+  retryAfter?: number
+}
+
+export interface ResolvedInboundOptions<Req> {
+  limiter: BbrLimiter | undefined
+  ownsLimiter: boolean
+  rateLimit: RateLimitOptions<Req> | undefined
+  priorityHeader: string | undefined
+  priority: ((request: Req) => number | PriorityName) | undefined
+  defaultPriority: number
+  retryAfter: number
+}
+
+function resolveLimiter(value: unknown): { limiter: BbrLimiter | undefined; owns: boolean } {
+  if (value === false) return { limiter: undefined, owns: false }
+  if (value instanceof BbrLimiter) return { limiter: value, owns: false }
+  if (value !== undefined && (value === null || typeof value !== 'object' || Array.isArray(value))) {
+    throw new InvalidOptionError('limiter', value, 'a BbrLimiter, BbrLimiter options, or false')
+  }
+  return { limiter: new BbrLimiter(value as BbrLimiterOptions | undefined), owns: true }
+}
+
+function resolveRateLimit<Req>(value: unknown): RateLimitOptions<Req> | undefined {
+  if (value === undefined) return undefined
+  const o = checkOptions<RateLimitOptions<Req>>(value, 'rateLimit')
+  const limiter = o.limiter as { tryAcquire?: unknown } | undefined
+  if (limiter === null || typeof limiter !== 'object' || typeof limiter.tryAcquire !== 'function') {
+    throw new InvalidOptionError('rateLimit.limiter', limiter, 'a KeyedLimiter or a limiter with tryAcquire()')
+  }
+  const key = optionalFunction<(request: Req) => string>('rateLimit.key', o.key)
+  return { limiter: o.limiter as RateLimitOptions<Req>['limiter'], key }
+}
+
+function resolveHeader(value: unknown): string | undefined {
+  if (value === false) return undefined
+  if (value === undefined) return 'x-priority'
+  if (typeof value !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(value)) {
+    throw new InvalidOptionError('priorityHeader', value, 'a header name, or false')
+  }
+  return value.toLowerCase() // Node and grpc-js lower-case incoming header names
+}
+
+export function resolveInboundOptions<Req>(options: unknown): ResolvedInboundOptions<Req> {
+  const o = checkOptions<InboundGuardOptions<Req>>(options, 'options')
+  const rateLimit = resolveRateLimit<Req>(o.rateLimit)
+  const priorityHeader = resolveHeader(o.priorityHeader)
+  const priority = optionalFunction<(request: Req) => number | PriorityName>('priority', o.priority)
+  const names = Object.keys(Priority) as PriorityName[]
+  const defaultPriority = Priority[checkOneOf('defaultPriority', o.defaultPriority ?? 'normal', names)]
+  const retryAfter = optionalNumber('retryAfter', o.retryAfter, 1, { integer: true, min: 0, max: 86_400 })
+  // Last, so that a bad option above never leaves a limiter (maybe a shared region) behind.
+  const { limiter, owns } = resolveLimiter(o.limiter)
+  return { limiter, ownsLimiter: owns, rateLimit, priorityHeader, priority, defaultPriority, retryAfter }
+}

@@ -1,0 +1,40 @@
+import type { ServerResponse } from 'http'
+
+import { SHED_QUEUE_DELAY, SHED_RATE_LIMIT } from './inbound-guard'
+
+/** What a shed request is answered: status and a small JSON body (built once, never per request). */
+export interface ShedReply {
+  status: 503 | 429
+  body: string
+  /** The body's length in bytes (ASCII). */
+  length: string
+}
+
+function reply(status: 503 | 429, body: object): ShedReply {
+  const text = JSON.stringify(body)
+  return { status, body: text, length: String(Buffer.byteLength(text)) }
+}
+
+const IN_FLIGHT = reply(503, { error: 'overloaded', reason: 'in-flight' })
+const QUEUE_DELAY = reply(503, { error: 'overloaded', reason: 'queue-delay' })
+const RATE_LIMITED = reply(429, { error: 'rate limited' })
+
+export const JSON_TYPE = 'application/json; charset=utf-8'
+
+/** The answer for a negative acquire result. */
+export function shedReply(reason: number): ShedReply {
+  return reason === SHED_RATE_LIMIT ? RATE_LIMITED : reason === SHED_QUEUE_DELAY ? QUEUE_DELAY : IN_FLIGHT
+}
+
+// Retry-After values as strings, made once each (announced values are few: mostly 1 s, up to a day).
+const secondsText: string[] = []
+export function retryAfterText(seconds: number): string {
+  return secondsText[seconds] ?? (secondsText[seconds] = String(seconds))
+}
+
+/** Answers a shed request on a raw node:http response (node:http and Express). */
+export function writeShed(res: ServerResponse, reason: number, retryAfter: number): void {
+  const r = shedReply(reason)
+  res.writeHead(r.status, ['content-type', JSON_TYPE, 'content-length', r.length, 'retry-after', retryAfterText(retryAfter)])
+  res.end(r.body)
+}

@@ -1,0 +1,99 @@
+import type { BreakerGroup } from '../breakers/breaker-group'
+import { InvalidOptionError } from '../errors/invalid-option-error'
+import { RetryBudget } from '../resilience/retry-budget'
+import { checkOptions, optionalFunction, optionalNumber } from '../validate'
+import { type BreakerChoice, type GuardBreaker, resolveBreakers } from './breaker-port'
+import { type Dispatch, type DispatchHandler, GuardedRequest, type GuardPolicy } from './guarded-request'
+
+export interface UndiciGuardOptions extends BreakerChoice {
+  /** Caps retries at a share of requests (default: a new RetryBudget, 10 % plus 10 per second); false: no cap. */
+  budget?: RetryBudget | false
+  /** Attempts per request at most, the first included (default 3; 1 turns retries off). */
+  attempts?: number
+  /** Ceiling of the first retry's delay, ms; doubles each retry, with full jitter (default 100). */
+  baseDelay?: number
+  /** Largest delay ceiling, ms (default 5000). */
+  maxDelay?: number
+  /** Which response statuses count as a failure of the origin (default: 500 and above; 4xx are the caller's). */
+  isFailure?: (statusCode: number) => boolean
+  /** Methods safe to send again (default GET, HEAD, OPTIONS, PUT, DELETE, TRACE); a streamed body is never replayed. */
+  retryMethods?: readonly string[]
+  /** Random source in [0, 1) for the jitter (default Math.random). */
+  random?: () => number
+}
+
+export type UndiciInterceptor = ((dispatch: Dispatch) => (options: any, handler: DispatchHandler) => boolean) & {
+  /** The breakers, one per origin (`http://host:port`). */
+  readonly breakers: BreakerGroup<GuardBreaker>
+  readonly budget: RetryBudget | undefined
+  /** Closes the breakers if the guard made them. */
+  close(): void
+}
+
+const DEFAULT_METHODS = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']
+const serverError = (statusCode: number): boolean => statusCode >= 500
+
+function originOf(origin: unknown): string {
+  if (typeof origin === 'string') return origin
+  const url = origin as { origin?: unknown } | null | undefined
+  return typeof url?.origin === 'string' ? url.origin : String(origin)
+}
+
+function replayableBody(body: unknown): boolean {
+  return body == null || typeof body === 'string' || body instanceof Uint8Array
+}
+
+function resolveMethods(value: unknown): Set<string> {
+  if (value === undefined) return new Set(DEFAULT_METHODS)
+  if (!Array.isArray(value) || value.some((m) => typeof m !== 'string')) {
+    throw new InvalidOptionError('retryMethods', value, 'an array of HTTP method names')
+  }
+  return new Set(value.map((m: string) => m.toUpperCase()))
+}
+
+function resolveBudget(value: unknown): RetryBudget | undefined {
+  if (value === false) return undefined
+  if (value === undefined) return new RetryBudget()
+  if (value === null || typeof (value as RetryBudget).canRetry !== 'function') {
+    throw new InvalidOptionError('budget', value, 'a RetryBudget, or false')
+  }
+  return value as RetryBudget
+}
+
+/**
+ * An undici interceptor guarding each origin with a breaker and retrying failed idempotent requests within a
+ * retry budget. Works with `undici.request`, any `dispatcher.compose(...)`, and `fetch` (Node's or undici's)
+ * through `{ dispatcher }` or `setGlobalDispatcher`. A request the origin's breaker refuses fails at once with
+ * BreakerOpenError (fetch: a TypeError whose `cause` it is).
+ *
+ *   const dispatcher = new Agent().compose(undiciGuard())
+ *   await fetch('http://inventory.internal/stock/42', { dispatcher })
+ */
+export function undiciGuard(options?: UndiciGuardOptions): UndiciInterceptor {
+  const o = checkOptions<UndiciGuardOptions>(options, 'options')
+  const methods = resolveMethods(o.retryMethods)
+  const policy: GuardPolicy = {
+    attempts: optionalNumber('attempts', o.attempts, 3, { integer: true, min: 1, max: 100 }),
+    baseDelay: optionalNumber('baseDelay', o.baseDelay, 100, { min: 0, max: 86_400_000 }),
+    maxDelay: optionalNumber('maxDelay', o.maxDelay, 5000, { min: 0, max: 86_400_000 }),
+    random: optionalFunction<() => number>('random', o.random) ?? Math.random,
+    budget: resolveBudget(o.budget),
+    isFailure: optionalFunction<(statusCode: number) => boolean>('isFailure', o.isFailure) ?? serverError,
+  }
+  const { group, owns } = resolveBreakers(o)
+
+  // undici checks that the composed dispatch takes exactly (options, handler).
+  const interceptor = (dispatch: Dispatch) => (opts: any, handler: DispatchHandler): boolean => {
+    const origin = originOf(opts.origin)
+    policy.budget?.recordRequest()
+    const replayable = methods.has(opts.method) && replayableBody(opts.body) && !opts.upgrade
+    return new GuardedRequest(policy, dispatch, opts, handler, group.get(origin), origin, replayable).run()
+  }
+  return Object.assign(interceptor, {
+    breakers: group,
+    budget: policy.budget,
+    close: () => {
+      if (owns) group.close()
+    },
+  })
+}

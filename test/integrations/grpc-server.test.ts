@@ -1,0 +1,112 @@
+import * as grpc from '@grpc/grpc-js'
+import { describe, expect, it } from 'vitest'
+
+import { grpcServerGuard, GrpcStatus, KeyedLimiter, TokenBucket } from '../../lib/index'
+import { call, closeAfterEach, EchoClient, startEcho, type Unary } from './grpc-service'
+import { controlledLimiter, eventually } from './inbound-scenarios'
+
+const opened = closeAfterEach()
+
+async function open(interceptor: ReturnType<typeof grpcServerGuard>, echo: Unary) {
+  const server = (opened.server = await startEcho({ echo }, { interceptors: [interceptor] }))
+  return (opened.client = new EchoClient(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure()))
+}
+
+describe('grpcServerGuard (grpc-js server interceptor)', () => {
+  it('admits calls and releases each token once; sheds with RESOURCE_EXHAUSTED without running the handler', async () => {
+    const c = controlledLimiter(2)
+    let calls = 0
+    const client = await open(grpcServerGuard({ limiter: c.limiter }), (req, done) => {
+      calls++
+      done(null, { echo: req.request.text })
+    })
+    expect(await call(client, 'echo', { text: 'hi' })).toEqual({ code: 0, value: { echo: 'hi' } })
+    await eventually(() => c.limiter.inFlight === 0, 'release')
+    c.hold(3)
+    c.signal.load = 900
+    const shed = await call(client, 'echo', { text: 'hi' })
+    expect(shed.code).toBe(GrpcStatus.RESOURCE_EXHAUSTED)
+    expect(shed.details).toMatch(/overloaded/)
+    expect(calls).toBe(1)
+    c.releaseHeld()
+    const s = c.limiter.stats()
+    expect(s.inFlight).toBe(0)
+    expect(s.invalidReleases).toBe(0)
+    c.limiter.close()
+  })
+
+  it('sends grpc-retry-pushback-ms with the shed status', async () => {
+    const c = controlledLimiter(1)
+    const client = await open(grpcServerGuard({ limiter: c.limiter, retryAfter: 3 }), (_req, done) => done(null, {}))
+    c.hold(2)
+    c.signal.load = 900
+    const trailers = await new Promise<grpc.Metadata>((resolve) => {
+      const unary = (client as any).echo({}, (error: grpc.ServiceError | null) => expect(error?.code).toBe(GrpcStatus.RESOURCE_EXHAUSTED))
+      unary.on('status', (status: grpc.StatusObject) => resolve(status.metadata))
+    })
+    expect(trailers.get('grpc-retry-pushback-ms')).toEqual(['3000'])
+    c.releaseHeld()
+    c.limiter.close()
+  })
+
+  it('reads the priority class from the x-priority metadata', async () => {
+    const c = controlledLimiter(10)
+    const client = await open(grpcServerGuard({ limiter: c.limiter }), (_req, done) => done(null, {}))
+    c.hold(11)
+    c.signal.load = 900
+    const code = async (priority?: string) => (await call(client, 'echo', {}, { metadata: priority ? { 'x-priority': priority } : {} })).code
+    expect(await code('low')).toBe(GrpcStatus.RESOURCE_EXHAUSTED)
+    expect(await code()).toBe(GrpcStatus.RESOURCE_EXHAUSTED)
+    expect(await code('critical')).toBe(GrpcStatus.OK)
+    await eventually(() => c.limiter.inFlight === 11, 'release')
+    expect(await code('high')).toBe(GrpcStatus.OK)
+    c.releaseHeld()
+    c.limiter.close()
+  })
+
+  it('rate-limits per key of the call (method, metadata, address)', async () => {
+    const perClient = new KeyedLimiter(() => new TokenBucket({ rate: 1, burst: 1, now: () => 0 }))
+    const keys: string[] = []
+    const key = (info: { method: string; address: string | undefined }) => {
+      keys.push(`${info.method} ${info.address}`)
+      return info.method
+    }
+    const client = await open(grpcServerGuard({ limiter: false, rateLimit: { limiter: perClient, key } }), (_req, done) => done(null, {}))
+    expect((await call(client, 'echo', {})).code).toBe(GrpcStatus.OK)
+    const limited = await call(client, 'echo', {})
+    expect(limited.code).toBe(GrpcStatus.RESOURCE_EXHAUSTED)
+    expect(limited.details).toMatch(/rate limited/)
+    expect((await call(client, 'other', {})).code).toBe(GrpcStatus.OK)
+    expect(keys[0]).toBe('/test.Echo/Echo 127.0.0.1')
+  })
+
+  it('releases the token when the client cancels or the deadline passes mid-handler', async () => {
+    const c = controlledLimiter(50)
+    const pending: Array<grpc.sendUnaryData<any>> = []
+    const client = await open(grpcServerGuard({ limiter: c.limiter }), (_req, done) => {
+      pending.push(done)
+    })
+    const cancelled = Array.from({ length: 3 }, () => (client as any).echo({}, () => undefined) as grpc.ClientUnaryCall)
+    const timedOut = Array.from({ length: 3 }, () => call(client, 'echo', {}, { deadline: 100 }))
+    await eventually(() => pending.length === 6, 'every call to reach the handler')
+    expect(c.limiter.inFlight).toBe(6)
+    cancelled.forEach((u) => u.cancel())
+    expect((await Promise.all(timedOut)).map((r) => r.code)).toEqual(Array(3).fill(GrpcStatus.DEADLINE_EXCEEDED))
+    await eventually(() => c.limiter.inFlight === 0, 'cancelled and expired calls to give their tokens back')
+    pending.forEach((done) => done(null, {})) // late answers: no second release
+    await new Promise((r) => setTimeout(r, 20))
+    const s = c.limiter.stats()
+    expect(s.invalidReleases).toBe(0)
+    expect(s.passed).toBe(6)
+    c.limiter.close()
+  })
+
+  it('releases when the handler fails', async () => {
+    const c = controlledLimiter(5)
+    const client = await open(grpcServerGuard({ limiter: c.limiter }), (_req, done) => done({ code: GrpcStatus.NOT_FOUND, details: 'no' }))
+    expect((await call(client, 'echo', {})).code).toBe(GrpcStatus.NOT_FOUND)
+    await eventually(() => c.limiter.inFlight === 0, 'release')
+    expect(c.limiter.stats().invalidReleases).toBe(0)
+    c.limiter.close()
+  })
+})

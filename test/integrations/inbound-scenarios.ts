@@ -1,0 +1,202 @@
+// The same behaviour, asserted against every inbound adapter over real sockets on loopback: each framework's test
+// file gives a way to start its server with a guard, and these scenarios run against it.
+import * as http from 'http'
+import type { AddressInfo } from 'net'
+import { afterEach, expect, it } from 'vitest'
+
+import { BbrLimiter, KeyedLimiter, TokenBucket, type InboundGuardOptions } from '../../lib/index'
+import { ManualClock } from '../helpers/manual-clock'
+
+export interface TestServer {
+  port: number
+  close(): Promise<void>
+}
+
+/** The application behind the guard: resolves with the body to answer 200 with. */
+export type AppHandler = () => Promise<string>
+
+export type StartServer = (guard: InboundGuardOptions<any>, app: AppHandler) => Promise<TestServer>
+
+export interface Reply {
+  status: number
+  headers: http.IncomingHttpHeaders
+  body: string
+}
+
+/** A listening node:http server (or one that will listen: it is waited for) as a TestServer. */
+export async function serving(server: http.Server): Promise<TestServer> {
+  if (!server.listening) await new Promise<void>((r) => server.once('listening', r))
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise((r) => {
+        server.close(() => r())
+        server.closeAllConnections() // idle keep-alive sockets of the clients' agents
+      }),
+  }
+}
+
+export function get(port: number, headers: Record<string, string> = {}, path = '/work'): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path, headers, agent: false }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (d) => (body += d))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
+    })
+    req.on('error', reject)
+  })
+}
+
+/** Waits for a condition that real sockets make true soon (a response's 'finish' after the client has read it). */
+export async function eventually(condition: () => boolean, what: string, ms = 5000): Promise<void> {
+  const until = Date.now() + ms
+  while (!condition()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 5))
+  }
+}
+
+/** A limiter whose load and clock the test sets; `hold(n)` takes n tokens at load 0 and keeps them. */
+export function controlledLimiter(minInFlight: number) {
+  const signal = { load: 0 }
+  const clock = new ManualClock(1000)
+  const limiter = new BbrLimiter({ window: 1000, buckets: 10, minInFlight, signal: () => signal.load, now: clock.now })
+  const held: number[] = []
+  const hold = (n: number) => {
+    const saved = signal.load
+    signal.load = 0
+    for (let i = 0; i < n; i++) held.push(limiter.tryAcquire('critical'))
+    signal.load = saved
+  }
+  const releaseHeld = () => held.splice(0).forEach((t) => limiter.release(t))
+  return { limiter, signal, clock, hold, releaseHeld }
+}
+
+/** Registers the shared scenarios for one adapter. */
+export function inboundScenarios(start: StartServer): void {
+  let server: TestServer | undefined
+  let calls = 0
+  const app: AppHandler = async () => {
+    calls++
+    return 'ok'
+  }
+  const open = async (guard: InboundGuardOptions<any>, handler: AppHandler = app) => {
+    calls = 0
+    server = await start(guard, handler)
+    return server.port
+  }
+  afterEach(async () => {
+    await server?.close()
+    server = undefined
+  })
+
+  it('admits requests and releases every token exactly once', async () => {
+    const { limiter } = controlledLimiter(20)
+    const port = await open({ limiter })
+    const replies = await Promise.all(Array.from({ length: 20 }, () => get(port)))
+    expect(replies.map((r) => r.status)).toEqual(Array(20).fill(200))
+    expect(replies[0].body).toBe('ok')
+    expect(calls).toBe(20)
+    await eventually(() => limiter.inFlight === 0, 'in-flight to return to 0')
+    const s = limiter.stats()
+    expect(s.passed).toBe(20)
+    expect(s.invalidReleases).toBe(0)
+    limiter.close()
+  })
+
+  it('sheds with 503, Retry-After and a JSON body, without calling the handler', async () => {
+    const c = controlledLimiter(2)
+    const port = await open({ limiter: c.limiter, retryAfter: 7 })
+    c.hold(3)
+    c.signal.load = 900
+    const r = await get(port)
+    expect(r.status).toBe(503)
+    expect(r.headers['retry-after']).toBe('7')
+    expect(r.headers['content-type']).toMatch(/^application\/json/)
+    expect(JSON.parse(r.body)).toEqual({ error: 'overloaded', reason: 'in-flight' })
+    expect(calls).toBe(0)
+    expect(c.limiter.stats().droppedByInFlight).toBe(1)
+    c.releaseHeld()
+    c.signal.load = 0
+    expect((await get(port)).status).toBe(200)
+    expect(calls).toBe(1)
+    c.limiter.close()
+  })
+
+  it('honours the priority header: a saturated limiter admits critical and high, sheds normal and low', async () => {
+    const c = controlledLimiter(10)
+    const port = await open({ limiter: c.limiter })
+    c.hold(11) // shares of 10: low 8, normal 10, high 11, critical 12
+    c.signal.load = 900
+    const outcome: Record<string, number> = {}
+    for (const priority of ['low', 'normal', 'high', 'critical', 'bogus']) {
+      const headers: Record<string, string> = priority === 'normal' ? {} : { 'x-priority': priority }
+      outcome[priority] = (await get(port, headers)).status
+      await eventually(() => c.limiter.inFlight === 11, 'the admitted request to be released')
+    }
+    expect(outcome).toEqual({ low: 503, normal: 503, high: 200, critical: 200, bogus: 503 })
+    expect(calls).toBe(2)
+    const byPriority = c.limiter.stats().byPriority
+    expect(byPriority.low.shed).toBe(1)
+    expect(byPriority.normal.shed).toBe(2) // no header, and an unknown value
+    c.releaseHeld()
+    c.limiter.close()
+  })
+
+  it('answers 429 with the rate limiter’s Retry-After, per key, before the limiter is asked', async () => {
+    const clock = new ManualClock(0)
+    const perClient = new KeyedLimiter(() => new TokenBucket({ rate: 0.25, burst: 2, now: clock.now }), { now: clock.now })
+    const c = controlledLimiter(20)
+    const key = (req: any) => String((req.headers ?? req.req?.headers ?? req.request?.headers)['x-client'])
+    const port = await open({ limiter: c.limiter, rateLimit: { limiter: perClient, key } })
+    const a = { 'x-client': 'a' }
+    expect((await get(port, a)).status).toBe(200)
+    expect((await get(port, a)).status).toBe(200)
+    const limited = await get(port, a)
+    expect(limited.status).toBe(429)
+    expect(limited.headers['retry-after']).toBe('4') // one token at 0.25 per second
+    expect(JSON.parse(limited.body)).toEqual({ error: 'rate limited' })
+    expect((await get(port, { 'x-client': 'b' })).status).toBe(200)
+    expect(calls).toBe(3)
+    expect(c.limiter.stats().passed).toBe(3) // the limited request never reached the limiter
+    clock.advance(4000)
+    expect((await get(port, a)).status).toBe(200)
+    c.limiter.close()
+  })
+
+  it('keys the rate limit by client address by default', async () => {
+    const perClient = new KeyedLimiter(() => new TokenBucket({ rate: 1, burst: 1, now: () => 0 }))
+    const port = await open({ limiter: false, rateLimit: { limiter: perClient } })
+    expect((await get(port, { 'x-client': 'a' })).status).toBe(200)
+    expect((await get(port, { 'x-client': 'b' })).status).toBe(429)
+    expect(perClient.has('127.0.0.1') || perClient.has('::ffff:127.0.0.1')).toBe(true)
+  })
+
+  it('releases the tokens of requests aborted by the client mid-handler, once, even if the handler answers later', async () => {
+    const { limiter } = controlledLimiter(50)
+    let open_: () => void = () => undefined
+    const gate = new Promise<void>((r) => (open_ = r))
+    const port = await open({ limiter }, async () => {
+      calls++
+      await gate
+      return 'late'
+    })
+    const requests = Array.from({ length: 5 }, () => {
+      const req = http.get({ host: '127.0.0.1', port, path: '/work', agent: false })
+      req.on('error', () => undefined)
+      return req
+    })
+    await eventually(() => calls === 5, 'every request to reach the handler')
+    expect(limiter.inFlight).toBe(5)
+    requests.forEach((req) => req.destroy())
+    await eventually(() => limiter.inFlight === 0, 'aborted requests to give their tokens back')
+    open_() // the handlers now answer on closed connections: no second release
+    await new Promise((r) => setTimeout(r, 20))
+    const s = limiter.stats()
+    expect(s.inFlight).toBe(0)
+    expect(s.invalidReleases).toBe(0)
+    expect(s.passed).toBe(5)
+    limiter.close()
+  })
+}
