@@ -4,7 +4,7 @@ import * as path from 'path'
 import { Worker } from 'worker_threads'
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { HeavyKeeper } from '../../dist/cjs'
+import { HeavyKeeper, RegionMismatchError } from '../../dist/cjs'
 import { uniqueName } from '../helpers/unique-name'
 
 const fixture = path.join(__dirname, '..', 'fixtures', 'hotkey-member.cjs')
@@ -133,5 +133,17 @@ describe('shared HeavyKeeper across processes and threads', () => {
     expect(await b.call({ op: 'count', key: 'key' })).toBe(32)
     expect(await b.call({ op: 'fadingOnce', epoch: 8 })).toBe(true)
     expect(await a.call({ op: 'list' })).toEqual([{ key: 'key', count: 16 }])
+  })
+
+  it('members must agree on k, width, depth and decay', () => {
+    const shared = uniqueName('hk-mismatch')
+    const first = new HeavyKeeper({ k: 5, width: 1024, shared })
+    expect(() => new HeavyKeeper({ k: 6, width: 1024, shared })).toThrow(RegionMismatchError)
+    expect(() => new HeavyKeeper({ k: 5, width: 1024, decay: 0.9, shared })).toThrow(RegionMismatchError)
+    const same = new HeavyKeeper({ k: 5, width: 1024, minCount: 3, shared })  // minCount is each member's own
+    same.add('a', 2)
+    expect(first.count('a')).toBe(2)
+    first.close()
+    same.close()
   })
 })
