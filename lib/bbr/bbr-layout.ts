@@ -1,5 +1,7 @@
 import { RegionLayout, type LanePlacement, type WindowPlacement } from '../shared/region-layout'
+import type { SharedRegion } from '../shared/shared-region'
 import type { ResolvedBbrOptions } from './bbr-options'
+import { PRIORITY_NAMES, type PriorityName } from './priority'
 
 /** Per-member statistics cells (one lane each): what was admitted and shed, by class and reason. */
 export const STAT = {
@@ -9,7 +11,8 @@ export const STAT = {
   invalidReleases: 12,
   load: 13, // this member's last load, permille (for watchers)
   admitFraction: 14, // this member's queueing-delay admit fraction
-  cells: 15,
+  minInFlight: 15, // this member's floor on maxInFlight (for watchers; the lane stride stays 128 bytes)
+  cells: 16,
 } as const
 
 export interface BbrPlacement {
@@ -23,7 +26,10 @@ export interface BbrPlacement {
 }
 
 /** The BBR limiter's region: its shared cells, per-member lanes and the two rolling windows. */
-export function describeBbr(o: ResolvedBbrOptions, start: number): BbrPlacement {
+export function describeBbr(
+  o: Pick<ResolvedBbrOptions, 'shared' | 'maxMembers' | 'window' | 'buckets' | 'bucketMs'>,
+  start: number,
+): BbrPlacement {
   const layout = new RegionLayout('bbr', o.shared === undefined ? 1 : o.maxMembers).describe(
     `v1 window=${o.window} buckets=${o.buckets}`,
   )
@@ -36,4 +42,43 @@ export function describeBbr(o: ResolvedBbrOptions, start: number): BbrPlacement 
     passes: layout.window(o.buckets, o.bucketMs, start),
     rts: layout.window(o.buckets, o.bucketMs, start),
   }
+}
+
+/** Admitted and shed requests of one priority class; shed split by reason. */
+export interface ClassCounts {
+  admitted: number
+  shedInFlight: number
+  shedQueueDelay: number
+}
+
+/** The statistics lanes summed over the members that ever used the region (what stats() reports host-wide). */
+export interface BbrCounters {
+  byClass: Record<PriorityName, ClassCounts>
+  passed: number
+  droppedByInFlight: number
+  droppedByQueueDelay: number
+  invalidReleases: number
+}
+
+/** Sums the statistics lanes of a BBR region: the limiter's stats() and watchers such as `bulwark top` share it. */
+export function sumBbrCounters(region: SharedRegion, stats: LanePlacement): BbrCounters {
+  const f64 = region.f64
+  const first = (region.base + stats.offset) / 8
+  const stride = stats.stride / 8
+  const lanes = region.laneHighWater()
+  const sum = (cell: number) => {
+    let total = 0
+    for (let lane = 0; lane < lanes; lane++) total += f64[first + lane * stride + cell]
+    return total
+  }
+  const byClass = {} as Record<PriorityName, ClassCounts>
+  const counters: BbrCounters = { byClass, passed: 0, droppedByInFlight: 0, droppedByQueueDelay: 0, invalidReleases: sum(STAT.invalidReleases) }
+  PRIORITY_NAMES.forEach((name, c) => {
+    const counts = { admitted: sum(STAT.admitted + c), shedInFlight: sum(STAT.shedInFlight + c), shedQueueDelay: sum(STAT.shedDelay + c) }
+    byClass[name] = counts
+    counters.passed += counts.admitted
+    counters.droppedByInFlight += counts.shedInFlight
+    counters.droppedByQueueDelay += counts.shedQueueDelay
+  })
+  return counters
 }

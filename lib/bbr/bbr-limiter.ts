@@ -1,5 +1,6 @@
 import { OverloadError } from '../errors/overload-error'
 import { LaneCounter } from '../shared/lane-counter'
+import type { LanePlacement } from '../shared/region-layout'
 import { RollingWindow } from '../shared/rolling-window'
 import { SharedRegion } from '../shared/shared-region'
 import { preciseNow } from '../signals/clock'
@@ -10,7 +11,7 @@ import { eventLoopDelayMin } from '../signals/signals'
 const loopTickAt = () => (loopCell >= 0 ? signalCells[loopCell + cell.loopTickAt] : 0)
 /** The loop was idle less than 5 % of the last tick: it did not catch up. */
 const loopSaturated = () => loopCell >= 0 && signalCells[loopCell + cell.loopEluRaw] >= 950
-import { describeBbr, STAT } from './bbr-layout'
+import { type ClassCounts, describeBbr, STAT, sumBbrCounters } from './bbr-layout'
 import { limiterClock, resolveBbrOptions, type BbrLimiterOptions, type LoadSignal } from './bbr-options'
 import { CapacityEstimator } from './capacity-estimator'
 import { PRIORITY_NAMES, Priority, priorityIndex, type PriorityName } from './priority'
@@ -50,6 +51,8 @@ export interface BbrStats {
   /** release() calls with a token that was not outstanding (ignored). */
   invalidReleases: number
   byPriority: Record<PriorityName, { admitted: number; shed: number }>
+  /** Admitted and shed requests of each class, shed split by reason (host-wide when shared). */
+  byClass: Record<PriorityName, ClassCounts>
 }
 
 /**
@@ -69,8 +72,7 @@ export class BbrLimiter {
   private readonly lastDropIndex: number
   private readonly maxInFlightIndex: number
   private readonly statsBase: number
-  private readonly statsFirst: number
-  private readonly statsStride: number
+  private readonly statsPlacement: LanePlacement
   private readonly ownInFlight: number
   private readonly inFlightCounter: LaneCounter
   private readonly passes: RollingWindow
@@ -94,9 +96,8 @@ export class BbrLimiter {
     const base = this.region.base
     this.lastDropIndex = (base + placement.lastDrop) / 8
     this.maxInFlightIndex = (base + placement.maxInFlight) / 8
-    this.statsFirst = (base + placement.stats.offset) / 8
-    this.statsStride = placement.stats.stride / 8
-    this.statsBase = this.statsFirst + this.region.member * this.statsStride
+    this.statsPlacement = placement.stats
+    this.statsBase = (base + placement.stats.offset + this.region.member * placement.stats.stride) / 8
     this.inFlightCounter = new LaneCounter(this.region, placement.inFlight)
     this.ownInFlight = (base + placement.inFlight.offset + this.region.member * placement.inFlight.stride) / 8
     this.passes = new RollingWindow(this.region, placement.passes)
@@ -123,6 +124,7 @@ export class BbrLimiter {
     // (the loop then counts as saturated while the injected load is at or over the threshold).
     this.delayRule = o.queueDelay ? this.queueRule(o.queueDelay, signal) : undefined
     this.f64[this.statsBase + STAT.admitFraction] = 1
+    this.f64[this.statsBase + STAT.minInFlight] = o.minInFlight
   }
 
   /**
@@ -198,39 +200,27 @@ export class BbrLimiter {
   stats(): BbrStats {
     const now = this.now()
     const maxInFlight = this.capacity.limit(now)
-    const lanes = this.region.laneHighWater()
-    const sum = (cellIndex: number) => {
-      let total = 0
-      for (let lane = 0; lane < lanes; lane++) total += this.f64[this.statsFirst + lane * this.statsStride + cellIndex]
-      return total
-    }
+    const counters = sumBbrCounters(this.region, this.statsPlacement)
     const byPriority = {} as Record<PriorityName, { admitted: number; shed: number }>
-    let passed = 0
-    let byInFlight = 0
-    let byDelay = 0
-    PRIORITY_NAMES.forEach((name, c) => {
-      const admitted = sum(STAT.admitted + c)
-      const shedInFlight = sum(STAT.shedInFlight + c)
-      const shedDelay = sum(STAT.shedDelay + c)
-      byPriority[name] = { admitted, shed: shedInFlight + shedDelay }
-      passed += admitted
-      byInFlight += shedInFlight
-      byDelay += shedDelay
-    })
+    for (const name of PRIORITY_NAMES) {
+      const c = counters.byClass[name]
+      byPriority[name] = { admitted: c.admitted, shed: c.shedInFlight + c.shedQueueDelay }
+    }
     return {
       load: this.lastLoad,
       inFlight: this.inFlight,
       maxInFlight,
       maxPass: this.capacity.maxPass,
       minRt: this.capacity.minRt,
-      passed,
-      dropped: byInFlight + byDelay,
-      droppedByInFlight: byInFlight,
-      droppedByQueueDelay: byDelay,
+      passed: counters.passed,
+      dropped: counters.droppedByInFlight + counters.droppedByQueueDelay,
+      droppedByInFlight: counters.droppedByInFlight,
+      droppedByQueueDelay: counters.droppedByQueueDelay,
       queueDelay: this.delayRule?.measuredDelay ?? 0,
       admitFraction: this.delayRule?.fraction ?? 1,
-      invalidReleases: sum(STAT.invalidReleases),
+      invalidReleases: counters.invalidReleases,
       byPriority,
+      byClass: counters.byClass,
     }
   }
 

@@ -71,7 +71,8 @@ export class SreBreaker {
     const w = resolveWindowOptions(o, { window: 3000, buckets: 10 })
     this.shared = w.shared
     this.now = w.now
-    const { layout, placement } = windowLayout('sre', w, '')
+    // In the fingerprint so that members agree, and so that watchers (`bulwark top`) can tell the state.
+    const { layout, placement } = windowLayout('sre', w, `success=${success} request=${this.request}`)
     this.region = SharedRegion.forComponent(w.shared, layout)
     this.tally = new WindowTally(this.region, placement)
   }
@@ -113,15 +114,18 @@ export class SreBreaker {
   stats(): SreBreakerStats {
     const tally = this.tally
     tally.sync(this.now())
-    const total = tally.count
-    const accepts = tally.sum
-    const excess = total - this.k * accepts
-    const open = total >= this.request && excess >= 0
-    return { accepts, total, dropProbability: open ? excess / (total + 1) : 0, state: open ? 'open' : 'closed' }
+    return sreStats(tally.sum, tally.count, this.k, this.request)
   }
 
   /** Detaches from shared memory (a local breaker just stops counting). */
   close(): void {
     this.region.close()
   }
+}
+
+/** The state a window with `accepts` successes out of `total` requests gives (shared with watchers). */
+export function sreStats(accepts: number, total: number, k: number, request: number): SreBreakerStats {
+  const excess = total - k * accepts
+  const open = total >= request && excess >= 0
+  return { accepts, total, dropProbability: open ? excess / (total + 1) : 0, state: open ? 'open' : 'closed' }
 }

@@ -3,8 +3,8 @@ import { type Disposable, toDisposable } from '../events/disposable'
 import { EventSource } from '../events/event-source'
 import { native } from '../native/load-native'
 import type { NativeHeavyKeeper } from '../native/native-types'
-import { RegionLayout } from '../shared/region-layout'
 import { SharedRegion } from '../shared/shared-region'
+import { describeHeavyKeeper, laneBytes, nativeKeeperConfig } from './heavy-keeper-layout'
 import { type HeavyKeeperOptions, resolveHeavyKeeperOptions } from './heavy-keeper-options'
 
 const sizes = native.heavyKeeperLayout
@@ -23,10 +23,6 @@ export interface TopKItem<K> {
 type AddFn = (key: unknown, incr: unknown) => number
 
 const closedAdd: AddFn = () => 0
-
-function laneBytes(k: number, shared: boolean): number {
-  return sizes.laneHeaderSize + (shared ? k * sizes.slotSize : 0)
-}
 
 /**
  * HeavyKeeper top-k (semantics.md §5): finds the k heaviest keys of a stream in fixed memory. The sketch and the
@@ -64,34 +60,10 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
     this.minCount = o.minCount
     this.shared = o.shared
     this.sketchBytes = o.width * o.depth * sizes.bucketSize
-    const shared = o.shared !== undefined
-    const layout = new RegionLayout('heavykeeper', shared ? o.members : 1).describe(
-      `k=${o.k} width=${o.width} depth=${o.depth} decay=${o.decay}`,
-    )
-    const control = layout.block(sizes.controlSize)
-    const alive = layout.lanes64(1, true)
-    const lanes = layout.lanes64(laneBytes(o.k, shared) / 8)
-    const sketch = layout.block(this.sketchBytes)
-    this.region = SharedRegion.forComponent(o.shared, layout)
+    const placement = describeHeavyKeeper(o, o.shared === undefined ? undefined : o.members)
+    this.region = SharedRegion.forComponent(o.shared, placement.layout)
     try {
-      this.keeper = new native.HeavyKeeper({
-        k: o.k,
-        width: o.width,
-        depth: o.depth,
-        decay: o.decay,
-        minCount: o.minCount,
-        seed: o.seed,
-        shared,
-        view: new Uint8Array(this.region.buffer, this.region.base, layout.payloadSize),
-        controlOffset: control,
-        sketchOffset: sketch,
-        aliveOffset: alive.offset,
-        aliveStride: alive.stride,
-        lanesOffset: lanes.offset,
-        laneStride: lanes.stride,
-        member: this.region.member,
-        laneCapacity: this.region.lanes,
-      })
+      this.keeper = new native.HeavyKeeper(nativeKeeperConfig(o, placement, this.region, this.region.member))
     } catch (error) {
       this.region.close()
       throw error

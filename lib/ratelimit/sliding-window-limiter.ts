@@ -1,3 +1,4 @@
+import type { RegionLayout } from '../shared/region-layout'
 import type { SharedRegion } from '../shared/shared-region'
 import type { Clock } from '../signals/clock'
 import { checkNumber, checkOptions, optionalNumber } from '../validate'
@@ -47,22 +48,16 @@ export class SlidingWindowLimiter implements Limiter {
     this.now = sharing.now
     this.bucketMs = this.window / this.buckets
 
-    const layout = sharing.layout('sliding-window').describe(
-      `v1 limit=${this.limit} window=${this.window} buckets=${this.buckets}`,
-    )
-    // One line for the lock word (Int32 at +0), the newest bucket's epoch (+8), the total of the live buckets (+16)
-    // and the newest bucket's slot (+24, so that a decision needs no modulo of a float).
-    const line = layout.cell(0, true)
-    const origin = layout.cell(this.now())
-    const counts = layout.block(this.buckets * 8)
-    ;({ region: this.region, lock: this.lock } = openLimiterRegion(this.shared, layout, line))
+    const layout = sharing.layout('sliding-window')
+    const cells = placeSlidingWindow(layout, this.limit, this.window, this.buckets, this.now())
+    ;({ region: this.region, lock: this.lock } = openLimiterRegion(this.shared, layout, cells.lock))
     this.f64 = this.region.f64
     const base = this.region.base
-    this.epochIndex = (base + line + 8) / 8
-    this.totalIndex = (base + line + 16) / 8
-    this.slotIndex = (base + line + 24) / 8
-    this.countsIndex = (base + counts) / 8
-    this.origin = this.f64[(base + origin) / 8]
+    this.epochIndex = (base + cells.epoch) / 8
+    this.totalIndex = (base + cells.total) / 8
+    this.slotIndex = (base + cells.slot) / 8
+    this.countsIndex = (base + cells.counts) / 8
+    this.origin = this.f64[(base + cells.origin) / 8]
   }
 
   /** Takes `n` permits (default 1) if the window has room for them now. More than `limit` never fits. */
@@ -165,4 +160,26 @@ export class SlidingWindowLimiter implements Limiter {
     for (let k = e - this.buckets + 1; k <= e; k++) sum += this.countAt(k)
     return sum
   }
+}
+
+/** Payload offsets of a sliding window's cells. */
+export interface SlidingWindowCells {
+  lock: number
+  epoch: number
+  total: number
+  slot: number
+  origin: number
+  counts: number
+}
+
+/**
+ * A sliding window's cells in `layout` (kind 'sliding-window'): one line for the lock word (Int32 at +0), the
+ * newest bucket's epoch (+8), the total of the live buckets (+16) and the newest bucket's slot (+24, so that a
+ * decision needs no modulo of a float); then the clock reading at creation and the bucket counts. Watchers such as
+ * `bulwark top` lay out a snapshot with it.
+ */
+export function placeSlidingWindow(layout: RegionLayout, limit: number, window: number, buckets: number, origin: number): SlidingWindowCells {
+  layout.describe(`v1 limit=${limit} window=${window} buckets=${buckets}`)
+  const lock = layout.cell(0, true)
+  return { lock, epoch: lock + 8, total: lock + 16, slot: lock + 24, origin: layout.cell(origin), counts: layout.block(buckets * 8) }
 }

@@ -1,3 +1,4 @@
+import type { RegionLayout } from '../shared/region-layout'
 import type { SharedRegion } from '../shared/shared-region'
 import type { Clock } from '../signals/clock'
 import { checkNumber, checkOptions, optionalNumber } from '../validate'
@@ -41,16 +42,12 @@ export class TokenBucket implements Limiter {
     this.shared = sharing.shared
     this.now = sharing.now
 
-    const layout = sharing.layout('token-bucket').describe(
-      `v1 rate=${this.rate} burst=${this.burst}`,
-    )
-    // The lock word (an Int32 at +0) and the arrival time (an f64 at +8) share one cache line.
-    const line = layout.cell(0, true)
-    const origin = layout.cell(this.now())
-    ;({ region: this.region, lock: this.lock } = openLimiterRegion(this.shared, layout, line))
+    const layout = sharing.layout('token-bucket')
+    const cells = placeTokenBucket(layout, this.rate, this.burst, this.now())
+    ;({ region: this.region, lock: this.lock } = openLimiterRegion(this.shared, layout, cells.lock))
     this.f64 = this.region.f64
-    this.tatIndex = (this.region.base + line + 8) / 8
-    this.origin = this.f64[(this.region.base + origin) / 8]
+    this.tatIndex = (this.region.base + cells.tat) / 8
+    this.origin = this.f64[(this.region.base + cells.origin) / 8]
     this.tokensPerMs = this.rate / 1000
   }
 
@@ -84,9 +81,7 @@ export class TokenBucket implements Limiter {
   }
 
   available(): number {
-    const debt = this.f64[this.tatIndex] - (this.now() - this.origin) * this.tokensPerMs
-    if (debt <= 0) return this.burst
-    return debt < this.burst ? this.burst - debt : 0
+    return tokensAvailable(this.f64[this.tatIndex], (this.now() - this.origin) * this.tokensPerMs, this.burst)
   }
 
   retryAfterMs(n = 1): number {
@@ -109,4 +104,22 @@ export class TokenBucket implements Limiter {
   private outOfRange(n: number): boolean {
     return validPermits(n) ? false : invalidPermits(n)
   }
+}
+
+/**
+ * A token bucket's cells in `layout` (kind 'token-bucket'): the lock word (an Int32 at line + 0) and the arrival
+ * time (an f64 at line + 8) share one cache line; the clock reading at creation (`origin`) follows. Watchers such
+ * as `bulwark top` lay out a snapshot with it.
+ */
+export function placeTokenBucket(layout: RegionLayout, rate: number, burst: number, origin: number): { lock: number; tat: number; origin: number } {
+  layout.describe(`v1 rate=${rate} burst=${burst}`)
+  const lock = layout.cell(0, true)
+  return { lock, tat: lock + 8, origin: layout.cell(origin) }
+}
+
+/** Tokens available when the arrival time is `tat` and the clock reads `now`, both in tokens since the origin. */
+export function tokensAvailable(tat: number, now: number, burst: number): number {
+  const debt = tat - now
+  if (debt <= 0) return burst
+  return debt < burst ? burst - debt : 0
 }
