@@ -32,7 +32,8 @@ export class TokenTable {
 
   /** The start recorded for `token` (NOT_SAMPLED if none), or INVALID if the token is not outstanding. */
   release(token: number): number {
-    if (!(token >= 0) || token > Number.MAX_SAFE_INTEGER) return INVALID
+    // typeof first: comparing a Symbol throws, and a BigInt passes the range test but not the arithmetic below.
+    if (typeof token !== 'number' || !(token >= 0) || token > Number.MAX_SAFE_INTEGER) return INVALID
     const slot = token % SLOTS
     if ((slot | 0) !== slot || slot >= this.capacity || this.busy[slot] === 0) return INVALID
     if ((token - slot) / SLOTS !== this.generations[slot]) return INVALID

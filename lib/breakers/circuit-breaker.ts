@@ -117,14 +117,14 @@ export class CircuitBreaker {
 
   /** The call succeeded after `durationMs`. */
   onSuccess(durationMs: number): void {
-    const bad = this.slowOnly && durationMs > this.slowCallDuration ? 1 : 0
+    const bad = this.slowOnly && this.isSlow(durationMs) ? 1 : 0
     if (this.i32[this.wordIndex] === this.closedWord) this.count(bad, this.now())
     else this.settle(bad, false)
   }
 
   /** The call failed after `durationMs`. */
   onFailure(durationMs: number): void {
-    const bad = this.slowOnly ? (durationMs > this.slowCallDuration ? 1 : 0) : 1
+    const bad = this.slowOnly ? (this.isSlow(durationMs) ? 1 : 0) : 1
     if (this.i32[this.wordIndex] === this.closedWord) this.count(bad, this.now())
     else this.settle(bad, true)
   }
@@ -171,6 +171,11 @@ export class CircuitBreaker {
   /** Detaches from shared memory (a local breaker just stops counting). */
   close(): void {
     this.region.close()
+  }
+
+  /** Whether a reported duration is slow; a duration that is not a number is not (comparing a Symbol would throw). */
+  private isSlow(durationMs: unknown): boolean {
+    return typeof durationMs === 'number' && durationMs > this.slowCallDuration
   }
 
   /** Milliseconds until a refused call could be let through. */

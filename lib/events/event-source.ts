@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { type Disposable, toDisposable } from './disposable'
 
 /** Subscribes a listener; the returned Disposable unsubscribes it. */
@@ -12,7 +13,7 @@ export class EventSource<T> {
   private listeners: Array<(value: T) => void> = []
 
   readonly event: Event<T> = (listener) => {
-    if (typeof listener !== 'function') throw new TypeError('listener must be a function')
+    if (typeof listener !== 'function') throw new InvalidArgumentError('listener', listener, 'a function')
     this.listeners = [...this.listeners, listener]
     return toDisposable(() => {
       this.listeners = this.listeners.filter((l) => l !== listener)

@@ -133,7 +133,8 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
    * this call faded.
    */
   fadingOnce(epoch: number): boolean {
-    if (!Number.isInteger(epoch) || epoch < 0) throw new InvalidArgumentError('epoch', epoch, 'an integer >= 0')
+    // Safe integers only: the native side refuses 2^53 and above, which Number.isInteger accepts.
+    if (!Number.isSafeInteger(epoch) || epoch < 0) throw new InvalidArgumentError('epoch', epoch, 'an integer in [0, 2^53 - 1]')
     const faded = this.keeper.fadeOnce(epoch)
     this.drain()
     return faded

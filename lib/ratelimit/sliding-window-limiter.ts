@@ -1,3 +1,4 @@
+import { MAX_EPOCH } from '../shared/rolling-window'
 import type { RegionLayout } from '../shared/region-layout'
 import type { SharedRegion } from '../shared/shared-region'
 import type { Clock } from '../signals/clock'
@@ -95,7 +96,8 @@ export class SlidingWindowLimiter implements Limiter {
     // Oldest live bucket first: find the first whose expiry leaves room for n.
     for (let k = e - this.buckets + 1; used + n > this.limit && k <= e; k++) {
       used -= this.countAt(k)
-      if (used + n <= this.limit) return Math.max(0, this.origin + (k + this.buckets) * this.bucketMs - now)
+      const wait = this.origin + (k + this.buckets) * this.bucketMs - now
+      if (used + n <= this.limit) return wait > 0 ? wait : 0 // also for a clock that read NaN
     }
     return 0
   }
@@ -111,7 +113,8 @@ export class SlidingWindowLimiter implements Limiter {
 
   private epochAt(now: number): number {
     const e = Math.floor((now - this.origin) / this.bucketMs)
-    return e > 0 ? e : 0
+    // Clamped: a clock that returns a huge number or Infinity must not make the loops over epochs endless.
+    return e > 0 ? (e < MAX_EPOCH ? e : MAX_EPOCH) : 0
   }
 
   /** Empties the buckets that epochs (from, to] reuse and moves the newest epoch to `to`. Idempotent if interrupted. */

@@ -1,4 +1,13 @@
+import { InvalidArgumentError } from '../errors/invalid-argument-error'
+import { checkRegion, checkSpan } from './placement-checks'
 import type { SharedRegion } from './shared-region'
+
+function int32(argument: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < -(2 ** 31) || value >= 2 ** 31) {
+    throw new InvalidArgumentError(argument, value, 'a 32-bit integer')
+  }
+  return value
+}
 
 /**
  * One 32-bit integer cell updated with Atomics by every member: for state that must be decided once for the whole
@@ -10,12 +19,15 @@ export class AtomicCounter {
   private readonly index: number
 
   constructor(region: SharedRegion, offset: number) {
+    checkRegion(region)
+    checkSpan('offset', region, offset, 4, 4)
     this.i32 = region.i32
     this.index = (region.base + offset) >> 2
   }
 
+  /** Adds `value` and returns the cell's new value (wrapping as an Int32 does, like the cell itself). */
   add(value: number): number {
-    return Atomics.add(this.i32, this.index, value) + value
+    return (Atomics.add(this.i32, this.index, int32('value', value)) + value) | 0
   }
 
   load(): number {
@@ -23,10 +35,10 @@ export class AtomicCounter {
   }
 
   store(value: number): void {
-    Atomics.store(this.i32, this.index, value)
+    Atomics.store(this.i32, this.index, int32('value', value))
   }
 
   compareExchange(expected: number, replacement: number): boolean {
-    return Atomics.compareExchange(this.i32, this.index, expected, replacement) === expected
+    return Atomics.compareExchange(this.i32, this.index, int32('expected', expected), int32('replacement', replacement)) === expected
   }
 }

@@ -1,3 +1,5 @@
+import { InvalidArgumentError } from '../errors/invalid-argument-error'
+import { checkInteger, checkPlacementObject, checkRegion, checkSpan } from './placement-checks'
 import type { LanePlacement } from './region-layout'
 import type { SharedRegion } from './shared-region'
 
@@ -16,6 +18,13 @@ export class LaneCounter {
 
   /** Counter number `cell` (0-based) of a lane set. */
   constructor(region: SharedRegion, placement: LanePlacement, cell = 0) {
+    checkRegion(region)
+    const p = checkPlacementObject<LanePlacement>(placement)
+    const cells = checkInteger('placement.cells', p.cells, 1, 2 ** 29)
+    checkInteger('placement.stride', p.stride, cells * 8, 2 ** 32)
+    if (p.stride % 8 !== 0) throw new InvalidArgumentError('placement.stride', p.stride, 'a multiple of 8')
+    checkInteger('cell', cell, 0, cells - 1)
+    checkSpan('placement.offset', region, p.offset, (region.lanes - 1) * p.stride + cells * 8, 8)
     this.region = region
     this.f64 = region.f64
     this.first = (region.base + placement.offset) / 8 + cell
@@ -23,7 +32,9 @@ export class LaneCounter {
     this.own = this.first + region.member * this.strideCells
   }
 
+  /** Adds a finite number; anything else would poison the lane for good, so it is refused. */
   add(value: number): void {
+    if (typeof value !== 'number' || !Number.isFinite(value)) throw new InvalidArgumentError('value', value, 'a finite number')
     this.f64[this.own] += value
   }
 

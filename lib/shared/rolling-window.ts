@@ -1,10 +1,16 @@
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { native } from '../native/load-native'
+import { checkInteger, checkPlacementObject, checkRegion, checkSpan } from './placement-checks'
 import type { WindowPlacement } from './region-layout'
 import type { SharedRegion } from './shared-region'
 
 const { bucketSize: BUCKET_BYTES, tag: TAG, count: COUNT, sum: SUM } = native.layout.window
 const TAG_MODULUS = 0x7fffffff
+/**
+ * Epochs are clamped here (9000 years of 1 ms buckets): past 2^53 a float epoch no longer moves by one, and a loop
+ * over epochs would never end when a clock returns a huge number or Infinity.
+ */
+export const MAX_EPOCH = 2 ** 48
 
 /** One bucket's totals. */
 export interface BucketTotals {
@@ -32,6 +38,15 @@ export class RollingWindow {
   private readonly ownLane: number
 
   constructor(region: SharedRegion, placement: WindowPlacement) {
+    checkRegion(region)
+    const p = checkPlacementObject<WindowPlacement>(placement)
+    const size = checkInteger('placement.size', p.size, 1, 1_000_000)
+    if (typeof p.bucketMs !== 'number' || !(p.bucketMs > 0 && p.bucketMs < Infinity)) {
+      throw new InvalidArgumentError('placement.bucketMs', p.bucketMs, 'a finite number > 0')
+    }
+    checkInteger('placement.laneStride', p.laneStride, size * BUCKET_BYTES, 2 ** 32)
+    checkSpan('placement.startOffset', region, p.startOffset, 8, 8)
+    checkSpan('placement.bucketsOffset', region, p.bucketsOffset, region.lanes * p.laneStride, 8)
     this.region = region
     this.f64 = region.f64
     this.i32 = region.i32
@@ -46,12 +61,13 @@ export class RollingWindow {
   /** The epoch (bucket number since the start) that `now` falls in. */
   epochAt(now: number): number {
     const e = Math.floor((now - this.start) / this.bucketMs)
-    return e > 0 ? e : 0
+    return e > 0 ? (e < MAX_EPOCH ? e : MAX_EPOCH) : 0
   }
 
   /** Adds `value` (>= 0) to the current bucket. Adding 0 raises the count but not the sum. */
   add(value: number, now: number): void {
-    if (!(value >= 0)) throw new InvalidArgumentError('value', value, 'a number >= 0')
+    if (typeof value !== 'number' || !(value >= 0)) throw new InvalidArgumentError('value', value, 'a number >= 0')
+    if (typeof now !== 'number') throw new InvalidArgumentError('now', now, 'a number (ms)')
     this.record(value, now)
   }
 

@@ -1,11 +1,19 @@
+import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { RegionCorruptError } from '../errors/region-corrupt-error'
 import { RegionMismatchError } from '../errors/region-mismatch-error'
 import { SharedMemoryError } from '../errors/shared-memory-error'
 import { native } from '../native/load-native'
 import type { NativeMember } from '../native/native-types'
-import type { RegionLayout } from './region-layout'
+import { RegionLayout } from './region-layout'
 
 const regionLayout = native.layout.region
+// What the native side accepts as a name (the file is /dev/shm/bulwark.<name>).
+const regionNamePattern = /^[A-Za-z0-9._-]{1,200}$/
+
+function checkLayout(layout: unknown): RegionLayout {
+  if (!(layout instanceof RegionLayout)) throw new InvalidArgumentError('layout', layout, 'a RegionLayout')
+  return layout
+}
 
 /** Default number of attachments (threads x components) a named region accepts. */
 export const DEFAULT_MEMBER_CAPACITY = 64
@@ -85,6 +93,10 @@ export class SharedRegion {
 
   /** Attaches to (or creates) the host-wide region `name` for a component laid out by `layout`. */
   static open(name: string, layout: RegionLayout): SharedRegion {
+    if (typeof name !== 'string' || !regionNamePattern.test(name)) {
+      throw new InvalidArgumentError('name', name, 'a name of 1-200 characters from A-Z a-z 0-9 . _ -')
+    }
+    checkLayout(layout)
     let opened
     try {
       opened = native.regionOpen({
@@ -119,7 +131,13 @@ export class SharedRegion {
    * Components of different kinds may use the same `shared` name without meeting.
    */
   static forComponent(shared: string | undefined, layout: RegionLayout): SharedRegion {
-    return shared === undefined ? SharedRegion.local(layout) : SharedRegion.open(`${layout.kind}.${shared}`, layout)
+    checkLayout(layout)
+    if (shared === undefined) return SharedRegion.local(layout)
+    const name = `${layout.kind}.${shared}`
+    if (typeof shared !== 'string' || !regionNamePattern.test(name)) {
+      throw new InvalidArgumentError('shared', shared, 'a region name of A-Z a-z 0-9 . _ -, or undefined for a local region')
+    }
+    return SharedRegion.open(name, layout)
   }
 
   /**
@@ -136,6 +154,7 @@ export class SharedRegion {
 
   /** A region private to this thread, with one lane. */
   static local(layout: RegionLayout): SharedRegion {
+    checkLayout(layout)
     const buffer = new ArrayBuffer(layout.payloadSize)
     const f64 = new Float64Array(buffer)
     const init = layout.init
@@ -154,7 +173,9 @@ export class SharedRegion {
   /** Lanes that have ever had a member: readers merge lanes [0, laneHighWater()). */
   laneHighWater(): number {
     if (this.name === undefined) return 1
-    return Atomics.load(this.i32, regionLayout.memberHighWater / 4)
+    // Bounded by the lanes this layout has: a header overwritten by a faulty writer must not send readers past them.
+    const high = Atomics.load(this.i32, regionLayout.memberHighWater / 4)
+    return high < this.lanes ? high : this.lanes
   }
 
   /** Monotonic ms at which the payload was (re)initialised. */

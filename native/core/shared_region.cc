@@ -168,7 +168,9 @@ void FreeSlot(uint8_t* base, uint32_t slot) {
 int ReapLocked(uint8_t* base, size_t mapped, const std::string& name, int* reaped) {
   uint32_t capacity = Read<uint32_t>(base, kMemberCapacityOffset);
   int live = 0;
-  for (uint32_t i = 0; i < capacity; i++) {
+  // The capacity is re-read from shared memory, which a faulty writer may have overwritten since attach: never
+  // walk past the mapping.
+  for (uint32_t i = 0; i < capacity && MemberSlot(i) + kMemberSlotSize <= mapped; i++) {
     if (LoadI32(base + MemberSlot(i) + kMemberPidOffset) == 0) continue;
     if (MemberIsDead(base, i, name)) {
       ZeroReclaimCells(base, mapped, i);

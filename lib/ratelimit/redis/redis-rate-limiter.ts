@@ -1,5 +1,6 @@
 import { performance } from 'perf_hooks'
 
+import { describeValue } from '../../errors/describe-value'
 import { InvalidArgumentError } from '../../errors/invalid-argument-error'
 import { EventSource, type Event } from '../../events/event-source'
 import { coarseNow, type Clock } from '../../signals/clock'
@@ -50,6 +51,11 @@ class PendingDecision implements Deadlined {
 
 function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT')
+}
+
+/** The scripts answer { allowed, remaining, retry after µs }; anything else (a proxy, a wrong server) is an error. */
+function isDecisionReply(reply: unknown): reply is [number, number, number] {
+  return Array.isArray(reply) && reply.length >= 3 && typeof reply[0] === 'number' && typeof reply[1] === 'number' && typeof reply[2] === 'number'
 }
 
 /**
@@ -159,6 +165,7 @@ export class RedisRateLimiter {
   /** @internal */
   handleReply(call: PendingDecision, reply: unknown): void {
     if (call.settled) return // too late: the insurance limiter already decided
+    if (!isDecisionReply(reply)) return this.handleError(call, new Error(`unexpected reply from the rate-limit script: ${describeValue(reply)}`))
     call.settled = true
     this.circuit.succeeded(call.probe)
     this.counts.redis++
@@ -173,12 +180,17 @@ export class RedisRateLimiter {
     if (isNoScript(error) && !call.resent) {
       // The server lost its scripts (restart, SCRIPT FLUSH, failover): EVAL sends the script and caches it again.
       call.resent = true
-      this.redis.eval(this.script, 1, call.redisKey, this.arg1, this.arg2, call.cost, this.nowArg()).then(call.onReply, call.onError)
+      try {
+        this.redis.eval(this.script, 1, call.redisKey, this.arg1, this.arg2, call.cost, this.nowArg()).then(call.onReply, call.onError)
+      } catch (thrown) {
+        this.handleError(call, thrown) // a client that throws instead of rejecting
+      }
       return
     }
     this.counts.errors++
     this.fail(call)
-    this.errorEvents.emit(error instanceof Error ? error : new Error(String(error)))
+    // describeValue, not String(): String() of an object without a prototype throws.
+    this.errorEvents.emit(error instanceof Error ? error : new Error(`the Redis client failed with ${describeValue(error)}`))
   }
 
   /** @internal */
