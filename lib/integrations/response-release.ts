@@ -1,16 +1,20 @@
 import type { ServerResponse } from 'http'
+import type { Socket } from 'net'
 
 import type { InboundGuard } from './inbound-guard'
 
 // The token rides on the response object itself: one property, no closure and no map entry per request.
 const TOKEN = Symbol('bulwark.token')
+// Responses of pipelined requests waiting behind an earlier response on the same connection.
+const QUEUED = Symbol('bulwark.queued')
 const RELEASED = -1
 
 type Tracked = ServerResponse & { [TOKEN]?: number }
+type TrackedSocket = Socket & { [QUEUED]?: Tracked[] }
 
 /**
  * Returns `bind(res, token)`: releases `token` to `guard` when `res` finishes or its connection closes, whichever
- * comes first, exactly once. The two listeners are one function made here, once per adapter.
+ * comes first, exactly once. The listeners are functions made here, once per adapter.
  */
 export function responseReleaser<Req>(guard: InboundGuard<Req>): (res: ServerResponse, token: number) => void {
   function done(this: Tracked): void {
@@ -19,12 +23,29 @@ export function responseReleaser<Req>(guard: InboundGuard<Req>): (res: ServerRes
     this[TOKEN] = RELEASED
     guard.release(token)
   }
+  // node:http emits nothing on a queued response whose connection dies: its requests are released here.
+  function connectionClosed(this: TrackedSocket): void {
+    const queued = this[QUEUED] as Tracked[]
+    this[QUEUED] = undefined
+    for (const res of queued) done.call(res)
+  }
   return (res: Tracked, token: number): void => {
     if (!guard.tracksInFlight) return
     res[TOKEN] = token
     res.on('finish', done)
     res.on('close', done)
-    // Already over (a connection that closed before the handler ran): 'close' will not come again.
-    if (res.destroyed || res.writableFinished) done.call(res)
+    const socket = (res.socket ?? res.req?.socket) as TrackedSocket | null | undefined
+    // Already over (a connection that closed before the handler ran): no event will come.
+    if (res.destroyed || res.writableFinished || socket?.destroyed) return done.call(res)
+    if (res.socket === null && socket) {
+      const queued = socket[QUEUED]
+      if (queued === undefined) {
+        socket[QUEUED] = [res]
+        socket.once('close', connectionClosed)
+      } else {
+        socket[QUEUED] = queued.filter((r) => r[TOKEN] !== RELEASED) // keep the list as short as the pipeline
+        ;(socket[QUEUED] as Tracked[]).push(res)
+      }
+    }
   }
 }

@@ -1,6 +1,7 @@
 // The same behaviour, asserted against every inbound adapter over real sockets on loopback: each framework's test
 // file gives a way to start its server with a guard, and these scenarios run against it.
 import * as http from 'http'
+import * as net from 'net'
 import type { AddressInfo } from 'net'
 import { afterEach, expect, it } from 'vitest'
 
@@ -197,6 +198,23 @@ export function inboundScenarios(start: StartServer): void {
     expect(s.inFlight).toBe(0)
     expect(s.invalidReleases).toBe(0)
     expect(s.passed).toBe(5)
+    limiter.close()
+  })
+
+  it('releases pipelined requests queued behind an unanswered one when the connection drops', async () => {
+    const { limiter } = controlledLimiter(50)
+    const port = await open({ limiter }, async () => {
+      calls++
+      return new Promise<string>(() => undefined) // never answers
+    })
+    const socket = net.connect(port, '127.0.0.1')
+    socket.on('error', () => undefined)
+    socket.write('GET /work HTTP/1.1\r\nHost: test\r\n\r\n'.repeat(4))
+    await eventually(() => calls === 4, 'the pipelined requests to reach the handler')
+    expect(limiter.inFlight).toBe(4)
+    socket.destroy()
+    await eventually(() => limiter.inFlight === 0, 'queued responses to give their tokens back')
+    expect(limiter.stats().invalidReleases).toBe(0)
     limiter.close()
   })
 }

@@ -23,7 +23,8 @@ function member(name: string, minInFlight: number): Promise<{ port: number; stat
       child.on('message', on)
       if (m) child.send(m)
     })
-  return ask('', 'port').then((port) => ({ port, stats: () => ask('stats', 'stats'), exit: () => child.send('exit') }))
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`the member exited with ${code}`))))
+  return Promise.race([ask('', 'port'), exited]).then((port) => ({ port, stats: () => ask('stats', 'stats'), exit: () => child.send('exit') }))
 }
 
 type Member = Awaited<ReturnType<typeof member>>
