@@ -2,7 +2,9 @@
 
 export interface RegionLayoutOffsets {
   magic: number
+  /** The layout version this build writes (the value; its offset is `versionOffset`). */
   version: number
+  versionOffset: number
   totalSize: number
   state: number
   generation: number

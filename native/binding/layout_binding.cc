@@ -14,6 +14,7 @@ void InitLayout(Napi::Env env, Napi::Object exports) {
   auto set = [&](Napi::Object o, const char* k, double v) { o.Set(k, Napi::Number::New(env, v)); };
   set(region, "magic", layout::kMagic);
   set(region, "version", layout::kVersion);
+  set(region, "versionOffset", layout::kVersionOffset);
   set(region, "totalSize", layout::kTotalSizeOffset);
   set(region, "state", layout::kStateOffset);
   set(region, "generation", layout::kGenerationOffset);

@@ -1,0 +1,33 @@
+import { BulwarkError } from '../errors/bulwark-error'
+import { parseTopArgs, TOP_USAGE } from '../top/top-args'
+import { runTop } from '../top/top-command'
+
+const USAGE = `Usage: bulwark <command>
+
+Commands:
+  top     live view of the limiters, breakers, rate limiters and hot keys shared on this host
+  help    this text ('bulwark top --help' for top's options)`
+
+/** The `bulwark` command line. Resolves with the exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(`${USAGE}\n`)
+    return command === undefined ? 2 : 0
+  }
+  if (command !== 'top') {
+    process.stderr.write(`bulwark: unknown command '${command}'\n${USAGE}\n`)
+    return 2
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(`${TOP_USAGE}\n`)
+    return 0
+  }
+  try {
+    return await runTop(parseTopArgs(rest))
+  } catch (error) {
+    if (!(error instanceof BulwarkError)) throw error
+    process.stderr.write(`bulwark top: ${error.message}\n\n${TOP_USAGE}\n`)
+    return 2
+  }
+}

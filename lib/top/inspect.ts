@@ -1,0 +1,96 @@
+import { listRegions } from '../shared/regions'
+import { preciseNow } from '../signals/clock'
+import { inspectBbr } from './inspectors/bbr'
+import { inspectCircuit, inspectSre } from './inspectors/breakers'
+import { inspectHotKeys } from './inspectors/hot-keys'
+import { inspectSlidingWindow, inspectTokenBucket } from './inspectors/rate-limiters'
+import { RegionSnapshot } from './region-snapshot'
+import type { ComponentView, RegionReport } from './views'
+
+type Inspector = (snapshot: RegionSnapshot, now: number, keys: number) => ComponentView
+
+/** One inspector per region kind: each lays the region out again from its fingerprint. */
+const INSPECTORS: Record<string, Inspector> = {
+  bbr: inspectBbr,
+  sre: inspectSre,
+  circuit: inspectCircuit,
+  heavykeeper: inspectHotKeys,
+  'token-bucket': inspectTokenBucket,
+  'sliding-window': inspectSlidingWindow,
+}
+
+export interface InspectOptions {
+  /**
+   * Regions to read: full region names (`bbr.api`) or `shared` names (`api`), `*` matching any characters.
+   * Default: every bulwark region of the host.
+   */
+  names?: readonly string[]
+  /** Hot keys listed per top-k (default 10). */
+  keys?: number
+}
+
+function matcher(names: readonly string[] | undefined): (region: string) => boolean {
+  if (names === undefined || names.length === 0) return () => true
+  const patterns = names.map((n) => new RegExp(`^${n.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`))
+  return (region) => {
+    const shared = region.slice(region.indexOf('.') + 1)
+    return patterns.some((p) => p.test(region) || p.test(shared))
+  }
+}
+
+/**
+ * Reads the host's bulwark regions without joining them (`bulwark top`): for each, its members and what its
+ * component's stats() would say. A region of an unknown kind or layout is listed with its kind and size; a region
+ * that vanishes while being read is left out. Never throws for a region's content.
+ */
+export function inspectRegions(options: InspectOptions = {}): RegionReport[] {
+  const wanted = matcher(options.names)
+  const keys = options.keys ?? 10
+  const reports: RegionReport[] = []
+  for (const name of listRegions()) {
+    if (!wanted(name)) continue
+    const report = inspectRegion(name, keys)
+    if (report !== undefined) reports.push(report)
+  }
+  return reports
+}
+
+function inspectRegion(name: string, keys: number): RegionReport | undefined {
+  let snapshot: RegionSnapshot
+  try {
+    snapshot = new RegionSnapshot(name)
+  } catch (error) {
+    // Gone between the listing and the read (its last member left), or not a bulwark region at all.
+    if ((error as { code?: string }).code === 'ERR_BULWARK_SYSTEM') return undefined
+    return { region: name, kind: '?', name, bytes: 0, liveMembers: 0, pids: [], members: [], status: 'unreadable', detail: message(error), createdAt: 0, generation: 0 }
+  }
+  const live = snapshot.members.filter((m) => m.alive)
+  const report: RegionReport = {
+    region: name,
+    kind: snapshot.kind,
+    name: snapshot.sharedName,
+    bytes: snapshot.bytes,
+    liveMembers: live.length,
+    pids: [...new Set(live.map((m) => m.pid))].sort((a, b) => a - b),
+    members: snapshot.members.map(({ pid, threadId, alive }) => ({ pid, threadId, alive })),
+    status: 'ok',
+    createdAt: snapshot.createdAt,
+    generation: snapshot.generation,
+  }
+  const inspector = INSPECTORS[snapshot.kind]
+  if (inspector === undefined) {
+    report.status = 'unknown'
+    return report
+  }
+  try {
+    report.view = inspector(snapshot, preciseNow(), keys)
+  } catch (error) {
+    report.status = 'unreadable'
+    report.detail = message(error)
+  }
+  return report
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}

@@ -1,0 +1,145 @@
+import { spawn } from 'child_process'
+import { afterEach, describe, expect, it } from 'vitest'
+
+import { listRegions } from '../../lib/index'
+import { uniqueName } from '../helpers/unique-name'
+import { cli, killAll, runCli, startMember, waitFor } from './top-host'
+
+afterEach(killAll)
+
+interface Frame {
+  interval: number
+  regions: Array<Record<string, unknown> & { region: string; kind: string; liveMembers: number; pids: number[]; view: Record<string, unknown> }>
+}
+
+/** Two processes sharing one of each component, driven to known states; each reports its own stats(). */
+async function drivenHost() {
+  const base = uniqueName('top')
+  const first = await startMember(base, 0)
+  const second = await startMember(base, 1)
+  await first.ask('drive')
+  await second.ask('drive')
+  const [own0, own1] = await Promise.all([first.ask('stats'), second.ask('stats')])
+  return { base, members: [first, second], own: own0.stats as Record<string, any>, own1: own1.stats as Record<string, any> }
+}
+
+describe('bulwark top', () => {
+  it('--once --json shows every component of the host as its own stats() sees it, members and pids included', async () => {
+    const { base, members, own } = await drivenHost()
+    const { code, stdout, stderr } = await runCli(['top', base, '--once', '--json', '--interval', '0.1', '--keys', '3'])
+    expect(stderr).toBe('')
+    expect(code).toBe(0)
+    const frame = JSON.parse(stdout) as Frame
+    expect(frame.interval).toBeGreaterThan(0.05)
+    const byKind = Object.fromEntries(frame.regions.map((r) => [r.kind, r]))
+    expect(Object.keys(byKind).sort()).toEqual(['bbr', 'circuit', 'heavykeeper', 'sliding-window', 'sre', 'token-bucket'])
+    for (const r of frame.regions) {
+      expect(r.region).toBe(`${r.kind}.${base}`)
+      expect(r.status).toBe('ok')
+      expect(r.liveMembers).toBe(2)
+      expect(r.pids).toEqual(members.map((m) => m.pid).sort((a, b) => a - b))
+    }
+
+    const limiter = byKind.bbr.view
+    expect(limiter).toMatchObject({ type: 'limiter', load: 1000, inFlight: 3, maxInFlight: 2, passed: 3, dropped: 5, droppedByInFlight: 5 })
+    expect(limiter.byClass).toEqual(own.limiter.byClass)
+    expect(limiter.byClass).toMatchObject({ critical: { admitted: 1 }, normal: { admitted: 2, shedInFlight: 2 }, low: { shedInFlight: 3 } })
+    for (const field of ['inFlight', 'maxInFlight', 'maxPass', 'minRt', 'passed', 'dropped', 'invalidReleases']) {
+      expect(limiter[field], field).toBe(own.limiter[field])
+    }
+    expect(limiter.rates).toEqual({ admitted: 0, shed: 0, shedInFlight: 0, shedQueueDelay: 0 })
+
+    expect(byKind.sre.view).toEqual({ type: 'sre-breaker', ...own.sre, failureRatio: 20 / 25 })
+    expect(own.sre).toEqual({ accepts: 5, total: 25, dropProbability: 15 / 26, state: 'open' })
+
+    const circuit = byKind.circuit.view
+    expect(circuit).toMatchObject({ type: 'circuit-breaker', state: 'open', calls: own.circuit.calls, badCalls: own.circuit.badCalls })
+    expect(own.circuit).toMatchObject({ state: 'open', calls: 5, badCalls: 5 })
+    expect(circuit.stateAge as number).toBeGreaterThanOrEqual(0)
+    expect(circuit.stateAge as number).toBeLessThan(60_000)
+
+    expect(byKind.heavykeeper.view).toMatchObject({ type: 'hot-keys', k: 10, total: own.total, keys: own.keys })
+    expect(own.keys).toEqual([{ key: 'hot-a', count: 300 }, { key: 'hot-b', count: 300 }, { key: 'hot-c', count: 50 }])
+    expect(own.total).toBe(650)
+
+    expect(byKind['token-bucket'].view).toMatchObject({ type: 'token-bucket', rate: 0.001, burst: 100 })
+    expect(byKind['token-bucket'].view.available).toBeCloseTo(own.available, 1)
+    expect(own.available).toBeCloseTo(60, 1)
+    expect(byKind['sliding-window'].view).toEqual({ type: 'sliding-window', limit: 50, window: 600_000, used: 20, available: own.windowAvailable })
+    expect(own.windowAvailable).toBe(30)
+  })
+
+  it('prints the same as a table', async () => {
+    const { base } = await drivenHost()
+    const { code, stdout } = await runCli(['top', base, '--once', '--interval', '0.1'])
+    expect(code).toBe(0)
+    const lines = stdout.split('\n')
+    expect(lines[0]).toMatch(/^bulwark top · .* · 6 regions · rates over 0\.1 s$/)
+    const row = (section: string, kind = '') => {
+      const start = lines.findIndex((l) => l.startsWith(section))
+      return lines.slice(start + 1).find((l) => l.startsWith(base) && l.includes(kind)) ?? ''
+    }
+    expect(row('LIMITERS')).toMatch(/\b2 \(2 pids\)\s+100%\s+3 \/ 2\s+0\s+0 \(0 \+ 0\)\s+1\.00 ms\s+1\s+3\s+5$/)
+    expect(row('BREAKERS', 'sre')).toMatch(/sre\s+2 \(2 pids\)\s+open\s+58%\s+80%\s+25$/)
+    expect(row('BREAKERS', 'circuit')).toMatch(/circuit\s+2 \(2 pids\)\s+open [\d.]+ m?s\s+-\s+100%\s+5$/)
+    expect(row('RATE LIMITS', 'token')).toMatch(/token bucket\s+2 \(2 pids\)\s+60\.0 \/ 100\s+refills 0\.0010\/s$/)
+    expect(row('RATE LIMITS', 'sliding')).toMatch(/sliding window\s+2 \(2 pids\)\s+30 \/ 50\s+20 used in 10 min$/)
+    expect(row('HOT KEYS')).toMatch(/hot-a 300 · hot-b 300 · hot-c 50$/)
+  })
+
+  it('does not count as a member: the regions go away when the real members leave while top watches', async () => {
+    const { base, members } = await drivenHost()
+    const watcher = spawn(process.execPath, [cli, 'top', base, '--json', '--interval', '0.05'], { stdio: ['ignore', 'pipe', 'inherit'] })
+    let frames: Frame[] = []
+    watcher.stdout.setEncoding('utf8')
+    let pending = ''
+    watcher.stdout.on('data', (chunk: string) => {
+      pending += chunk
+      const lines = pending.split('\n')
+      pending = lines.pop() ?? ''
+      frames = frames.concat(lines.filter(Boolean).map((l) => JSON.parse(l) as Frame))
+    })
+    try {
+      await waitFor(() => frames.some((f) => f.regions.length === 6), 10_000)
+      const mine = () => listRegions().filter((r) => r.endsWith(`.${base}`))
+      expect(mine()).toHaveLength(6)
+      await Promise.all(members.map((m) => m.ask('close')))
+      expect(mine()).toEqual([])
+      const seen = frames.length
+      await waitFor(() => frames.length > seen + 1, 10_000)
+      expect(frames[frames.length - 1].regions).toEqual([])
+    } finally {
+      watcher.kill('SIGTERM')
+    }
+    const code = await new Promise((resolve) => watcher.once('exit', resolve))
+    expect(code).toBe(0) // SIGTERM is a clean quit
+  })
+
+  it("reports a member that was killed as gone, and the killed process's requests in flight as given back", async () => {
+    const { base, members } = await drivenHost()
+    members[0].child.kill('SIGKILL')
+    await new Promise((resolve) => members[0].child.once('exit', resolve))
+    // The survivor's sampler reaps the dead member within about half a second (its reclaimable lanes are zeroed).
+    let limiter: Record<string, unknown> = {}
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const frame = JSON.parse((await runCli(['top', `bbr.${base}`, '--once', '--json', '--interval', '0.05'])).stdout) as Frame
+      limiter = frame.regions[0]
+      if (frame.regions[0].liveMembers === 1 && frame.regions[0].view.inFlight === 0) break
+      await new Promise((r) => setTimeout(r, 200))
+    }
+    expect(limiter).toMatchObject({ liveMembers: 1, pids: [members[1].pid], view: { inFlight: 0, passed: 3 } })
+  })
+
+  it('answers bad arguments with the usage and exit code 2', async () => {
+    const bad = await runCli(['top', '--interval', 'soon'])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('bulwark top: argument `--interval` must be a number from 0.05 to 3600, got "soon"')
+    expect(bad.stderr).toContain('Usage: bulwark top')
+    const unknown = await runCli(['nope'])
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toContain("unknown command 'nope'")
+    const help = await runCli(['top', '--help'])
+    expect(help.code).toBe(0)
+    expect(help.stdout).toContain('--once')
+  })
+})

@@ -1,0 +1,49 @@
+// Shared by the `bulwark top` tests: member processes driven to known states, and the CLI run as a user would.
+import { ChildProcess, execFile, fork } from 'child_process'
+import * as path from 'path'
+
+const root = path.join(__dirname, '..', '..')
+export const cli = path.join(root, 'dist', 'cjs', 'cli', 'bulwark.js')
+const memberScript = path.join(root, 'test', 'fixtures', 'top-member.cjs')
+
+export interface Member {
+  child: ChildProcess
+  pid: number
+  ask(op: string): Promise<Record<string, unknown>>
+}
+
+export const children: ChildProcess[] = []
+
+export function killAll(): void {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
+}
+
+export async function startMember(base: string, role: number): Promise<Member> {
+  const child = fork(memberScript, [JSON.stringify({ base, role })], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  children.push(child)
+  const ready = (await new Promise((resolve) => child.once('message', resolve))) as { pid: number }
+  const ask = (op: string) =>
+    new Promise<Record<string, unknown>>((resolve) => {
+      child.once('message', (m) => resolve(m as Record<string, unknown>))
+      child.send({ op })
+    })
+  return { child, pid: ready.pid, ask }
+}
+
+/** Runs `bulwark top` with `args`; resolves with its exit code and output. */
+export function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [cli, ...args], { timeout: 20_000 }, (error, stdout, stderr) => {
+      const code = error ? ((error as { code?: number }).code ?? 1) : 0
+      resolve({ code: typeof code === 'number' ? code : 1, stdout, stderr })
+    })
+  })
+}
+
+export async function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
+  const start = Date.now()
+  while (!check()) {
+    if (Date.now() - start > timeoutMs) throw new Error(`not within ${timeoutMs} ms`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
