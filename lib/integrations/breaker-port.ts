@@ -7,15 +7,15 @@ import { preciseNow } from '../signals/clock'
 /** A breaker the outbound guards drive: an SreBreaker or a CircuitBreaker. */
 export type GuardBreaker = SreBreaker | CircuitBreaker
 
-export interface BreakerChoice {
+export interface BreakerChoice<B extends GuardBreaker = SreBreaker> {
   /** One breaker per key (default: a BreakerGroup of SreBreakers made with `breaker`, closed by `close()`). */
-  breakers?: BreakerGroup<GuardBreaker>
+  breakers?: BreakerGroup<B>
   /** Options of each SreBreaker of the default group. */
   breaker?: SreBreakerOptions
 }
 
 /** The group to use, and whether the guard made it (and so closes it). */
-export function resolveBreakers(o: BreakerChoice): { group: BreakerGroup<GuardBreaker>; owns: boolean } {
+export function resolveBreakers<B extends GuardBreaker>(o: BreakerChoice<B>): { group: BreakerGroup<B>; owns: boolean } {
   if (o.breakers !== undefined) {
     if (typeof (o.breakers as { get?: unknown } | null)?.get !== 'function') throw new InvalidOptionError('breakers', o.breakers, 'a BreakerGroup')
     if (o.breaker !== undefined) throw new InvalidOptionError('breaker', o.breaker, 'absent when `breakers` is given')
@@ -23,7 +23,8 @@ export function resolveBreakers(o: BreakerChoice): { group: BreakerGroup<GuardBr
   }
   const options = o.breaker ?? {}
   new SreBreaker(options).close() // validates the options now, not at the first call
-  return { group: new BreakerGroup<GuardBreaker>((_key, shared) => new SreBreaker({ ...options, shared })), owns: true }
+  const group = new BreakerGroup<SreBreaker>((_key, shared) => new SreBreaker({ ...options, shared }))
+  return { group: group as unknown as BreakerGroup<B>, owns: true }
 }
 
 // Told apart by shape, not class, so that breakers from another copy of bulwark work too.

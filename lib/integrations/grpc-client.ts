@@ -1,11 +1,12 @@
 import type { BreakerGroup } from '../breakers/breaker-group'
+import type { SreBreaker } from '../breakers/sre-breaker'
 import { BreakerOpenError } from '../errors/breaker-open-error'
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { checkOneOf, checkOptions } from '../validate'
 import { type BreakerChoice, callStart, type GuardBreaker, permit, report, resolveBreakers } from './breaker-port'
 import { GrpcStatus, grpcModule, type GrpcModule } from './grpc-module'
 
-export interface GrpcClientGuardOptions extends BreakerChoice {
+export interface GrpcClientGuardOptions<B extends GuardBreaker = SreBreaker> extends BreakerChoice<B> {
   /** One breaker per method (`/pkg.Service/Method`, default) or one for the whole target. */
   per?: 'method' | 'target'
   /** The target's name (its address, say): the breaker's key with `per: 'target'`, where it is required. */
@@ -16,9 +17,9 @@ export interface GrpcClientGuardOptions extends BreakerChoice {
   grpc?: unknown
 }
 
-export type GrpcClientInterceptor = ((options: any, nextCall: (options: any) => any) => any) & {
+export type GrpcClientInterceptor<B extends GuardBreaker = SreBreaker> = ((options: any, nextCall: (options: any) => any) => any) & {
   /** The breakers, by method path or target name. */
-  readonly breakers: BreakerGroup<GuardBreaker>
+  readonly breakers: BreakerGroup<B>
   /** Closes the breakers if the interceptor made them. */
   close(): void
 }
@@ -53,8 +54,8 @@ function resolveFailures(value: unknown): readonly number[] {
  * puts a breaker in front of each method (or the whole target): a call the breaker refuses ends at once with
  * UNAVAILABLE without touching the network; an allowed call's status is reported to the breaker.
  */
-export function grpcClientGuard(options?: GrpcClientGuardOptions): GrpcClientInterceptor {
-  const o = checkOptions<GrpcClientGuardOptions>(options, 'options')
+export function grpcClientGuard<B extends GuardBreaker = SreBreaker>(options?: GrpcClientGuardOptions<B>): GrpcClientInterceptor<B> {
+  const o = checkOptions<GrpcClientGuardOptions<B>>(options, 'options')
   const per = checkOneOf('per', o.per ?? 'method', ['method', 'target'] as const)
   if (per === 'target' && (typeof o.target !== 'string' || o.target === '')) {
     throw new InvalidOptionError('target', o.target, "the target's name (required with per: 'target')")

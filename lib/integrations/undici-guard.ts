@@ -1,11 +1,12 @@
 import type { BreakerGroup } from '../breakers/breaker-group'
+import type { SreBreaker } from '../breakers/sre-breaker'
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { RetryBudget } from '../resilience/retry-budget'
 import { checkOptions, optionalFunction, optionalNumber } from '../validate'
 import { type BreakerChoice, type GuardBreaker, resolveBreakers } from './breaker-port'
 import { type Dispatch, type DispatchHandler, GuardedRequest, type GuardPolicy } from './guarded-request'
 
-export interface UndiciGuardOptions extends BreakerChoice {
+export interface UndiciGuardOptions<B extends GuardBreaker = SreBreaker> extends BreakerChoice<B> {
   /** Caps retries at a share of requests (default: a new RetryBudget, 10 % plus 10 per second); false: no cap. */
   budget?: RetryBudget | false
   /** Attempts per request at most, the first included (default 3; 1 turns retries off). */
@@ -22,9 +23,10 @@ export interface UndiciGuardOptions extends BreakerChoice {
   random?: () => number
 }
 
-export type UndiciInterceptor = ((dispatch: Dispatch) => (options: any, handler: DispatchHandler) => boolean) & {
+// Handlers are typed loosely so that the interceptor fits undici's own `compose` types, whatever their version.
+export type UndiciInterceptor<B extends GuardBreaker = SreBreaker> = ((dispatch: (options: any, handler: any) => boolean) => (options: any, handler: any) => boolean) & {
   /** The breakers, one per origin (`http://host:port`). */
-  readonly breakers: BreakerGroup<GuardBreaker>
+  readonly breakers: BreakerGroup<B>
   readonly budget: RetryBudget | undefined
   /** Closes the breakers if the guard made them. */
   close(): void
@@ -69,8 +71,8 @@ function resolveBudget(value: unknown): RetryBudget | undefined {
  *   const dispatcher = new Agent().compose(undiciGuard())
  *   await fetch('http://inventory.internal/stock/42', { dispatcher })
  */
-export function undiciGuard(options?: UndiciGuardOptions): UndiciInterceptor {
-  const o = checkOptions<UndiciGuardOptions>(options, 'options')
+export function undiciGuard<B extends GuardBreaker = SreBreaker>(options?: UndiciGuardOptions<B>): UndiciInterceptor<B> {
+  const o = checkOptions<UndiciGuardOptions<B>>(options, 'options')
   const methods = resolveMethods(o.retryMethods)
   const policy: GuardPolicy = {
     attempts: optionalNumber('attempts', o.attempts, 3, { integer: true, min: 1, max: 100 }),
