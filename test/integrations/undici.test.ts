@@ -1,5 +1,5 @@
 import * as http from 'http'
-import { Agent, getGlobalDispatcher, request, setGlobalDispatcher } from 'undici'
+import * as undici6 from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { BreakerOpenError, RetryBudget, undiciGuard } from '../../lib/index'
@@ -7,8 +7,9 @@ import { badOptionField } from './option-field'
 import { ManualClock } from '../helpers/manual-clock'
 import { serving, type TestServer } from './inbound-scenarios'
 
-// One origin answers what the path says: /status/<code>, or /flaky/<id>/<n> (503 for the first n hits of <id>,
-// then 200), or /hang (never). It counts hits per path and connections.
+// One origin answers what the path says (after a first segment naming the suite): /status/<code>, or
+// /flaky/<id>/<n> (503 for the first n hits of <id>, then 200), or /hang (never). It counts hits per path and
+// connections.
 const hits = new Map<string, number>()
 let connections = 0
 let origin: TestServer
@@ -19,7 +20,7 @@ function answer(req: http.IncomingMessage, res: http.ServerResponse): void {
   const path = req.url ?? '/'
   const n = (hits.get(path) ?? 0) + 1
   hits.set(path, n)
-  const [, kind, a, b] = path.split('/')
+  const [, , kind, a, b] = path.split('/')
   if (kind === 'hang') return
   const status = kind === 'status' ? Number(a) : kind === 'flaky' ? (n <= Number(b) ? 503 : 200) : 200
   res.writeHead(status, { 'content-type': 'text/plain' })
@@ -40,129 +41,147 @@ afterAll(async () => {
   await other.close()
 })
 
-const url = (server: TestServer, path: string) => `http://127.0.0.1:${server.port}${path}`
 // request 5, random 0: once 5 attempts are in the window and none succeeded, every call is rejected.
 const strict = { request: 5, random: () => 0 }
 
-async function outcome(dispatcher: Agent | ReturnType<Agent['compose']>, target: string, method = 'GET') {
-  try {
-    const res = await request(target, { dispatcher, method: method as 'GET' })
-    return { status: res.statusCode, body: await res.body.text() }
-  } catch (error) {
-    return { error }
+type Undici = typeof undici6
+const undici7 = (() => {
+  const [major, minor, patch] = process.versions.node.split('.').map(Number)
+  // undici 7 needs Node 20.18.1 or later.
+  const supported = major > 20 || (major === 20 && (minor > 18 || (minor === 18 && patch >= 1)))
+  return supported ? (require('undici-v7') as Undici) : undefined
+})()
+
+function undiciSuite(version: string, u: Undici): void {
+  const { Agent, getGlobalDispatcher, request, setGlobalDispatcher } = u
+  const url = (server: TestServer, path: string) => `http://127.0.0.1:${server.port}${path === '' ? '' : `/${version}${path}`}`
+  const hit = (path: string) => hits.get(`/${version}${path}`)
+
+  async function outcome(dispatcher: InstanceType<Undici['Agent']> | ReturnType<InstanceType<Undici['Agent']>['compose']>, target: string, method = 'GET') {
+    try {
+      const res = await request(target, { dispatcher, method: method as 'GET' })
+      return { status: res.statusCode, body: await res.body.text() }
+    } catch (error) {
+      return { error }
+    }
   }
+
+  describe(`undiciGuard (undici ${version} interceptor)`, () => {
+    it('opens the origin’s breaker on 5xx and rejects locally with BreakerOpenError; other origins keep flowing', async () => {
+      const guard = undiciGuard({ breaker: strict, attempts: 1 })
+      const dispatcher = new Agent().compose(guard)
+      for (let i = 0; i < 5; i++) expect((await outcome(dispatcher, url(origin, '/status/500'))).status).toBe(500)
+      const rejected = await outcome(dispatcher, url(origin, '/status/500'))
+      expect(rejected.error).toBeInstanceOf(BreakerOpenError)
+      expect(hit('/status/500')).toBe(5)
+      expect((await outcome(dispatcher, url(other, '/status/200'))).status).toBe(200)
+      expect(guard.breakers.keys().sort()).toEqual([url(origin, ''), url(other, '')].sort())
+      guard.close()
+    })
+
+    it('does not count 4xx as failures (unless isFailure says so)', async () => {
+      const lenient = undiciGuard({ breaker: strict, attempts: 1 })
+      const a = new Agent().compose(lenient)
+      for (let i = 0; i < 20; i++) expect((await outcome(a, url(other, '/status/404'))).status).toBe(404)
+      expect(lenient.breakers.get(url(other, '')).stats()).toMatchObject({ accepts: 20, state: 'closed' })
+      const picky = undiciGuard({ breaker: strict, attempts: 1, isFailure: (s) => s >= 400 })
+      const b = new Agent().compose(picky)
+      for (let i = 0; i < 5; i++) await outcome(b, url(other, '/status/404'))
+      expect((await outcome(b, url(other, '/status/404'))).error).toBeInstanceOf(BreakerOpenError)
+      lenient.close()
+      picky.close()
+    })
+
+    it('counts connection errors as failures', async () => {
+      const guard = undiciGuard({ breaker: strict, attempts: 1 })
+      const dispatcher = new Agent().compose(guard)
+      for (let i = 0; i < 5; i++) expect((await outcome(dispatcher, `${refused}/x`)).error).toMatchObject({ code: 'ECONNREFUSED' })
+      expect((await outcome(dispatcher, `${refused}/x`)).error).toBeInstanceOf(BreakerOpenError)
+      guard.close()
+    })
+
+    it('retries idempotent requests on the same connection and delivers the last attempt', async () => {
+      const guard = undiciGuard({ breaker: { request: 1000 }, baseDelay: 1 })
+      const dispatcher = new Agent().compose(guard)
+      const before = connections
+      expect(await outcome(dispatcher, url(origin, '/flaky/a/2'))).toEqual({ status: 200, body: '200 from attempt 3' })
+      expect(connections - before).toBe(1) // the failed attempts' bodies were drained, the socket kept
+      expect(await outcome(dispatcher, url(origin, '/flaky/b/5'))).toEqual({ status: 503, body: '503 from attempt 3' })
+      expect(hit('/flaky/b/5')).toBe(3)
+      expect(await outcome(dispatcher, url(origin, '/flaky/c/1'), 'POST')).toEqual({ status: 503, body: '503 from attempt 1' })
+      expect((await outcome(dispatcher, `${refused}/r`)).error).toMatchObject({ code: 'ECONNREFUSED' })
+      expect(guard.breakers.get(refused).stats().total).toBe(3) // three attempts at the refused origin
+      guard.close()
+    })
+
+    it('keeps retries within the retry budget', async () => {
+      const clock = new ManualClock(0)
+      const budget = new RetryBudget({ ratio: 0, minPerSecond: 0.2, window: 10_000, now: clock.now }) // 2 retries
+      const guard = undiciGuard({ breaker: { request: 1000 }, budget, baseDelay: 1 })
+      const dispatcher = new Agent().compose(guard)
+      for (let i = 0; i < 4; i++) expect((await outcome(dispatcher, url(origin, `/flaky/budget${i}/9`))).status).toBe(503)
+      expect([0, 1, 2, 3].map((i) => hit(`/flaky/budget${i}/9`))).toEqual([3, 1, 1, 1])
+      expect(budget.stats()).toMatchObject({ requests: 4, retries: 2, available: 0 })
+      guard.close()
+    })
+
+    it('ends at once when the caller aborts during the backoff, and does not count a caller’s abort as a failure', async () => {
+      const guard = undiciGuard({ breaker: { request: 1000 }, baseDelay: 60_000, maxDelay: 60_000, random: () => 0.99 })
+      const dispatcher = new Agent().compose(guard)
+      const controller = new AbortController()
+      const pending = request(url(origin, '/flaky/abort/9'), { dispatcher, signal: controller.signal })
+      const breaker = guard.breakers.get(url(origin, ''))
+      while (breaker.stats().total !== 1) await new Promise((r) => setTimeout(r, 2)) // the 503 is in: backing off
+      controller.abort()
+      await expect(pending).rejects.toThrow(/abort/i)
+      expect(hit('/flaky/abort/9')).toBe(1)
+      const hang = new AbortController()
+      const hanging = request(url(origin, '/hang'), { dispatcher, signal: hang.signal })
+      while (hit('/hang') !== 1) await new Promise((r) => setTimeout(r, 2))
+      hang.abort()
+      await expect(hanging).rejects.toThrow(/abort/i)
+      expect(breaker.stats()).toMatchObject({ accepts: 0, total: 1 }) // the 503 only
+      guard.close()
+    })
+
+    it('works through fetch with { dispatcher } and through setGlobalDispatcher', async () => {
+      const guard = undiciGuard({ breaker: strict, baseDelay: 1 })
+      const dispatcher = new Agent().compose(guard)
+      const ok = await fetch(url(other, '/flaky/fetch/1'), { dispatcher } as RequestInit)
+      expect(await ok.text()).toBe('200 from attempt 2')
+      const own = await u.fetch(url(other, '/flaky/own-fetch/1'), { dispatcher })
+      expect(await own.text()).toBe('200 from attempt 2')
+      // 3 attempts per fetch: the breaker opens on the 5th failed attempt, in the middle of the second fetch,
+      // whose third attempt is then refused.
+      expect((await fetch(url(origin, '/status/502'), { dispatcher } as RequestInit)).status).toBe(502)
+      const failed = await fetch(url(origin, '/status/502'), { dispatcher } as RequestInit).catch((e: unknown) => e)
+      expect(failed).toBeInstanceOf(TypeError)
+      expect((failed as TypeError).cause).toBeInstanceOf(BreakerOpenError)
+      expect(hit('/status/502')).toBe(5)
+
+      const previous = getGlobalDispatcher()
+      const global = undiciGuard({ breaker: strict, attempts: 1 })
+      setGlobalDispatcher(new Agent().compose(global))
+      try {
+        expect((await fetch(url(other, '/status/201'))).status).toBe(201)
+        expect(global.breakers.get(url(other, '')).stats().accepts).toBe(1)
+      } finally {
+        setGlobalDispatcher(previous)
+        global.close()
+      }
+      guard.close()
+    })
+
+    it('rejects bad options with typed errors', () => {
+      const field = (options: object) => badOptionField(undiciGuard, options)
+      expect(field({ attempts: 0 })).toBe('attempts')
+      expect(field({ budget: 5 })).toBe('budget')
+      expect(field({ retryMethods: 'GET' })).toBe('retryMethods')
+      expect(field({ isFailure: 500 })).toBe('isFailure')
+      expect(field({ breaker: { request: -1 } })).toBe('request')
+    })
+  })
 }
 
-describe('undiciGuard (undici interceptor)', () => {
-  it('opens the origin’s breaker on 5xx and rejects locally with BreakerOpenError; other origins keep flowing', async () => {
-    const guard = undiciGuard({ breaker: strict, attempts: 1 })
-    const dispatcher = new Agent().compose(guard)
-    for (let i = 0; i < 5; i++) expect((await outcome(dispatcher, url(origin, '/status/500'))).status).toBe(500)
-    const rejected = await outcome(dispatcher, url(origin, '/status/500'))
-    expect(rejected.error).toBeInstanceOf(BreakerOpenError)
-    expect(hits.get('/status/500')).toBe(5)
-    expect((await outcome(dispatcher, url(other, '/status/200'))).status).toBe(200)
-    expect(guard.breakers.keys().sort()).toEqual([url(origin, ''), url(other, '')].sort())
-    guard.close()
-  })
-
-  it('does not count 4xx as failures (unless isFailure says so)', async () => {
-    const lenient = undiciGuard({ breaker: strict, attempts: 1 })
-    const a = new Agent().compose(lenient)
-    for (let i = 0; i < 20; i++) expect((await outcome(a, url(other, '/status/404'))).status).toBe(404)
-    expect(lenient.breakers.get(url(other, '')).stats()).toMatchObject({ accepts: 20, state: 'closed' })
-    const picky = undiciGuard({ breaker: strict, attempts: 1, isFailure: (s) => s >= 400 })
-    const b = new Agent().compose(picky)
-    for (let i = 0; i < 5; i++) await outcome(b, url(other, '/status/404'))
-    expect((await outcome(b, url(other, '/status/404'))).error).toBeInstanceOf(BreakerOpenError)
-    lenient.close()
-    picky.close()
-  })
-
-  it('counts connection errors as failures', async () => {
-    const guard = undiciGuard({ breaker: strict, attempts: 1 })
-    const dispatcher = new Agent().compose(guard)
-    for (let i = 0; i < 5; i++) expect((await outcome(dispatcher, `${refused}/`)).error).toMatchObject({ code: 'ECONNREFUSED' })
-    expect((await outcome(dispatcher, `${refused}/`)).error).toBeInstanceOf(BreakerOpenError)
-    guard.close()
-  })
-
-  it('retries idempotent requests on the same connection and delivers the last attempt', async () => {
-    const guard = undiciGuard({ breaker: { request: 1000 }, baseDelay: 1 })
-    const dispatcher = new Agent().compose(guard)
-    const before = connections
-    expect(await outcome(dispatcher, url(origin, '/flaky/a/2'))).toEqual({ status: 200, body: '200 from attempt 3' })
-    expect(connections - before).toBe(1) // the failed attempts' bodies were drained, the socket kept
-    expect(await outcome(dispatcher, url(origin, '/flaky/b/5'))).toEqual({ status: 503, body: '503 from attempt 3' })
-    expect(hits.get('/flaky/b/5')).toBe(3)
-    expect(await outcome(dispatcher, url(origin, '/flaky/c/1'), 'POST')).toEqual({ status: 503, body: '503 from attempt 1' })
-    expect((await outcome(dispatcher, `${refused}/r`)).error).toMatchObject({ code: 'ECONNREFUSED' })
-    expect(guard.breakers.get(refused).stats().total).toBe(3) // three attempts at the refused origin
-    guard.close()
-  })
-
-  it('keeps retries within the retry budget', async () => {
-    const clock = new ManualClock(0)
-    const budget = new RetryBudget({ ratio: 0, minPerSecond: 0.2, window: 10_000, now: clock.now }) // 2 retries
-    const guard = undiciGuard({ breaker: { request: 1000 }, budget, baseDelay: 1 })
-    const dispatcher = new Agent().compose(guard)
-    for (let i = 0; i < 4; i++) expect((await outcome(dispatcher, url(origin, `/flaky/budget${i}/9`))).status).toBe(503)
-    expect([0, 1, 2, 3].map((i) => hits.get(`/flaky/budget${i}/9`))).toEqual([3, 1, 1, 1])
-    expect(budget.stats()).toMatchObject({ requests: 4, retries: 2, available: 0 })
-    guard.close()
-  })
-
-  it('ends at once when the caller aborts during the backoff, and does not count a caller’s abort as a failure', async () => {
-    const guard = undiciGuard({ breaker: { request: 1000 }, baseDelay: 60_000, maxDelay: 60_000, random: () => 0.99 })
-    const dispatcher = new Agent().compose(guard)
-    const controller = new AbortController()
-    const pending = request(url(origin, '/flaky/abort/9'), { dispatcher, signal: controller.signal })
-    const breaker = guard.breakers.get(url(origin, ''))
-    while (breaker.stats().total !== 1) await new Promise((r) => setTimeout(r, 2)) // the 503 is in: backing off
-    controller.abort()
-    await expect(pending).rejects.toThrow(/abort/i)
-    expect(hits.get('/flaky/abort/9')).toBe(1)
-    const hang = new AbortController()
-    const hanging = request(url(origin, '/hang'), { dispatcher, signal: hang.signal })
-    while (hits.get('/hang') !== 1) await new Promise((r) => setTimeout(r, 2))
-    hang.abort()
-    await expect(hanging).rejects.toThrow(/abort/i)
-    expect(breaker.stats()).toMatchObject({ accepts: 0, total: 1 }) // the 503 only
-    guard.close()
-  })
-
-  it('works through fetch with { dispatcher } and through setGlobalDispatcher', async () => {
-    const guard = undiciGuard({ breaker: strict, baseDelay: 1 })
-    const dispatcher = new Agent().compose(guard)
-    const ok = await fetch(url(other, '/flaky/fetch/1'), { dispatcher } as RequestInit)
-    expect(await ok.text()).toBe('200 from attempt 2')
-    // 3 attempts per fetch: the breaker opens on the 5th failed attempt, in the middle of the second fetch,
-    // whose third attempt is then refused.
-    expect((await fetch(url(origin, '/status/502'), { dispatcher } as RequestInit)).status).toBe(502)
-    const failed = await fetch(url(origin, '/status/502'), { dispatcher } as RequestInit).catch((e: unknown) => e)
-    expect(failed).toBeInstanceOf(TypeError)
-    expect((failed as TypeError).cause).toBeInstanceOf(BreakerOpenError)
-    expect(hits.get('/status/502')).toBe(5)
-
-    const previous = getGlobalDispatcher()
-    const global = undiciGuard({ breaker: strict, attempts: 1 })
-    setGlobalDispatcher(new Agent().compose(global))
-    try {
-      expect((await fetch(url(other, '/status/201'))).status).toBe(201)
-      expect(global.breakers.get(url(other, '')).stats().accepts).toBe(1)
-    } finally {
-      setGlobalDispatcher(previous)
-      global.close()
-    }
-    guard.close()
-  })
-
-  it('rejects bad options with typed errors', () => {
-    const field = (options: object) => badOptionField(undiciGuard, options)
-    expect(field({ attempts: 0 })).toBe('attempts')
-    expect(field({ budget: 5 })).toBe('budget')
-    expect(field({ retryMethods: 'GET' })).toBe('retryMethods')
-    expect(field({ isFailure: 500 })).toBe('isFailure')
-    expect(field({ breaker: { request: -1 } })).toBe('request')
-  })
-})
+undiciSuite('v6', undici6)
+if (undici7) undiciSuite('v7', undici7)
