@@ -118,3 +118,23 @@ export type { BreakerChoice, GuardBreaker } from './integrations/breaker-port'
 export { undiciGuard } from './integrations/undici-guard'
 export type { UndiciGuardOptions, UndiciInterceptor } from './integrations/undici-guard'
 export type { DispatchHandler } from './integrations/guarded-request'
+
+// Observability: a read-only view of the host's shared regions (what `npx bulwark top` shows). The Prometheus and
+// OpenTelemetry exporters are in the subpaths 'bulwark/prometheus' and 'bulwark/opentelemetry' (optional peers).
+export { inspectRegions } from './top/inspect'
+export type { InspectOptions } from './top/inspect'
+export { HostWatcher } from './top/host-watcher'
+export type {
+  CircuitBreakerView,
+  ComponentView,
+  HostFrame,
+  HotKey,
+  HotKeysView,
+  LimiterView,
+  MemberView,
+  RegionReport,
+  SlidingWindowView,
+  SreBreakerView,
+  TokenBucketView,
+} from './top/views'
+export { MissingPeerDependencyError } from './errors/missing-peer-dependency-error'

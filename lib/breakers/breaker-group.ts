@@ -93,6 +93,11 @@ export class BreakerGroup<B extends GroupMember> {
     return [...this.entries.keys()]
   }
 
+  /** Calls `fn` with each key's breaker, without counting as a use (for metrics and diagnostics). */
+  forEach(fn: (breaker: B, key: string) => void): void {
+    for (const [key, entry] of this.entries) fn(entry.breaker, key)
+  }
+
   /** Drops every key and closes every breaker. */
   close(): void {
     for (const [key, entry] of this.entries) this.drop(key, entry)

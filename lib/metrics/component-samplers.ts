@@ -1,0 +1,143 @@
+// What each kind of component contributes to the metrics, read from its own stats() at collection time.
+import { BbrLimiter } from '../bbr/bbr-limiter'
+import { PRIORITY_NAMES } from '../bbr/priority'
+import { BreakerGroup } from '../breakers/breaker-group'
+import { CircuitBreaker } from '../breakers/circuit-breaker'
+import { SreBreaker } from '../breakers/sre-breaker'
+import { HeavyKeeper } from '../hotkeys/heavy-keeper'
+import { HotKeyCache } from '../hotkeys/hot-key-cache'
+import { InboundGuard } from '../integrations/inbound-guard'
+import { KeyedLimiter } from '../ratelimit/keyed-limiter'
+import { SlidingWindowLimiter } from '../ratelimit/sliding-window-limiter'
+import { TokenBucket } from '../ratelimit/token-bucket'
+import { RetryBudget } from '../resilience/retry-budget'
+import { METRIC, type MetricSpec } from './metric-catalog'
+
+export type Labels = Record<string, string>
+
+/** Receives one value of one metric. */
+export type Emit = (spec: MetricSpec, value: number, labels: Labels) => void
+
+export interface SampleLimits {
+  /** Keys reported per top-k. */
+  topKeys: number
+  /** Breakers reported per BreakerGroup (those not closed first). */
+  groupKeys: number
+}
+
+type Sampler = (name: string, component: never, emit: Emit, limits: SampleLimits) => void
+
+/** A component kind: its class, its metric family (names are unique within a family) and what it reports. */
+export interface ComponentKind {
+  type: abstract new (...args: never[]) => unknown
+  family: string
+  sample: Sampler
+}
+
+// Label values are bounded so that a pathological key cannot blow up a scrape.
+const MAX_LABEL = 128
+const label = (value: string) => (value.length > MAX_LABEL ? `${value.slice(0, MAX_LABEL - 1)}…` : value)
+
+function sampleLimiter(name: string, limiter: BbrLimiter, emit: Emit): void {
+  const s = limiter.stats()
+  const n = { name }
+  emit(METRIC.limiterInFlight, s.inFlight, n)
+  emit(METRIC.limiterMaxInFlight, s.maxInFlight, n)
+  emit(METRIC.limiterLoad, s.load / 1000, n)
+  emit(METRIC.limiterMinRt, s.minRt / 1000, n)
+  emit(METRIC.limiterMaxPass, s.maxPass, n)
+  emit(METRIC.limiterQueueDelay, s.queueDelay / 1000, n)
+  emit(METRIC.limiterAdmit, s.admitFraction, n)
+  emit(METRIC.limiterInvalidReleases, s.invalidReleases, n)
+  for (const priority of PRIORITY_NAMES) {
+    const c = s.byClass[priority]
+    emit(METRIC.limiterAdmitted, c.admitted, { name, priority })
+    emit(METRIC.limiterShed, c.shedInFlight, { name, priority, reason: 'in-flight' })
+    emit(METRIC.limiterShed, c.shedQueueDelay, { name, priority, reason: 'queue-delay' })
+  }
+}
+
+function sampleGuard(name: string, guard: InboundGuard<unknown>, emit: Emit): void {
+  emit(METRIC.guardRateLimited, guard.stats().rateLimited, { name })
+  if (guard.limiter !== undefined) sampleLimiter(name, guard.limiter, emit)
+}
+
+const SRE_STATES = ['closed', 'open'] as const
+const CIRCUIT_STATES = ['closed', 'open', 'half-open'] as const
+
+function sampleBreaker(labels: Labels, breaker: SreBreaker | CircuitBreaker, emit: Emit): void {
+  if (breaker instanceof SreBreaker) {
+    const s = breaker.stats()
+    for (const state of SRE_STATES) emit(METRIC.breakerState, s.state === state ? 1 : 0, { ...labels, state })
+    emit(METRIC.breakerDrop, s.dropProbability, labels)
+    emit(METRIC.breakerFailure, s.total > 0 ? 1 - s.accepts / s.total : 0, labels)
+    emit(METRIC.breakerWindowRequests, s.total, labels)
+  } else {
+    const s = breaker.stats()
+    for (const state of CIRCUIT_STATES) emit(METRIC.breakerState, s.state === state ? 1 : 0, { ...labels, state })
+    emit(METRIC.breakerFailure, s.badRatio, labels)
+    emit(METRIC.breakerWindowRequests, s.calls, labels)
+  }
+}
+
+function sampleGroup(name: string, group: BreakerGroup<{ shared: string | undefined; close(): void }>, emit: Emit, limits: SampleLimits): void {
+  emit(METRIC.breakerGroupKeys, group.size, { name })
+  const open: Array<[string, SreBreaker | CircuitBreaker]> = []
+  const closed: Array<[string, SreBreaker | CircuitBreaker]> = []
+  group.forEach((breaker, key) => {
+    if (!(breaker instanceof SreBreaker || breaker instanceof CircuitBreaker)) return
+    ;(breaker.state === 'closed' ? closed : open).push([key, breaker])
+  })
+  for (const [key, breaker] of [...open, ...closed].slice(0, limits.groupKeys)) sampleBreaker({ name, key: label(key) }, breaker, emit)
+}
+
+function sampleTopK<K extends string | Uint8Array>(name: string, topk: HeavyKeeper<K>, emit: Emit, limits: SampleLimits): void {
+  emit(METRIC.hotkeysCounted, topk.total, { name })
+  for (const item of topk.list().slice(0, limits.topKeys)) {
+    const key = typeof item.key === 'string' ? item.key : Buffer.from(item.key as Uint8Array).toString('hex')
+    emit(METRIC.hotkeysKeyCount, item.count, { name, key: label(key) })
+  }
+}
+
+function sampleHotKeyCache(name: string, cache: HotKeyCache, emit: Emit, limits: SampleLimits): void {
+  sampleTopK(name, cache.topk, emit, limits)
+  emit(METRIC.hotkeysCachedValues, cache.size, { name })
+}
+
+function sampleLocalLimiter(name: string, limiter: TokenBucket | SlidingWindowLimiter, emit: Emit): void {
+  emit(METRIC.ratelimitAvailable, limiter.available(), { name })
+  emit(METRIC.ratelimitCapacity, limiter instanceof TokenBucket ? limiter.burst : limiter.limit, { name })
+}
+
+function sampleKeyed(name: string, keyed: KeyedLimiter, emit: Emit): void {
+  const s = keyed.stats()
+  emit(METRIC.ratelimitKeys, s.size, { name })
+  emit(METRIC.ratelimitKeyEvents, s.created, { name, event: 'created' })
+  emit(METRIC.ratelimitKeyEvents, s.evicted, { name, event: 'evicted' })
+  emit(METRIC.ratelimitKeyEvents, s.expired, { name, event: 'expired' })
+}
+
+function sampleRetryBudget(name: string, budget: RetryBudget, emit: Emit): void {
+  const s = budget.stats()
+  emit(METRIC.retryBudgetRequests, s.requests, { name })
+  emit(METRIC.retryBudgetRetries, s.retries, { name })
+  emit(METRIC.retryBudgetAvailable, s.available, { name })
+}
+
+/** Most specific first: the first kind whose class the component is an instance of is used. */
+export const COMPONENT_KINDS: readonly ComponentKind[] = [
+  { type: BbrLimiter, family: 'limiter', sample: sampleLimiter as Sampler },
+  { type: InboundGuard, family: 'limiter', sample: sampleGuard as Sampler },
+  { type: SreBreaker, family: 'breaker', sample: ((name, b, emit) => sampleBreaker({ name }, b, emit)) as Sampler },
+  { type: CircuitBreaker, family: 'breaker', sample: ((name, b, emit) => sampleBreaker({ name }, b, emit)) as Sampler },
+  { type: BreakerGroup, family: 'breaker', sample: sampleGroup as Sampler },
+  { type: HotKeyCache, family: 'hotkeys', sample: sampleHotKeyCache as Sampler },
+  { type: HeavyKeeper, family: 'hotkeys', sample: sampleTopK as Sampler },
+  { type: TokenBucket, family: 'ratelimit', sample: sampleLocalLimiter as Sampler },
+  { type: SlidingWindowLimiter, family: 'ratelimit', sample: sampleLocalLimiter as Sampler },
+  { type: KeyedLimiter, family: 'ratelimit', sample: sampleKeyed as Sampler },
+  { type: RetryBudget, family: 'retry_budget', sample: sampleRetryBudget as Sampler },
+]
+
+export const COMPONENT_NAMES =
+  'a BbrLimiter, an inbound guard, an SreBreaker, a CircuitBreaker, a BreakerGroup, a HeavyKeeper, a HotKeyCache, a TokenBucket, a SlidingWindowLimiter, a KeyedLimiter or a RetryBudget'

@@ -1,0 +1,89 @@
+// Every metric bulwark exposes, once: Prometheus (lib/metrics/prometheus-metrics.ts) and OpenTelemetry
+// (lib/metrics/opentelemetry-metrics.ts) both build their instruments from this list.
+
+export interface MetricSpec {
+  /** Position in METRICS. */
+  readonly index: number
+  /** The component family: limiter, guard, breaker, hotkeys, ratelimit, retry_budget. */
+  readonly family: string
+  /** The measured thing, snake_case, without unit: `in_flight`. */
+  readonly base: string
+  readonly kind: 'gauge' | 'counter'
+  /** UCUM unit as OpenTelemetry takes it: 's', '1' or an annotation such as '{request}'. */
+  readonly unit: string
+  /** A share in [0, 1] (Prometheus names end in `_ratio`). */
+  readonly ratio: boolean
+  readonly help: string
+  readonly labels: readonly string[]
+}
+
+type Def = Omit<MetricSpec, 'index'>
+
+const gauge = (family: string, base: string, unit: string, labels: string[], help: string, ratio = false): Def => ({
+  family,
+  base,
+  kind: 'gauge',
+  unit,
+  ratio,
+  help,
+  labels,
+})
+const counter = (family: string, base: string, unit: string, labels: string[], help: string): Def => ({
+  family,
+  base,
+  kind: 'counter',
+  unit,
+  ratio: false,
+  help,
+  labels,
+})
+
+const N = ['name']
+const defs = {
+  limiterInFlight: gauge('limiter', 'in_flight', '{request}', N, 'Requests admitted and not yet released (host-wide for a shared limiter).'),
+  limiterMaxInFlight: gauge('limiter', 'max_in_flight', '{request}', N, 'Capacity estimate: requests in flight admitted at saturation (Little\'s law, never below minInFlight).'),
+  limiterLoad: gauge('limiter', 'load', '1', N, 'Load signal the limiter last read (CPU or event-loop utilization), as a share of full.', true),
+  limiterMinRt: gauge('limiter', 'min_response_time', 's', N, 'Smallest mean response time of a completed window bucket.'),
+  limiterMaxPass: gauge('limiter', 'max_completed_per_bucket', '{request}', N, 'Completed requests in the busiest completed window bucket.'),
+  limiterQueueDelay: gauge('limiter', 'queue_delay', 's', N, "This thread's event-loop queueing delay at the limiter's last control step."),
+  limiterAdmit: gauge('limiter', 'admit', '1', N, 'Share of normal-class requests admitted under queueing delay (1: not shedding for delay).', true),
+  limiterAdmitted: counter('limiter', 'admitted', '{request}', ['name', 'priority'], 'Requests admitted, by priority class.'),
+  limiterShed: counter('limiter', 'shed', '{request}', ['name', 'priority', 'reason'], 'Requests shed, by priority class and reason (in-flight, queue-delay).'),
+  limiterInvalidReleases: counter('limiter', 'invalid_releases', '{call}', N, 'release() calls with a token that was not outstanding (ignored).'),
+  guardRateLimited: counter('guard', 'rate_limited', '{request}', N, 'Requests an inbound guard answered 429 because of its rate limit.'),
+  breakerState: gauge('breaker', 'state', '1', ['name', 'key', 'state'], 'Breaker state: 1 for the current state (closed, open, half-open), 0 for the others.'),
+  breakerDrop: gauge('breaker', 'drop', '1', ['name', 'key'], 'Probability that an SRE breaker rejects the next call.', true),
+  breakerFailure: gauge('breaker', 'failure', '1', ['name', 'key'], "Share of the window's calls that failed (or were slow, for a slowCallRatio circuit breaker).", true),
+  breakerWindowRequests: gauge('breaker', 'window_requests', '{request}', ['name', 'key'], "Calls counted in the breaker's rolling window."),
+  breakerGroupKeys: gauge('breaker', 'group_keys', '{key}', N, 'Keys holding a breaker in a BreakerGroup.'),
+  hotkeysKeyCount: gauge('hotkeys', 'key_count', '{occurrence}', ['name', 'key'], 'Estimated count of each of the heaviest keys of a top-k (host-wide when shared).'),
+  hotkeysCounted: gauge('hotkeys', 'counted', '{occurrence}', N, 'Increments counted by the sketch, halved by each fading.'),
+  hotkeysCachedValues: gauge('hotkeys', 'cached_values', '{value}', N, "Values held by a hot-key cache in this thread."),
+  ratelimitAvailable: gauge('ratelimit', 'available', '{permit}', N, 'Permits a rate limiter has available now.'),
+  ratelimitCapacity: gauge('ratelimit', 'capacity', '{permit}', N, "Most permits available at once: a token bucket's burst, a sliding window's limit."),
+  ratelimitKeys: gauge('ratelimit', 'keys', '{key}', N, 'Keys holding a limiter in a KeyedLimiter.'),
+  ratelimitKeyEvents: counter('ratelimit', 'key_events', '{key}', ['name', 'event'], 'Keyed limiters created, evicted (map full) and expired (idle).'),
+  retryBudgetRequests: gauge('retry_budget', 'requests', '{request}', N, 'First attempts recorded in the retry budget\'s window.'),
+  retryBudgetRetries: gauge('retry_budget', 'retries', '{request}', N, "Retries granted in the retry budget's window."),
+  retryBudgetAvailable: gauge('retry_budget', 'available', '{request}', N, 'Retries that would still be granted now.'),
+}
+
+export type MetricName = keyof typeof defs
+
+/** The catalogue, by name. */
+export const METRIC: Record<MetricName, MetricSpec> = Object.fromEntries(
+  Object.entries(defs).map(([key, def], index) => [key, { ...def, index }]),
+) as Record<MetricName, MetricSpec>
+
+export const METRICS: readonly MetricSpec[] = Object.values(METRIC)
+
+/** `bulwark_limiter_in_flight`, `bulwark_limiter_shed_total`, `bulwark_limiter_min_response_time_seconds`... */
+export function prometheusName(spec: MetricSpec, prefix: string): string {
+  const unit = spec.unit === 's' ? '_seconds' : spec.ratio ? '_ratio' : ''
+  return `${prefix}${spec.family}_${spec.base}${unit}${spec.kind === 'counter' ? '_total' : ''}`
+}
+
+/** `bulwark.limiter.in_flight`: OpenTelemetry keeps the unit out of the name. */
+export function openTelemetryName(spec: MetricSpec, prefix: string): string {
+  return `${prefix}${spec.family}.${spec.base}`
+}

@@ -1,0 +1,65 @@
+// The same components driven to known states, for the Prometheus and OpenTelemetry tests.
+import {
+  BbrLimiter,
+  BreakerGroup,
+  CircuitBreaker,
+  HeavyKeeper,
+  HotKeyCache,
+  httpGuard,
+  KeyedLimiter,
+  RetryBudget,
+  SlidingWindowLimiter,
+  SreBreaker,
+  TokenBucket,
+} from '../../lib/index'
+import { ManualClock } from '../helpers/manual-clock'
+
+export function drivenComponents() {
+  const clock = new ManualClock(1000)
+  const now = clock.now
+  // maxInFlight is the floor, 2: two normal requests fit, three low ones are shed (2 > 2 x 0.8), one critical fits.
+  const limiter = new BbrLimiter({ signal: () => 1000, queueDelay: false, minInFlight: 2, now })
+  limiter.tryAcquire('normal')
+  limiter.tryAcquire('normal')
+  for (let i = 0; i < 3; i++) limiter.tryAcquire('low')
+  limiter.tryAcquire('critical')
+
+  const sre = new SreBreaker({ success: 0.5, request: 10, now, random: () => 0.99 })
+  for (let i = 0; i < 5; i++) sre.markSuccess()
+  for (let i = 0; i < 20; i++) sre.markFailed()
+
+  const circuit = new CircuitBreaker({ minimumCalls: 5, now })
+  for (let i = 0; i < 5; i++) circuit.onFailure(1)
+
+  const group = new BreakerGroup(() => new SreBreaker({ request: 10, now, random: () => 0.99 }), { now })
+  for (let i = 0; i < 20; i++) group.get('healthy').markSuccess()
+  for (let i = 0; i < 20; i++) group.get('failing').markFailed()
+
+  const topk = new HeavyKeeper({ k: 4, seed: 1 })
+  for (let i = 0; i < 30; i++) topk.add('x')
+  for (let i = 0; i < 20; i++) topk.add('y')
+
+  const cache = new HotKeyCache<string>({ k: 4, seed: 1, now })
+  cache.addWithValue('product-1', 'value')
+
+  const bucket = new TokenBucket({ rate: 10, burst: 20, now })
+  bucket.tryTake(5)
+  const window = new SlidingWindowLimiter({ limit: 10, window: 1000, now })
+  window.tryAcquire(4)
+  const keyed = new KeyedLimiter(() => new TokenBucket({ rate: 1, burst: 1, now }), { now })
+  keyed.tryAcquire('a')
+  keyed.tryAcquire('b')
+
+  const budget = new RetryBudget({ ratio: 0.1, minPerSecond: 0, now })
+  for (let i = 0; i < 10; i++) budget.recordRequest()
+  budget.canRetry()
+
+  // A guard with a one-token rate limit in front of the limiter: the second request is answered 429.
+  const handler = httpGuard(() => undefined, { limiter: false, rateLimit: { limiter: new TokenBucket({ rate: 0.001, burst: 1, now }) } })
+  const request = { headers: {}, socket: { remoteAddress: '127.0.0.1' } } as never
+  handler.guard.acquire(request)
+  handler.guard.acquire(request)
+
+  const all = { limiter, sre, circuit, group, topk, cache, bucket, window, keyed, budget, handler }
+  return { clock, ...all, close: () => [limiter, sre, circuit, group, topk, cache, bucket, window, keyed].forEach((c) => ('close' in c ? c.close() : c.clear())) }
+}
