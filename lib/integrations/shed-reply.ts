@@ -32,9 +32,16 @@ export function retryAfterText(seconds: number): string {
   return secondsText[seconds] ?? (secondsText[seconds] = String(seconds))
 }
 
+// Raw header lists by reason (index -reason) and Retry-After seconds, each made once: a shed allocates nothing.
+const headerLists: string[][][] = [[], [], [], []]
+
 /** Answers a shed request on a raw node:http response (node:http and Express). */
 export function writeShed(res: ServerResponse, reason: number, retryAfter: number): void {
   const r = shedReply(reason)
-  res.writeHead(r.status, ['content-type', JSON_TYPE, 'content-length', r.length, 'retry-after', retryAfterText(retryAfter)])
+  const lists = headerLists[-reason] ?? headerLists[1]
+  const headers =
+    lists[retryAfter] ??
+    (lists[retryAfter] = ['content-type', JSON_TYPE, 'content-length', r.length, 'retry-after', retryAfterText(retryAfter)])
+  res.writeHead(r.status, headers)
   res.end(r.body)
 }
