@@ -1,4 +1,5 @@
 import { InvalidOptionError } from '../errors/invalid-option-error'
+import { MissingPeerDependencyError } from '../errors/missing-peer-dependency-error'
 
 /** The parts of `@grpc/grpc-js` the interceptors use (>= 1.10, which has server interceptors). */
 export interface GrpcModule {
@@ -43,8 +44,8 @@ export function grpcModule(given: unknown): GrpcModule {
   let m: Partial<GrpcModule>
   try {
     m = require('@grpc/grpc-js') as Partial<GrpcModule>
-  } catch {
-    throw new InvalidOptionError('grpc', undefined, 'the @grpc/grpc-js module (it is not installed: npm install @grpc/grpc-js)')
+  } catch (error) {
+    throw new MissingPeerDependencyError('@grpc/grpc-js', 'the gRPC guards', error)
   }
   if (typeof m.ServerInterceptingCall !== 'function') {
     throw new InvalidOptionError('grpc', m, '@grpc/grpc-js 1.10 or later (the installed one has no server interceptors)')
