@@ -23,8 +23,16 @@ export const DELAY_EXPONENTS: readonly number[] = [0, 0.5, 1, 2]
 export function priorityIndex(priority: unknown): number {
   if (typeof priority === 'number') return priority >= 0 && priority <= 3 ? priority | 0 : Priority.normal
   if (typeof priority === 'string') {
-    const i = (Priority as Record<string, number>)[priority]
-    return i === undefined ? Priority.normal : i
+    switch (priority) {
+      case 'critical':
+        return Priority.critical
+      case 'high':
+        return Priority.high
+      case 'low':
+        return Priority.low
+      default:
+        return Priority.normal // including names inherited from Object.prototype ('constructor', 'toString')
+    }
   }
   return Priority.normal
 }

@@ -44,9 +44,12 @@ describe('BbrLimiter: priorities at saturation', () => {
     expect(limiter.tryAcquire(Priority.normal)).toBeLessThan(0)
     expect(limiter.tryAcquire(17 as never)).toBeLessThan(0)
     expect(limiter.tryAcquire('vip' as never)).toBeLessThan(0)
+    for (const inherited of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+      expect(limiter.tryAcquire(inherited as never)).toBeLessThan(0) // normal, not a prototype function
+    }
     const s = limiter.stats()
     expect(s.byPriority.critical).toEqual({ admitted: 1, shed: 0 })
-    expect(s.byPriority.normal.shed).toBe(3)
+    expect(s.byPriority.normal.shed).toBe(7)
   })
 
   it('takes custom shares', () => {
