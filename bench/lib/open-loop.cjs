@@ -6,7 +6,8 @@
 const http = require('http')
 
 /**
- * schedule: [{ rate (req/s), seconds }]. Every `criticalEvery`-th request carries `x-priority: critical`.
+ * schedule: [{ rate (req/s), seconds }]. Every `criticalEvery`-th request carries `x-priority: critical`. `path` is a
+ * string, or a function of the request's index (varying keys, as the `npm start` demo sends).
  * Resolves with typed arrays, one entry per request: due (ms from start), latency (ms; Infinity if unanswered at
  * the deadline), status (0 for a connection error), critical (1/0).
  */
@@ -42,7 +43,8 @@ function runOpenLoop({ port, host = '127.0.0.1', path = '/', schedule, criticalE
     const send = (i) => {
       const isCritical = criticalEvery > 0 && i % criticalEvery === 0
       critical[i] = isCritical ? 1 : 0
-      const req = http.request({ host, port, path, agent, headers: isCritical ? criticalHeaders : undefined }, (res) => {
+      const target = typeof path === 'function' ? path(i) : path
+      const req = http.request({ host, port, path: target, agent, headers: isCritical ? criticalHeaders : undefined }, (res) => {
         res.resume()
         res.on('end', () => {
           latency[i] = performance.now() - start - due[i]
@@ -153,4 +155,4 @@ function timeline(run, fromMs, toMs, binMs = 250) {
   return bins
 }
 
-module.exports = { runOpenLoop, runClosedLoop, summarize, timeline }
+module.exports = { runOpenLoop, runClosedLoop, summarize, timeline, quantile }
