@@ -63,7 +63,7 @@ export function optionalBoolean(field: string, value: unknown, fallback: boolean
 /** Options must be an object (or undefined, meaning all defaults). */
 export function checkOptions<T extends object>(value: unknown, what: string): Partial<T> {
   if (value === undefined) return {}
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || ArrayBuffer.isView(value)) {
     throw new InvalidOptionError(what, value, 'an options object')
   }
   return value as Partial<T>

@@ -3,6 +3,7 @@ import type { CircuitBreaker } from '../breakers/circuit-breaker'
 import { SreBreaker, type SreBreakerOptions } from '../breakers/sre-breaker'
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { preciseNow } from '../signals/clock'
+import { checkOptions } from '../validate'
 
 /** A breaker the outbound guards drive: an SreBreaker or a CircuitBreaker. */
 export type GuardBreaker = SreBreaker | CircuitBreaker
@@ -21,7 +22,8 @@ export function resolveBreakers<B extends GuardBreaker>(o: BreakerChoice<B>): { 
     if (o.breaker !== undefined) throw new InvalidOptionError('breaker', o.breaker, 'absent when `breakers` is given')
     return { group: o.breakers, owns: false }
   }
-  const options = o.breaker ?? {}
+  // Checked here: an SreBreaker given something that is not an object would blame its own `options`, not `breaker`.
+  const options = checkOptions<SreBreakerOptions>(o.breaker, 'breaker')
   new SreBreaker(options).close() // validates the options now, not at the first call
   const group = new BreakerGroup<SreBreaker>((_key, shared) => new SreBreaker({ ...options, shared }))
   return { group: group as unknown as BreakerGroup<B>, owns: true }

@@ -60,6 +60,11 @@ function classOf(value: unknown, fallback: number): number {
   }
 }
 
+/** The rate-limit key of a request without a key function: its address, or 'unknown' (never a non-string). */
+function addressKey(address: unknown): string {
+  return typeof address === 'string' ? address : 'unknown'
+}
+
 function retrySeconds(ms: number): number {
   if (!(ms < MAX_RETRY_AFTER * 1000)) return MAX_RETRY_AFTER // also NaN and Infinity
   const s = Math.ceil(ms / 1000)
@@ -154,7 +159,7 @@ export class InboundGuard<Req> {
       this.retryAfter = retrySeconds(rate.retryAfterMs())
       return false
     }
-    const key = this.keyOf !== undefined ? String(this.keyOf(request)) : (this.access.address(request) ?? 'unknown')
+    const key = this.keyOf !== undefined ? String(this.keyOf(request)) : addressKey(this.access.address(request))
     if (this.mode === MODE_KEYED) {
       const own = (rate.get as NonNullable<KeyedRateLimiter['get']>)(key)
       if (own.tryAcquire()) return true

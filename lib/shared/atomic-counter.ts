@@ -22,7 +22,7 @@ export class AtomicCounter {
     checkRegion(region)
     checkSpan('offset', region, offset, 4, 4)
     this.i32 = region.i32
-    this.index = (region.base + offset) >> 2
+    this.index = (region.base + offset) >>> 2 // unsigned: a payload may pass 2 GiB
   }
 
   /** Adds `value` and returns the cell's new value (wrapping as an Int32 does, like the cell itself). */

@@ -75,9 +75,10 @@ export class RollingWindow {
   record(value: number, now: number): void {
     const epoch = this.epochAt(now)
     const bucket = this.ownLane + (epoch % this.size) * BUCKET_BYTES
-    const tagIndex = (bucket + TAG) >> 2
-    const countIndex = (bucket + COUNT) >> 3
-    const sumIndex = (bucket + SUM) >> 3
+    // >>> (unsigned): a payload may pass 2 GiB, where >> would turn the index negative.
+    const tagIndex = (bucket + TAG) >>> 2
+    const countIndex = (bucket + COUNT) >>> 3
+    const sumIndex = (bucket + SUM) >>> 3
     const tag = (epoch % TAG_MODULUS) + 1
     // Only this member writes its lane, so a plain read of the tag is current.
     if (this.i32[tagIndex] !== tag) {
@@ -100,10 +101,10 @@ export class RollingWindow {
       const lanes = this.region.laneHighWater()
       for (let lane = 0; lane < lanes; lane++) {
         const bucket = this.bucketsBase + lane * this.laneStride + slot
-        const tagIndex = (bucket + TAG) >> 2
+        const tagIndex = (bucket + TAG) >>> 2
         if (Atomics.load(this.i32, tagIndex) !== tag) continue
-        const c = this.f64[(bucket + COUNT) >> 3]
-        const s = this.f64[(bucket + SUM) >> 3]
+        const c = this.f64[(bucket + COUNT) >>> 3]
+        const s = this.f64[(bucket + SUM) >>> 3]
         // A rotation that raced the two reads changes the tag: that bucket is being cleared, count it empty.
         if (Atomics.load(this.i32, tagIndex) !== tag) continue
         count += c

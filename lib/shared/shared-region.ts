@@ -133,11 +133,10 @@ export class SharedRegion {
   static forComponent(shared: string | undefined, layout: RegionLayout): SharedRegion {
     checkLayout(layout)
     if (shared === undefined) return SharedRegion.local(layout)
-    const name = `${layout.kind}.${shared}`
-    if (typeof shared !== 'string' || !regionNamePattern.test(name)) {
+    if (typeof shared !== 'string' || !regionNamePattern.test(`${layout.kind}.${shared}`)) {
       throw new InvalidArgumentError('shared', shared, 'a region name of A-Z a-z 0-9 . _ -, or undefined for a local region')
     }
-    return SharedRegion.open(name, layout)
+    return SharedRegion.open(`${layout.kind}.${shared}`, layout)
   }
 
   /**

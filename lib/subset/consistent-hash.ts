@@ -10,6 +10,21 @@ export interface ConsistentHashOptions {
   replicas?: number
 }
 
+/** A member's name on the ring: String(member), or an InvalidArgumentError for a value that has none. */
+function memberName(member: unknown): string {
+  if (typeof member === 'string') return member
+  try {
+    return String(member)
+  } catch {
+    throw new InvalidArgumentError('member', member, 'a value with a string form (String(member) threw)')
+  }
+}
+
+function checkKey(key: unknown): string {
+  if (typeof key !== 'string') throw new InvalidArgumentError('key', key, 'a string')
+  return key
+}
+
 /** Checks a count of members to pick: an integer >= 0. */
 export function checkPickCount(n: unknown): number {
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) {
@@ -49,6 +64,9 @@ export class ConsistentHash<M = string> {
     this.replicas = optionalNumber('replicas', o.replicas, 160, { min: 1, max: 10_000, integer: true })
     this.replicaPrefix = new Int32Array(this.replicas)
     for (let i = 0; i < this.replicas; i++) this.replicaPrefix[i] = fnv1a32Update(FNV_OFFSET_BASIS, String(i))
+    if (members === null || typeof (members as { [Symbol.iterator]?: unknown })?.[Symbol.iterator] !== 'function') {
+      throw new InvalidArgumentError('members', members, 'an iterable of members')
+    }
     for (const m of members) this.add(m)
   }
 
@@ -61,11 +79,11 @@ export class ConsistentHash<M = string> {
   }
 
   has(member: M): boolean {
-    return this.byName.has(String(member))
+    return this.byName.has(memberName(member))
   }
 
   add(member: M): void {
-    const name = String(member)
+    const name = memberName(member)
     if (this.byName.has(name)) return
     for (let i = 0; i < this.replicas; i++) this.points.set(this.pointHash(i, name), name)
     this.byName.set(name, member)
@@ -73,7 +91,7 @@ export class ConsistentHash<M = string> {
   }
 
   remove(member: M): void {
-    const name = String(member)
+    const name = memberName(member)
     if (!this.byName.delete(name)) return
     for (let i = 0; i < this.replicas; i++) this.points.delete(this.pointHash(i, name))
     this.dirty = true
@@ -82,13 +100,14 @@ export class ConsistentHash<M = string> {
   /** Makes the ring hold exactly `members`: those absent are removed, new ones added in order. */
   set(members: Iterable<M>): void {
     const wanted = new Set<string>()
-    for (const m of members) wanted.add(String(m))
+    for (const m of members) wanted.add(memberName(m))
     for (const [name, member] of this.byName) if (!wanted.has(name)) this.remove(member)
     for (const m of members) this.add(m)
   }
 
   /** The member owning `key`, or undefined when the ring is empty. */
   get(key: string): M | undefined {
+    checkKey(key)
     this.build()
     if (this.sortedHashes.length === 0) return undefined
     return this.owners[this.pointOwner[this.search(fnv1a32(key))]]
@@ -97,6 +116,7 @@ export class ConsistentHash<M = string> {
   /** Up to `n` distinct members, walking clockwise from `key`'s point. `n` = 0 gives []. */
   getN(key: string, n: number): M[] {
     checkPickCount(n)
+    checkKey(key)
     this.build()
     const points = this.sortedHashes.length
     const want = Math.min(n, this.owners.length)

@@ -1,3 +1,5 @@
+import { InvalidArgumentError } from '../errors/invalid-argument-error'
+
 /** FNV-1a 32's starting state. */
 export const FNV_OFFSET_BASIS = 0x811c9dc5
 const PRIME = 0x01000193
@@ -39,5 +41,6 @@ export function fnv1a32Update(hash: number, text: string): number {
 
 /** FNV-1a 32 of the UTF-8 bytes of `text`, as an unsigned 32-bit number (Go's hash/fnv New32a gives the same). */
 export function fnv1a32(text: string): number {
+  if (typeof text !== 'string') throw new InvalidArgumentError('text', text, 'a string')
   return fnv1a32Update(FNV_OFFSET_BASIS, text) >>> 0
 }

@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { ConsistentHash, checkPickCount } from './consistent-hash'
 
 /**
@@ -10,6 +11,8 @@ import { ConsistentHash, checkPickCount } from './consistent-hash'
  */
 export function subset<M>(selectKey: string, members: readonly M[], n: number): M[] {
   checkPickCount(n)
+  if (typeof selectKey !== 'string') throw new InvalidArgumentError('selectKey', selectKey, 'a string')
+  if (!Array.isArray(members)) throw new InvalidArgumentError('members', members, 'an array')
   if (n === 0) return []
   if (members.length <= n) return members.slice()
   return new ConsistentHash(members).getN(selectKey, n)

@@ -1,20 +1,15 @@
 // Regression tests for defects the reliability fuzzing found in the region primitives (docs/readme/reliability.md).
 import { describe, expect, it } from 'vitest'
 
-import { AtomicCounter, InvalidArgumentError, LaneCounter, RegionLayout, RollingWindow, SharedRegion } from '../../dist/cjs'
 import { native } from '../../lib/native/load-native'
+import { AtomicCounter } from '../../lib/shared/atomic-counter'
+import { LaneCounter } from '../../lib/shared/lane-counter'
+import { RegionLayout } from '../../lib/shared/region-layout'
+import { RollingWindow } from '../../lib/shared/rolling-window'
+import { SharedRegion } from '../../lib/shared/shared-region'
 import { runScript } from '../helpers/run-script'
+import { argumentOf } from '../helpers/typed-errors'
 import { uniqueName } from '../helpers/unique-name'
-
-function argumentOf(fn: () => unknown): string {
-  try {
-    fn()
-  } catch (error) {
-    expect(error).toBeInstanceOf(InvalidArgumentError)
-    return (error as InvalidArgumentError).argument
-  }
-  throw new Error('no error was thrown')
-}
 
 describe('region primitives refuse bad arguments with InvalidArgumentError naming them', () => {
   it('RegionLayout: kind, lanes, cell, block, lanes64, window and a region over 4 GiB', () => {
@@ -68,6 +63,24 @@ describe('region primitives refuse bad arguments with InvalidArgumentError namin
     expect(argumentOf(() => new RollingWindow(region, placement).add(1, '0' as unknown as number))).toBe('now')
   })
 
+  it('cells past 2 GiB of payload are addressed right (a signed shift made their index negative)', () => {
+    const layout = new RegionLayout('k', 1)
+    layout.block(2 ** 31 - 64)
+    const cell = layout.cell(0, true)
+    const placement = layout.window(2, 100, 0)
+    const region = SharedRegion.local(layout)
+    const counter = new AtomicCounter(region, cell)
+    expect(counter.add(5)).toBe(5)
+    const window = new RollingWindow(region, placement)
+    window.add(3, 0)
+    expect(window.total(0)).toEqual({ count: 1, sum: 3 })
+  })
+
+  it('forComponent with a shared name that cannot become a string is an InvalidArgumentError', () => {
+    const layout = new RegionLayout('k', 1)
+    expect(argumentOf(() => SharedRegion.forComponent(Object.create(null), layout))).toBe('shared')
+  })
+
   it('AtomicCounter.add returns the value the cell holds, also when it wraps', () => {
     const layout = new RegionLayout('k', 1)
     const counter = new AtomicCounter(SharedRegion.local(layout), layout.cell(0, true))
@@ -83,11 +96,11 @@ describe('region primitives under a clock or header gone wrong', () => {
     const run = runScript(`
       const layout = new b.RegionLayout('k', 1)
       const placement = layout.window(10, 100, 0)
-      const window = new b.RollingWindow(b.SharedRegion.local(layout), placement)
-      window.add(1, 0)
+      const rolling = new b.RollingWindow(b.SharedRegion.local(layout), placement)
+      rolling.add(1, 0)
       for (const now of [Infinity, 1e300, 2 ** 60, NaN, -1e300]) {
-        if (window.buckets(now).length !== 10 || !(window.total(now).count >= 0)) throw new Error('bad read at ' + now)
-        window.record(1, now)
+        if (rolling.buckets(now).length !== 10 || !(rolling.total(now).count >= 0)) throw new Error('bad read at ' + now)
+        rolling.record(1, now)
       }
       console.log('done')`, 5000)
     expect({ timedOut: run.timedOut, status: run.status, stderr: run.stderr, stdout: run.stdout.trim() }).toEqual({
