@@ -3,9 +3,9 @@ import { afterEach, describe, expect, it } from 'vitest'
 
 import { listRegions } from '../../lib/index'
 import { uniqueName } from '../helpers/unique-name'
-import { cli, killAll, runCli, startMember, waitFor } from './top-host'
+import { cli, closeAll, runCli, startMember, waitFor } from './top-host'
 
-afterEach(killAll)
+afterEach(closeAll)
 
 interface Frame {
   interval: number

@@ -12,22 +12,29 @@ export interface Member {
   ask(op: string): Promise<Record<string, unknown>>
 }
 
-export const children: ChildProcess[] = []
+const members: Member[] = []
 
-export function killAll(): void {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
+/** Detaches every member still running (so that no region is left behind), then makes sure they are gone. */
+export async function closeAll(): Promise<void> {
+  await Promise.all(
+    members.splice(0).map(async (m) => {
+      if (m.child.connected) await Promise.race([m.ask('close'), new Promise((r) => setTimeout(r, 2000))])
+      if (m.child.exitCode === null && m.child.signalCode === null) m.child.kill('SIGKILL')
+    }),
+  )
 }
 
 export async function startMember(base: string, role: number): Promise<Member> {
   const child = fork(memberScript, [JSON.stringify({ base, role })], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-  children.push(child)
   const ready = (await new Promise((resolve) => child.once('message', resolve))) as { pid: number }
   const ask = (op: string) =>
     new Promise<Record<string, unknown>>((resolve) => {
       child.once('message', (m) => resolve(m as Record<string, unknown>))
       child.send({ op })
     })
-  return { child, pid: ready.pid, ask }
+  const member = { child, pid: ready.pid, ask }
+  members.push(member)
+  return member
 }
 
 /** Runs `bulwark top` with `args`; resolves with its exit code and output. */
