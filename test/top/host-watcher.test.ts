@@ -1,3 +1,4 @@
+import * as fs from 'fs'
 import { afterEach, describe, expect, it } from 'vitest'
 
 import { BbrLimiter, HeavyKeeper, RegionLayout, SharedRegion } from '../../lib/index'
@@ -65,6 +66,19 @@ describe('HostWatcher', () => {
     const text = renderFrame({ time: new Date().toISOString(), interval: 0, regions: reports })
     expect(text).toMatch(new RegExp(`OTHER REGIONS.*\\n${base}\\s+bbr\\s+1\\s+[\\d.]+ K?i?B\\s+bbr region with fingerprint`))
     expect(text).toMatch(new RegExp(`\\n${base}\\s+mystery\\s+1\\s+[\\d.]+ K?i?B\\s+kind not read by bulwark top`))
+  })
+
+  it('lists a file that is not a bulwark region as unreadable, and skips nothing else because of it', () => {
+    const name = uniqueName('junk')
+    const file = `/dev/shm/bulwark.${name}`
+    fs.writeFileSync(file, Buffer.alloc(4096, 7))
+    try {
+      const [report] = inspectRegions({ names: [name] })
+      expect(report).toMatchObject({ region: name, kind: '?', status: 'unreadable', liveMembers: 0 })
+      expect(report.detail).toContain('does not start with the bulwark magic')
+    } finally {
+      fs.unlinkSync(file)
+    }
   })
 
   it('selects regions by shared name, full region name or a * pattern', () => {
