@@ -1,5 +1,6 @@
 import { preciseNow } from '../signals/clock'
-import { type InspectOptions, inspectRegions } from './inspect'
+import { checkFunction } from '../validate'
+import { type InspectOptions, inspectRegions, resolveInspectOptions } from './inspect'
 import type { ComponentView, HostFrame, RegionReport } from './views'
 
 interface Previous {
@@ -22,9 +23,9 @@ export class HostWatcher {
   private previous = new Map<string, Previous>()
   private lastAt: number | undefined
 
-  constructor(options: InspectOptions = {}, clock: () => number = preciseNow) {
-    this.options = options
-    this.clock = clock
+  constructor(options?: InspectOptions, clock: () => number = preciseNow) {
+    this.options = resolveInspectOptions(options)
+    this.clock = checkFunction<() => number>('clock', clock)
   }
 
   sample(): HostFrame {

@@ -1,5 +1,7 @@
+import { InvalidOptionError } from '../errors/invalid-option-error'
 import { listRegions } from '../shared/regions'
 import { preciseNow } from '../signals/clock'
+import { checkOptions, optionalNumber } from '../validate'
 import { inspectBbr } from './inspectors/bbr'
 import { inspectCircuit, inspectSre } from './inspectors/breakers'
 import { inspectHotKeys } from './inspectors/hot-keys'
@@ -10,14 +12,14 @@ import type { ComponentView, RegionReport } from './views'
 type Inspector = (snapshot: RegionSnapshot, now: number, keys: number) => ComponentView
 
 /** One inspector per region kind: each lays the region out again from its fingerprint. */
-const INSPECTORS: Record<string, Inspector> = {
-  bbr: inspectBbr,
-  sre: inspectSre,
-  circuit: inspectCircuit,
-  heavykeeper: inspectHotKeys,
-  'token-bucket': inspectTokenBucket,
-  'sliding-window': inspectSlidingWindow,
-}
+const INSPECTORS = new Map<string, Inspector>([
+  ['bbr', inspectBbr],
+  ['sre', inspectSre],
+  ['circuit', inspectCircuit],
+  ['heavykeeper', inspectHotKeys],
+  ['token-bucket', inspectTokenBucket],
+  ['sliding-window', inspectSlidingWindow],
+])
 
 export interface InspectOptions {
   /**
@@ -29,8 +31,18 @@ export interface InspectOptions {
   keys?: number
 }
 
-function matcher(names: readonly string[] | undefined): (region: string) => boolean {
-  if (names === undefined || names.length === 0) return () => true
+/** Validated options with their defaults. */
+export function resolveInspectOptions(options: unknown): { names: readonly string[]; keys: number } {
+  const o = checkOptions<InspectOptions>(options, 'options')
+  const names = o.names ?? []
+  if (!Array.isArray(names) || names.some((n) => typeof n !== 'string' || n === '')) {
+    throw new InvalidOptionError('names', names, 'an array of region or shared names')
+  }
+  return { names, keys: optionalNumber('keys', o.keys, 10, { integer: true, min: 0, max: 10_000 }) }
+}
+
+function matcher(names: readonly string[]): (region: string) => boolean {
+  if (names.length === 0) return () => true
   const patterns = names.map((n) => new RegExp(`^${n.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`))
   return (region) => {
     const shared = region.slice(region.indexOf('.') + 1)
@@ -43,9 +55,10 @@ function matcher(names: readonly string[] | undefined): (region: string) => bool
  * component's stats() would say. A region of an unknown kind or layout is listed with its kind and size; a region
  * that vanishes while being read is left out. Never throws for a region's content.
  */
-export function inspectRegions(options: InspectOptions = {}): RegionReport[] {
-  const wanted = matcher(options.names)
-  const keys = options.keys ?? 10
+export function inspectRegions(options?: InspectOptions): RegionReport[] {
+  const o = resolveInspectOptions(options)
+  const wanted = matcher(o.names)
+  const keys = o.keys
   const reports: RegionReport[] = []
   for (const name of listRegions()) {
     if (!wanted(name)) continue
@@ -77,7 +90,7 @@ function inspectRegion(name: string, keys: number): RegionReport | undefined {
     createdAt: snapshot.createdAt,
     generation: snapshot.generation,
   }
-  const inspector = INSPECTORS[snapshot.kind]
+  const inspector = INSPECTORS.get(snapshot.kind)
   if (inspector === undefined) {
     report.status = 'unknown'
     return report

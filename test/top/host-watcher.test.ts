@@ -1,7 +1,7 @@
 import * as fs from 'fs'
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { BbrLimiter, HeavyKeeper, RegionLayout, SharedRegion } from '../../lib/index'
+import { BbrLimiter, HeavyKeeper, InvalidOptionError, RegionLayout, SharedRegion } from '../../lib/index'
 import { HostWatcher } from '../../lib/top/host-watcher'
 import { inspectRegions } from '../../lib/top/inspect'
 import { renderFrame } from '../../lib/top/render-text'
@@ -55,8 +55,10 @@ describe('HostWatcher', () => {
     const base = uniqueName('odd')
     const mystery = SharedRegion.open(`mystery.${base}`, new RegionLayout('mystery', 4).describe('x=1'))
     const future = SharedRegion.open(`bbr.${base}`, new RegionLayout('bbr', 4).describe('v9 window=10 buckets=2'))
-    open.push(mystery, future)
-    const reports = inspectRegions({ names: [base] })
+    const tricky = SharedRegion.open(`constructor.${base}`, new RegionLayout('constructor', 2)) // not an inspector
+    open.push(mystery, future, tricky)
+    const reports = inspectRegions({ names: [base] }).filter((r) => r.kind !== 'constructor')
+    expect(inspectRegions({ names: [`constructor.${base}`] })[0].status).toBe('unknown')
     expect(reports.map((r) => [r.kind, r.status])).toEqual([
       ['bbr', 'unreadable'],
       ['mystery', 'unknown'],
@@ -79,6 +81,13 @@ describe('HostWatcher', () => {
     } finally {
       fs.unlinkSync(file)
     }
+  })
+
+  it('rejects bad options with typed errors', () => {
+    expect(() => inspectRegions({ names: 'api' as never })).toThrow(InvalidOptionError)
+    expect(() => inspectRegions({ names: ['api', 3] as never })).toThrow(/option `names` must be an array of region or shared names/)
+    expect(() => inspectRegions({ keys: -1 })).toThrow(/option `keys`/)
+    expect(() => new HostWatcher({}, 5 as never)).toThrow(/option `clock` must be a function/)
   })
 
   it('selects regions by shared name, full region name or a * pattern', () => {
