@@ -6,6 +6,7 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    setupFiles: ['test/helpers/cleanup-regions.ts'],
     projects: [
       {
         extends: true,

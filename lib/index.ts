@@ -31,7 +31,7 @@ export { RollingWindow } from './shared/rolling-window'
 export type { BucketTotals } from './shared/rolling-window'
 export { LaneCounter } from './shared/lane-counter'
 export { AtomicCounter } from './shared/atomic-counter'
-export { listRegions, removeRegion } from './shared/regions'
+export { listRegions, removeRegion, removeStaleRegions } from './shared/regions'
 
 // BBR adaptive limiter
 export { BbrLimiter, SHED_IN_FLIGHT, SHED_QUEUE_DELAY } from './bbr/bbr-limiter'

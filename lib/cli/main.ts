@@ -1,4 +1,5 @@
 import { BulwarkError } from '../errors/bulwark-error'
+import { removeStaleRegions } from '../shared/regions'
 import { parseTopArgs, TOP_USAGE } from '../top/top-args'
 import { runTop } from '../top/top-command'
 
@@ -6,6 +7,7 @@ const USAGE = `Usage: bulwark <command>
 
 Commands:
   top     live view of the limiters, breakers, rate limiters and hot keys shared on this host
+  gc      remove the shared regions no live process uses (left behind by killed processes)
   help    this text ('bulwark top --help' for top's options)`
 
 /** The `bulwark` command line. Resolves with the exit code. */
@@ -14,6 +16,11 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`)
     return command === undefined ? 2 : 0
+  }
+  if (command === 'gc') {
+    const removed = removeStaleRegions()
+    process.stdout.write(removed.length ? `removed ${removed.length}: ${removed.join(', ')}\n` : 'nothing to remove\n')
+    return 0
   }
   if (command !== 'top') {
     process.stderr.write(`bulwark: unknown command '${command}'\n${USAGE}\n`)

@@ -166,6 +166,7 @@ export interface NativeBinding {
   regionList(): string[]
   regionUnlink(name: string): void
   regionReap(): number
+  regionRemoveIfStale(name: string): boolean
   signals(): { buffer: ArrayBuffer; loopSlot: number }
   samplerConfigure(options: {
     cpuInterval?: number

@@ -13,3 +13,21 @@ export function listRegions(): string[] {
 export function removeRegion(name: string): void {
   native.regionUnlink(checkSharedName('name', name))
 }
+
+/**
+ * Removes the regions that no live process uses any more (left behind by processes that were all killed, which
+ * never detached). Safe while the host runs: a region with a live member, or being attached, is kept. Returns the
+ * names removed. `bulwark gc` runs it. `filter` limits it to the names it accepts.
+ */
+export function removeStaleRegions(filter?: (name: string) => boolean): string[] {
+  const removed: string[] = []
+  for (const name of native.regionList()) {
+    if (filter !== undefined && !filter(name)) continue
+    try {
+      if (native.regionRemoveIfStale(name)) removed.push(name)
+    } catch {
+      // A corrupt or foreign file is not ours to judge: leave it for removeRegion().
+    }
+  }
+  return removed.sort()
+}

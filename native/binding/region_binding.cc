@@ -193,6 +193,19 @@ Napi::Value RegionUnlink(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// regionRemoveIfStale(name) -> true when the name was removed because no live process used the region.
+Napi::Value RegionRemoveIfStale(const Napi::CallbackInfo& info) {
+  std::string name;
+  if (!GetString(info, 0, "name", &name)) return info.Env().Undefined();
+  bool removed = false;
+  Status st = RegionRegistry::Instance().RemoveIfStale(name, &removed);
+  if (!st.ok()) {
+    ThrowStatus(info.Env(), st);
+    return info.Env().Undefined();
+  }
+  return Napi::Boolean::New(info.Env(), removed);
+}
+
 Napi::Value RegionReap(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), RegionRegistry::Instance().ReapAll());
 }
@@ -207,6 +220,7 @@ void InitRegion(Napi::Env env, Napi::Object exports) {
   exports.Set("regionList", Napi::Function::New(env, RegionList, "regionList"));
   exports.Set("regionUnlink", Napi::Function::New(env, RegionUnlink, "regionUnlink"));
   exports.Set("regionReap", Napi::Function::New(env, RegionReap, "regionReap"));
+  exports.Set("regionRemoveIfStale", Napi::Function::New(env, RegionRemoveIfStale, "regionRemoveIfStale"));
 }
 
 }  // namespace binding

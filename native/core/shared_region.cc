@@ -637,6 +637,35 @@ std::vector<std::string> RegionRegistry::List() {
   return names;
 }
 
+Status RegionRegistry::RemoveIfStale(const std::string& name, bool* removed) {
+  *removed = false;
+  if (!IsValidRegionName(name))
+    return Status::Error(StatusCode::kInvalidArgument, "region name '" + name + "' is not valid");
+  const std::string path = RegionPath(name);
+  std::lock_guard<std::mutex> guard(RegistryMutex());
+  int fd = shm_open(path.c_str(), O_RDWR | O_CLOEXEC, 0);
+  if (fd < 0) return errno == ENOENT ? Status::Ok() : Status::Error(StatusCode::kSystem, Errno("shm_open", name));
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {  // someone is attaching or detaching: not stale now
+    close(fd);
+    return Status::Ok();
+  }
+  struct stat sb;
+  uint8_t* base = nullptr;
+  size_t size = 0;
+  Status st = Status::Ok();
+  if (fstat(fd, &sb) == 0 && static_cast<size_t>(sb.st_size) >= kHeaderSize && StillLinked(fd, path)) {
+    size = static_cast<size_t>(sb.st_size);
+    st = MapShared(fd, size, name, &base);
+    if (st.ok() && CheckFrozenHeader(base, size, name).ok() && ReapLocked(base, size, name, nullptr) == 0) {
+      *removed = shm_unlink(path.c_str()) == 0;
+    }
+  }
+  if (base != nullptr) munmap(base, size);
+  Unlock(fd);
+  close(fd);
+  return st;
+}
+
 Status RegionRegistry::Unlink(const std::string& name) {
   if (!IsValidRegionName(name))
     return Status::Error(StatusCode::kInvalidArgument, "region name '" + name + "' is not valid");

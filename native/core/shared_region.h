@@ -88,6 +88,9 @@ class RegionRegistry {
   Status Members(uint64_t handle, std::vector<RegionMemberInfo>* out);
   std::vector<std::string> List();
   Status Unlink(const std::string& name);
+  // Removes the name of a region no live process uses (left by processes that were all killed), under the region's
+  // lock so that it cannot race an attach. Sets *removed. A region with live members, or whose lock is held, stays.
+  Status RemoveIfStale(const std::string& name, bool* removed);
 
  private:
   RegionRegistry() = default;

@@ -3,7 +3,16 @@ import * as fs from 'fs'
 import * as path from 'path'
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { LaneCounter, RegionCorruptError, RegionLayout, RegionMismatchError, SharedMemoryError, SharedRegion, listRegions } from '../../dist/cjs'
+import {
+  LaneCounter,
+  RegionCorruptError,
+  RegionLayout,
+  RegionMismatchError,
+  SharedMemoryError,
+  SharedRegion,
+  listRegions,
+  removeStaleRegions,
+} from '../../dist/cjs'
 import { native } from '../../lib/native/load-native'
 import { uniqueName } from '../helpers/unique-name'
 
@@ -196,6 +205,23 @@ describe('SharedRegion: attach, header checks and lifetime', () => {
     expect(region.members().map((m) => m.pid)).toEqual([process.pid])
     region.close()
     expect(listRegions()).not.toContain(name)
+  })
+
+  it('removeStaleRegions removes a region whose processes were all killed, and keeps one in use', async () => {
+    const killed = uniqueName('stale')
+    const inUse = uniqueName('in-use')
+    const { child } = await spawnHolder(killed, 1)
+    await killAndWait(child)
+    const d = describeGauge()
+    const region = SharedRegion.open(inUse, d.layout)
+    expect(listRegions()).toEqual(expect.arrayContaining([killed, inUse]))
+    // Only this file's names: other test files may hold killed regions they are about to check.
+    const removed = removeStaleRegions((name) => name.includes(`-${process.pid}-`))
+    expect(removed).toContain(killed)
+    expect(removed).not.toContain(inUse)
+    expect(listRegions()).not.toContain(killed)
+    expect(listRegions()).toContain(inUse)
+    region.close()
   })
 
   it('survives many processes attaching and detaching at once', async () => {
