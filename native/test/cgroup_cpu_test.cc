@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/cgroup_cpu.h"
+#include "test/check.h"
 
 namespace fs = std::filesystem;
 using bulwark::CgroupCpuReader;
@@ -27,23 +28,13 @@ using bulwark::ParseCpuList;
 
 namespace {
 
-int g_failures = 0;
-
-#define CHECK(cond)                                                      \
-  do {                                                                   \
-    if (!(cond)) {                                                       \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      g_failures++;                                                      \
-    }                                                                    \
-  } while (0)
-
 void ExpectCpuList(const char* text, bool ok, int count) {
   int got = -1;
   bool parsed = ParseCpuList(text, &got);
   if (parsed != ok || (ok && got != count)) {
     std::fprintf(stderr, "ParseCpuList(\"%s\"): got %s/%d, want %s/%d\n", text, parsed ? "ok" : "error", got,
                  ok ? "ok" : "error", count);
-    g_failures++;
+    bulwark_test::g_failures++;
   }
 }
 
@@ -170,8 +161,8 @@ int main(int argc, char** argv) {
     for (auto& entry : fs::directory_iterator(argv[1], ec))
       if (entry.is_directory()) FuzzFixture(entry.path(), &rng, argc > 2 ? std::atoi(argv[2]) : 300);
   }
-  if (g_failures > 0) {
-    std::fprintf(stderr, "%d check(s) failed\n", g_failures);
+  if (bulwark_test::g_failures > 0) {
+    std::fprintf(stderr, "%d check(s) failed\n", bulwark_test::g_failures);
     return 1;
   }
   std::printf("cgroup_cpu_test: ok\n");

@@ -21,20 +21,11 @@
 #include "core/murmur3.h"
 #include "core/random_source.h"
 #include "core/top_k_heap.h"
+#include "test/check.h"
 
 using namespace bulwark;
 
 namespace {
-
-int g_failures = 0;
-
-#define CHECK(cond)                                                                   \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);   \
-      g_failures++;                                                                   \
-    }                                                                                 \
-  } while (0)
 
 uint32_t Hash(const char* s, uint32_t seed) {
   return Murmur3X86_32(reinterpret_cast<const uint8_t*>(s), std::strlen(s), seed);
@@ -210,8 +201,8 @@ int main() {
   TestBinomial();
   TestHeapChurn();
   TestCreateRefuses();
-  if (g_failures) {
-    std::fprintf(stderr, "%d checks failed\n", g_failures);
+  if (bulwark_test::g_failures) {
+    std::fprintf(stderr, "%d checks failed\n", bulwark_test::g_failures);
     return 1;
   }
   std::printf("heavy_keeper_test: all checks passed\n");
