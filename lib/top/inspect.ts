@@ -35,8 +35,9 @@ export interface InspectOptions {
 export function resolveInspectOptions(options: unknown): { names: readonly string[]; keys: number } {
   const o = checkOptions<InspectOptions>(options, 'options')
   const names = o.names ?? []
-  if (!Array.isArray(names) || names.some((n) => typeof n !== 'string' || n === '')) {
-    throw new InvalidOptionError('names', names, 'an array of region or shared names')
+  // At most 200 characters, as a region name: a pattern is compiled from each (a megabyte one would not compile).
+  if (!Array.isArray(names) || names.some((n) => typeof n !== 'string' || n === '' || n.length > 200)) {
+    throw new InvalidOptionError('names', names, 'an array of region or shared names (1-200 characters each)')
   }
   return { names, keys: optionalNumber('keys', o.keys, 10, { integer: true, min: 0, max: 10_000 }) }
 }

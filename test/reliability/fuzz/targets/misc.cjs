@@ -113,3 +113,38 @@ module.exports = [
     }),
   },
 ]
+
+// Observability: inspectRegions and HostWatcher read every region of the host, garbage files included.
+const fs = require('fs')
+const { uniqueName } = require('../kit.cjs')
+const watched = uniqueName('fz-top')
+const owned = [
+  new b.BbrLimiter({ shared: watched, queueDelay: false }),
+  new b.SreBreaker({ shared: watched }),
+  new b.CircuitBreaker({ shared: watched }),
+  new b.HeavyKeeper({ shared: watched, k: 5 }),
+  new b.TokenBucket({ rate: 10, shared: watched }),
+  new b.SlidingWindowLimiter({ limit: 10, window: 1000, shared: watched }),
+]
+owned[3].add('hot key')
+const garbage = [`/dev/shm/bulwark.bbr.${watched}-garbage`, `/dev/shm/bulwark.heavykeeper.${watched}-short`]
+fs.writeFileSync(garbage[0], Buffer.alloc(8192, 0x5a))
+fs.writeFileSync(garbage[1], Buffer.alloc(10))
+
+module.exports.push({
+  name: 'inspectRegions / HostWatcher: any options give reports or typed errors, garbage region files included',
+  runs: 300, // each call maps every region of the host
+  property: fc.property(options({ names: fc.array(fc.oneof(fc.constantFrom(watched, `*${watched}*`, '*', 'bbr.*'), key), { maxLength: 3 }), keys: fc.integer({ min: 0, max: 20 }) }), (o) => {
+    const reports = typedOrValue(() => b.inspectRegions(o), { fields: ['names', 'keys'], given: o })
+    if (!reports.error) assert.ok(Array.isArray(reports.value))
+    const watcher = typedOrValue(() => new b.HostWatcher(o), { fields: ['names', 'keys'], given: o }).value
+    if (watcher) {
+      watcher.sample()
+      watcher.sample()
+    }
+  }),
+  after: () => {
+    for (const x of owned) x.close()
+    for (const f of garbage) fs.rmSync(f, { force: true })
+  },
+})
