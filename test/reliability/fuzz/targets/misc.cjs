@@ -20,6 +20,7 @@ module.exports = [
         new b.RegionCorruptError('r', 'm'),
         new b.RegionMismatchError('r', 'm'),
         new b.SharedMemoryError('ERR_BULWARK_SYSTEM', 'r', 'm'),
+        new b.MissingPeerDependencyError('prom-client', 'the exporter', y),
       ]
       for (const e of errors) {
         assert.ok(e instanceof b.BulwarkError && e instanceof Error)
