@@ -1,6 +1,7 @@
 import { RegionLayout, type WindowPlacement } from '../shared/region-layout'
 import { DEFAULT_MEMBER_CAPACITY } from '../shared/shared-region'
 import { type Clock, coarseNow } from '../signals/clock'
+import { InvalidOptionError } from '../errors/invalid-option-error'
 import { checkSharedName, optionalFunction, optionalNumber } from '../validate'
 
 /** The options every windowed breaker takes, resolved. */
@@ -21,9 +22,13 @@ interface RawWindowOptions {
 }
 
 export function resolveWindowOptions(o: RawWindowOptions, defaults: { window: number; buckets: number }): ResolvedWindowOptions {
+  const window = optionalNumber('window', o.window, defaults.window, { above: 0, max: 86_400_000 })
+  const buckets = optionalNumber('buckets', o.buckets, defaults.buckets, { integer: true, min: 1, max: 10_000 })
+  // A window of a few denormals divided into buckets is 0 ms per bucket: refuse it here, naming the option.
+  if (!(window / buckets > 0)) throw new InvalidOptionError('window', window, `large enough that window / buckets (${buckets}) > 0`)
   return {
-    window: optionalNumber('window', o.window, defaults.window, { above: 0, max: 86_400_000 }),
-    buckets: optionalNumber('buckets', o.buckets, defaults.buckets, { integer: true, min: 1, max: 10_000 }),
+    window,
+    buckets,
     shared: o.shared === undefined ? undefined : checkSharedName('shared', o.shared),
     maxMembers: optionalNumber('maxMembers', o.maxMembers, DEFAULT_MEMBER_CAPACITY, { integer: true, min: 1, max: 4096 }),
     now: optionalFunction<Clock>('now', o.now) ?? coarseNow,

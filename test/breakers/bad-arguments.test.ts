@@ -23,3 +23,15 @@ describe('CircuitBreaker with bad arguments', () => {
     cb.close()
   })
 })
+
+describe('windows too small to divide into buckets', () => {
+  it('are an InvalidOptionError naming `window` (a denormal window gave 0 ms buckets)', async () => {
+    const { SreBreaker } = await import('../../lib/breakers/sre-breaker')
+    const { RetryBudget } = await import('../../lib/resilience/retry-budget')
+    const { fieldOf } = await import('../helpers/typed-errors')
+    expect(fieldOf(() => new SreBreaker({ window: 5e-324, buckets: 10 }))).toBe('window')
+    expect(fieldOf(() => new CircuitBreaker({ window: 5e-324, buckets: 3 }))).toBe('window')
+    expect(fieldOf(() => new RetryBudget({ window: 5e-324, buckets: 2 }))).toBe('window')
+    new SreBreaker({ window: 5e-324, buckets: 1 }).close() // one bucket of the whole (tiny) window is still a window
+  })
+})

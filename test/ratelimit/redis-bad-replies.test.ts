@@ -53,4 +53,9 @@ describe('RedisRateLimiter with a client that answers nonsense', () => {
     await new Promise((r) => setImmediate(r))
     expect(unhandled).toEqual([])
   })
+
+  it('a reply with negative numbers gives a decision with remaining and retryAfterMs >= 0', async () => {
+    const limiter = new RedisRateLimiter({ redis: client(async () => [0, -3, -5e-324]), limit: 5, window: 1000, timeout: 20 })
+    expect(await decideWithin(limiter, 500)).toEqual({ allowed: false, remaining: 0, retryAfterMs: 0, source: 'redis' })
+  })
 })

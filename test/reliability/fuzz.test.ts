@@ -1,6 +1,6 @@
 // Property-based fuzzing of every public constructor and method (fast-check), one child process per target so that
 // a native abort or an endless loop fails its test instead of taking the runner down. FUZZ_SCALE multiplies the
-// run counts; FUZZ_SEED replays a failing run (each report line carries its seed).
+// run counts; FUZZ_SEED=<n> replays a run (each report line carries its seed), FUZZ_SEED=random explores.
 import { spawn } from 'child_process'
 import * as path from 'path'
 import { describe, expect, it } from 'vitest'

@@ -63,6 +63,8 @@ export interface ResolvedRedisOptions {
   now: Clock | undefined
 }
 
+const MAX_WINDOW = 365 * 86_400_000
+
 export function resolveRedisOptions(options: unknown): ResolvedRedisOptions {
   const o = checkOptions<RedisRateLimiterOptions>(options, 'options')
   const redis = o.redis as Partial<RedisScriptClient> | undefined
@@ -74,15 +76,23 @@ export function resolveRedisOptions(options: unknown): ResolvedRedisOptions {
   if (typeof keyPrefix !== 'string' || /[{}]/.test(keyPrefix)) {
     throw new InvalidOptionError('keyPrefix', keyPrefix, 'a string without { or }')
   }
+  // At most a year, and at most a million hosts: beyond, the insurance limiter's idle timeout or rate overflow.
+  const window = checkNumber('window', o.window, { above: 0, max: MAX_WINDOW })
+  const hosts = optionalNumber('hosts', o.hosts, 1, { min: 1, max: 1e6, integer: true })
+  // The GCRA interval (window / limit) and each host's insurance rate must be finite numbers > 0.
+  const rate = (limit / hosts) * (1000 / window)
+  if (!(window / limit < Infinity) || !(rate > 0)) {
+    throw new InvalidOptionError('limit', limit, `large enough that window / limit is finite and limit / hosts per window is > 0`)
+  }
   return {
     redis: redis as RedisScriptClient,
     limit,
-    window: checkNumber('window', o.window, { above: 0 }),
+    window,
     keyPrefix,
     algorithm: o.algorithm === undefined ? 'sliding-window' : checkOneOf('algorithm', o.algorithm, ['sliding-window', 'gcra']),
     burst: optionalNumber('burst', o.burst, limit, { above: 0 }),
     timeout: optionalNumber('timeout', o.timeout, 50, { min: 1, max: 60_000 }),
-    hosts: optionalNumber('hosts', o.hosts, 1, { min: 1, integer: true }),
+    hosts,
     openAfter: optionalNumber('openAfter', o.openAfter, 3, { min: 1, integer: true }),
     probeInterval: optionalNumber('probeInterval', o.probeInterval, 1000, { min: 0 }),
     now: optionalFunction<Clock>('now', o.now),

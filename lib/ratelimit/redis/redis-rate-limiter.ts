@@ -171,7 +171,8 @@ export class RedisRateLimiter {
     this.counts.redis++
     this.pending.trim()
     const r = reply as [number, number, number]
-    call.resolve({ allowed: r[0] === 1, remaining: r[1], retryAfterMs: r[2] / 1000, source: 'redis' })
+    // Clamped: the scripts never answer a negative count or wait, but a server in front of them (a proxy) might.
+    call.resolve({ allowed: r[0] === 1, remaining: r[1] > 0 ? r[1] : 0, retryAfterMs: r[2] > 0 ? r[2] / 1000 : 0, source: 'redis' })
   }
 
   /** @internal */
