@@ -8,10 +8,22 @@ import * as path from 'path'
 export const root = path.resolve(__dirname, '..', '..')
 export const asanAddon = path.join(root, 'build-cmake-asan', 'Release', 'bulwark.node')
 
-/** Builds the sanitizer addon if it is missing (CI builds it before the suite; a local run may not have). */
+/** Newest modification time of the addon's sources (native/core and native/binding). */
+function newestSource(): number {
+  let newest = 0
+  for (const dir of ['core', 'binding']) {
+    for (const f of fs.readdirSync(path.join(root, 'native', dir))) newest = Math.max(newest, fs.statSync(path.join(root, 'native', dir, f)).mtimeMs)
+  }
+  return newest
+}
+
+/**
+ * Builds the sanitizer addon if it is missing or older than a source (CI builds it just before the suite; a local
+ * build may predate the code under test, and would then test the wrong thing).
+ */
 export function ensureAsanBuild(): void {
-  if (fs.existsSync(asanAddon)) return
-  const r = spawnSync('npm', ['run', 'build:cmake:asan'], { cwd: root, encoding: 'utf8', timeout: 600_000 })
+  if (fs.existsSync(asanAddon) && fs.statSync(asanAddon).mtimeMs >= newestSource()) return
+  const r = spawnSync('flock', ['/tmp/bulwark-build.lock', 'npm', 'run', 'build:cmake:asan'], { cwd: root, encoding: 'utf8', timeout: 600_000 })
   if (r.status !== 0) throw new Error(`npm run build:cmake:asan failed:\n${r.stdout}\n${r.stderr}`)
 }
 
