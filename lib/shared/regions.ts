@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { checkSharedName } from '../validate'
 import { native } from '../native/load-native'
 
@@ -20,6 +21,7 @@ export function removeRegion(name: string): void {
  * names removed. `bulwark gc` runs it. `filter` limits it to the names it accepts.
  */
 export function removeStaleRegions(filter?: (name: string) => boolean): string[] {
+  if (filter !== undefined && typeof filter !== 'function') throw new InvalidArgumentError('filter', filter, 'a function of a region name')
   const removed: string[] = []
   for (const name of native.regionList()) {
     if (filter !== undefined && !filter(name)) continue

@@ -5,6 +5,7 @@ import { native } from '../../lib/native/load-native'
 import { AtomicCounter } from '../../lib/shared/atomic-counter'
 import { LaneCounter } from '../../lib/shared/lane-counter'
 import { RegionLayout } from '../../lib/shared/region-layout'
+import { removeStaleRegions } from '../../lib/shared/regions'
 import { RollingWindow } from '../../lib/shared/rolling-window'
 import { SharedRegion } from '../../lib/shared/shared-region'
 import { runScript } from '../helpers/run-script'
@@ -79,6 +80,10 @@ describe('region primitives refuse bad arguments with InvalidArgumentError namin
   it('forComponent with a shared name that cannot become a string is an InvalidArgumentError', () => {
     const layout = new RegionLayout('k', 1)
     expect(argumentOf(() => SharedRegion.forComponent(Object.create(null), layout))).toBe('shared')
+  })
+
+  it('removeStaleRegions with a filter that is not a function is an InvalidArgumentError, not a TypeError', () => {
+    expect(argumentOf(() => removeStaleRegions(5 as never))).toBe('filter')
   })
 
   it('AtomicCounter.add returns the value the cell holds, also when it wraps', () => {
