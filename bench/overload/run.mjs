@@ -100,7 +100,8 @@ async function main() {
     summary.push({ name, onset: r.onset, recovery: r.recovery })
     console.log(' done')
   }
-  const unloadedP99 = all.find((r) => r.contender === 'bulwark BbrLimiter' && r.load === 0.5).p99
+  // The unloaded p99: the unprotected server at half its capacity.
+  const unloadedP99 = all.find((r) => r.contender === 'none' && r.load === 0.5).p99
   const lines = [
     '### Overload: goodput and latency against offered load',
     '',

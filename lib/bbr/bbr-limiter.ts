@@ -5,7 +5,7 @@ import { RollingWindow } from '../shared/rolling-window'
 import { SharedRegion } from '../shared/shared-region'
 import { preciseNow } from '../signals/clock'
 import { cell, loopCell, signalCells } from '../signals/signal-cells'
-import { eventLoopDelayMin } from '../signals/signals'
+import { eventLoopDelayRaw } from '../signals/signals'
 
 /** When the sampler last measured this thread's loop. */
 const loopTickAt = () => (loopCell >= 0 ? signalCells[loopCell + cell.loopTickAt] : 0)
@@ -264,7 +264,12 @@ export class BbrLimiter {
       const load = signal.load
       return new QueueDelayController(options, { delay, saturated: () => load() >= this.threshold })
     }
-    return new QueueDelayController(options, { delay: eventLoopDelayMin, saturated: loopSaturated, measuredAt: loopTickAt })
+    return new QueueDelayController(options, {
+      delay: eventLoopDelayRaw,
+      saturated: loopSaturated,
+      measuredAt: loopTickAt,
+      serviceTime: () => this.capacity.minRt,
+    })
   }
 
   private readLoad(): number {

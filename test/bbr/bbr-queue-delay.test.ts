@@ -112,3 +112,19 @@ describe('BbrLimiter: the queueing-delay rule (the queue Node hides)', () => {
     expect(a.stats().admitFraction).toBe(1)
   })
 })
+
+describe('QueueDelayController: the target scales with the service time', () => {
+  it('does not read stretches of a few coarse handlers as a standing queue', async () => {
+    const { QueueDelayController } = await import('../../lib/bbr/queue-delay-controller')
+    const signal = { delay: 20, serviceTime: 30 }
+    const controller = new QueueDelayController(
+      { target: 10, interval: 100 },
+      { delay: () => signal.delay, saturated: () => true, serviceTime: () => signal.serviceTime },
+    )
+    for (let now = 0; now <= 1000; now += 25) controller.update(now)
+    expect(controller.fraction).toBe(1) // 20 ms is under 0.75 x 30 ms
+    signal.serviceTime = 2 // the same stretches with 2 ms handlers are a queue
+    for (let now = 1025; now <= 1500; now += 25) controller.update(now)
+    expect(controller.fraction).toBeLessThan(1)
+  })
+})
