@@ -25,7 +25,7 @@ function panel({ x0, y0, w, h, title, yLabel, xs, series, yMax, log }) {
   return out.join('\n')
 }
 
-/** rows: [{ contender, load (x), goodput (req/s), p99 (ms) }] */
+/** rows: [{ contender, load (x), goodput (req/s), p99 (ms), criticalSuccess (0..1) }] */
 export function overloadChart(rows, { capacity, machine }) {
   const contenders = [...new Set(rows.map((r) => r.contender))]
   const loads = [...new Set(rows.map((r) => r.load))].sort((a, b) => a - b)
@@ -33,7 +33,8 @@ export function overloadChart(rows, { capacity, machine }) {
   const goodput = contenders.map((c) => ({ name: c, values: pick(c, 'goodput') }))
   // A timeout (Infinity) is drawn at the top of the scale: 10 s.
   const p99 = contenders.map((c) => ({ name: c, values: pick(c, 'p99').map((v) => (Number.isFinite(v) ? v : 10_000)) }))
-  const W = 900
+  const critical = contenders.map((c) => ({ name: c, values: pick(c, 'criticalSuccess').map((v) => 100 * v) }))
+  const W = 1260
   const H = 420
   const goodputMax = Math.max(capacity * 1.1, ...goodput.flatMap((s) => s.values))
   const capacityY = 40 + 280 - (capacity / goodputMax) * 280
@@ -41,7 +42,8 @@ export function overloadChart(rows, { capacity, machine }) {
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`,
     `<rect width="${W}" height="${H}" fill="#fff"/>`,
     panel({ x0: 70, y0: 40, w: 330, h: 280, title: 'Goodput (2xx within 500 ms SLO)', yLabel: 'requests / s', xs: loads, series: goodput, yMax: goodputMax }),
-    panel({ x0: 530, y0: 40, w: 330, h: 280, title: 'Admitted p99 latency (log scale)', yLabel: 'ms', xs: loads, series: p99, yMax: Math.max(1000, ...p99.flatMap((s) => s.values)), log: true }),
+    panel({ x0: 490, y0: 40, w: 330, h: 280, title: 'Admitted p99 latency (log scale)', yLabel: 'ms', xs: loads, series: p99, yMax: Math.max(1000, ...p99.flatMap((s) => s.values)), log: true }),
+    panel({ x0: 910, y0: 40, w: 330, h: 280, title: 'Critical requests within the SLO', yLabel: '%', xs: loads, series: critical, yMax: 100 }),
     `<line x1="70" x2="400" y1="${capacityY}" y2="${capacityY}" stroke="#000" stroke-dasharray="4 4"/>`,
     `<text x="402" y="${capacityY + 4}">capacity</text>`,
   ]
