@@ -34,6 +34,7 @@ async function startServer() {
   const url = `redis://127.0.0.1:${port}`
   for (let i = 0; i < 200; i++) {
     const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 })
+    probe.on('error', () => {}) // refused until the server is up: expected while probing
     const up = await probe.connect().then(() => true, () => false)
     probe.disconnect()
     if (up) return { url, stop: () => child.kill('SIGKILL') }
