@@ -1,7 +1,9 @@
-// Unit and robustness checks for core/cgroup_cpu.cc, outside Node, meant to run under the sanitizers:
+// Unit and robustness checks for core/cgroup_cpu.cc and the files it is split into, outside Node, meant to run
+// under the sanitizers (scripts/native-tests.sh builds it against every core source):
 //
 //   g++ -std=c++17 -fno-exceptions -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined
-//       -Inative native/core/cgroup_cpu.cc native/test/cgroup_cpu_test.cc -o /tmp/cgroup_cpu_test
+//       -Inative native/core/{cgroup_cpu,cgroup_limits,cgroup_mounts,cpu_usage_counters,proc_file,proc_text}.cc
+//       native/test/cgroup_cpu_test.cc -o /tmp/cgroup_cpu_test
 //   /tmp/cgroup_cpu_test test/fixtures/cgroup [rounds per fixture, default 300]
 //
 // The fuzz part overwrites the files of each fixture tree (copied to a temp dir) with garbage, truncations, huge
