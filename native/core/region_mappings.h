@@ -1,0 +1,41 @@
+// The process-wide table of the regions this process has mapped (attachments and snapshots), behind the
+// registry mutex. Internal to the region code: RegionRegistry owns it, the member reaper consults it.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace bulwark {
+namespace region_detail {
+
+struct Mapping {
+  std::string name;
+  int fd = -1;            // kept open while attached; flock is taken on it
+  uint8_t* base = nullptr;
+  size_t size = 0;
+  uint32_t member = 0;
+  uint32_t serial = 0;
+  uint64_t owner = 0;
+  bool attached = false;  // member slot held
+  bool snapshot = false;  // read-only private view, not a member
+  int refs = 0;           // registry's own reference + one per JavaScript buffer
+};
+
+using MappingTable = std::unordered_map<uint64_t, Mapping>;
+
+std::mutex& RegistryMutex();
+MappingTable& Mappings();
+
+// The functions below: caller holds the registry mutex.
+
+// A new handle for a mapping about to be added to the table.
+uint64_t NewHandleLocked();
+// True while this process holds the attachment with `serial` to region `name`.
+bool SerialIsOpen(uint32_t serial, const std::string& name);
+// Drops one reference; the last one unmaps the region, closes its file and removes it from the table.
+void DropRef(MappingTable::iterator it);
+
+}  // namespace region_detail
+}  // namespace bulwark
