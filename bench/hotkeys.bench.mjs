@@ -30,12 +30,17 @@ const coldSample = Array.from({ length: 1 << 16 }, () => keyOf(speedNext()))
 const sample = coldSample.slice(0, 1 << 12)
 const sampleBytes = sample.map((key) => Buffer.from(key))
 const mask = sample.length - 1
+// A stream dominated by a thousand hot keys (Zipf 1.0 over 1 024 ranks): what a hot-key detector sees most of the
+// time, most adds landing on keys already in the top-k and in their own buckets.
+const hotNext = zipfSampler({ s: 1.0, v: 1, n: 1024, seed: SEED })
+const hotSample = Array.from({ length: 1 << 12 }, () => keyOf(hotNext()))
 const batch = 256
 let i = 0
 const local = new HeavyKeeper({ k: K, width: 4096, seed: SEED })
 const bytesKeeper = new HeavyKeeper({ k: K, width: 4096, seed: SEED })
 const batched = new HeavyKeeper({ k: K, width: 4096, seed: SEED })
 const cold = new HeavyKeeper({ k: K, width: 4096, seed: SEED })
+const hot = new HeavyKeeper({ k: K, width: 4096, seed: SEED })
 const shared = new HeavyKeeper({ k: K, width: 4096, seed: SEED, shared: `bench-hotkeys-${process.pid}` })
 const cache = new HotKeyCache({ k: K, capacity: 1000, ttl: 60_000, seed: SEED })
 for (const key of sample) cache.addWithValue(key, key)
@@ -53,6 +58,7 @@ for (let w = 0; w < 1_000_000; w++) {
 const speed = await measure('Hot keys: cost of one add (16-byte keys, Zipf 1.0)', [
   { name: 'HeavyKeeper.add (string)', fn: () => do_not_optimize(local.add(sample[i++ & mask])), target: 100, baseline: true },
   { name: 'HeavyKeeper.add (string, cache-cold keys)', fn: () => do_not_optimize(cold.add(coldSample[i++ & 0xffff])) },
+  { name: 'HeavyKeeper.add (string, 1 024 hot keys)', fn: () => do_not_optimize(hot.add(hotSample[i++ & mask])), target: 100 },
   { name: 'HeavyKeeper.add (Uint8Array)', fn: () => do_not_optimize(bytesKeeper.add(sampleBytes[i++ & mask])), target: 100 },
   { name: `HeavyKeeper.addMany (${batch} keys per call), per call`, fn: () => do_not_optimize(batched.addMany(batches[i++ & (batches.length - 1)])) },
   { name: 'HeavyKeeper.add, shared (CAS buckets)', fn: () => do_not_optimize(shared.add(sample[i++ & mask])), target: 120 },
