@@ -3,8 +3,15 @@
 // cannot remove the name itself. Regions of other test files, running at the same time, are never touched.
 import { afterAll } from 'vitest'
 
-import { removeStaleRegions } from '../../lib/shared/regions'
+import { listRegions, removeStaleRegions } from '../../lib/shared/regions'
 
-afterAll(() => {
-  removeStaleRegions((name) => name.includes(`-${process.pid}-`))
+const mine = (name: string) => name.includes(`-${process.pid}-`)
+
+afterAll(async () => {
+  // A child killed in an afterEach may still be dying: give the kernel a moment before calling its region stale.
+  for (let attempt = 0; attempt < 20; attempt++) {
+    removeStaleRegions(mine)
+    if (!listRegions().some(mine)) return
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
 })
