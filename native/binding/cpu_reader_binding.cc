@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "binding/binding_util.h"
+#include "binding/cpu_info_object.h"
 #include "binding/env_data.h"
 #include "core/cgroup_cpu.h"
 
@@ -54,16 +55,7 @@ class CpuReaderWrap : public Napi::ObjectWrap<CpuReaderWrap> {
   Napi::Value Info(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     const CpuSourceInfo& cpu = reader_->info();
-    Napi::Object o = Napi::Object::New(env);
-    o.Set("source", Napi::String::New(env, CpuSourceName(cpu.kind)));
-    o.Set("cores", Napi::Number::New(env, cpu.cores));
-    o.Set("quotaCores", Napi::Number::New(env, cpu.quotaCores));
-    o.Set("cpusetCpus", Napi::Number::New(env, cpu.cpusetCpus));
-    o.Set("affinityCpus", Napi::Number::New(env, cpu.affinityCpus));
-    o.Set("cgroupPath", Napi::String::New(env, cpu.cgroupPath));
-    o.Set("usagePath", Napi::String::New(env, cpu.usagePath));
-    o.Set("note", Napi::String::New(env, cpu.note));
-    return o;
+    return CpuInfoObject(env, cpu);
   }
 
   Napi::Value Sample(const Napi::CallbackInfo& info) {

@@ -2,6 +2,7 @@
 #include <napi.h>
 
 #include "binding/binding_util.h"
+#include "binding/cpu_info_object.h"
 #include "binding/env_data.h"
 #include "core/monotonic_clock.h"
 #include "core/sampler.h"
@@ -51,16 +52,7 @@ Napi::Value SamplerConfigure(const Napi::CallbackInfo& info) {
 Napi::Value LoadInfo(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   CpuSourceInfo cpu = Sampler::Instance().cpuInfo();
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("source", Napi::String::New(env, CpuSourceName(cpu.kind)));
-  o.Set("cores", Napi::Number::New(env, cpu.cores));
-  o.Set("quotaCores", Napi::Number::New(env, cpu.quotaCores));
-  o.Set("cpusetCpus", Napi::Number::New(env, cpu.cpusetCpus));
-  o.Set("affinityCpus", Napi::Number::New(env, cpu.affinityCpus));
-  o.Set("cgroupPath", Napi::String::New(env, cpu.cgroupPath));
-  o.Set("usagePath", Napi::String::New(env, cpu.usagePath));
-  o.Set("note", Napi::String::New(env, cpu.note));
-  return o;
+  return CpuInfoObject(env, cpu);
 }
 
 Napi::Value MonotonicNow(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), MonotonicMs()); }
