@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 
 import { BreakerGroup, BreakerOpenError, SreBreaker, type SreBreakerOptions } from '../../lib/index'
 import { ManualClock } from '../helpers/manual-clock'
-import { seededRandom } from './seeded-random'
+import { seededRandom } from '../helpers/seeded-random.mjs'
 
 // The reference tests' breaker: K = 2, minimum 100 requests, window 1000 ms in 10 buckets.
 function referenceBreaker(extra: SreBreakerOptions = {}) {

@@ -2,17 +2,7 @@
 // Draws k in [0, n) with P(k) proportional to (v + k)^-s, like Go's rand.NewZipf(r, s, v, n - 1), by inverting a
 // precomputed CDF with a seeded generator: the same seed gives the same stream everywhere.
 
-/** mulberry32: a small seeded generator of uniforms in [0, 1). */
-export function seededRandom(seed) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { seededRandom } from '../helpers/seeded-random.mjs'
 
 /** A function returning the next rank of a Zipf(s, v) stream over n ranks. */
 export function zipfSampler({ s, v = 1, n, seed }) {
