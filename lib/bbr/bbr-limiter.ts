@@ -84,7 +84,6 @@ export class BbrLimiter {
   private readonly forcedSampleEvery: number
   private sequence = 0
   private nextForcedSample = -Infinity
-  private lastLoad = 0
 
   constructor(options?: BbrLimiterOptions) {
     const o = resolveBbrOptions(options)
@@ -137,12 +136,10 @@ export class BbrLimiter {
     const delayRule = this.delayRule
     if (delayRule !== undefined) {
       delayRule.update(now)
-      this.f64[this.statsBase + STAT.admitFraction] = delayRule.fraction
       if (delayRule.active && !delayRule.admit(p)) return this.shed(p, STAT.shedDelay, SHED_QUEUE_DELAY)
     }
     const load = this.readLoad()
-    this.lastLoad = load
-    this.f64[this.statsBase + STAT.load] = load // for watchers such as `bulwark top`
+    this.f64[this.statsBase + STAT.load] = load // for stats() and watchers such as `bulwark top`
     if (load >= this.threshold) {
       if (this.overLimit(now, p)) {
         // Ours: every drop at or over the threshold refreshes the drop time (the reference keeps the first).
@@ -207,7 +204,7 @@ export class BbrLimiter {
       byPriority[name] = { admitted: c.admitted, shed: c.shedInFlight + c.shedQueueDelay }
     }
     return {
-      load: this.lastLoad,
+      load: this.f64[this.statsBase + STAT.load],
       inFlight: this.inFlight,
       maxInFlight,
       maxPass: this.capacity.maxPass,
@@ -256,19 +253,25 @@ export class BbrLimiter {
     return inFlight > limit * this.shares[p]
   }
 
+  private readonly publishFraction = (fraction: number): void => {
+    this.f64[this.statsBase + STAT.admitFraction] = fraction
+  }
+
   private queueRule(options: QueueDelayOptions, signal: LoadSignal): QueueDelayController | undefined {
     if (typeof signal === 'function') return undefined
     if (typeof signal === 'object') {
       const delay = signal.delay
       if (delay === undefined) return undefined
       const load = signal.load
-      return new QueueDelayController(options, { delay, saturated: () => load() >= this.threshold })
+      const saturated = () => load() >= this.threshold
+      return new QueueDelayController(options, { delay, saturated, onFraction: this.publishFraction })
     }
     return new QueueDelayController(options, {
       delay: eventLoopDelayRaw,
       saturated: loopSaturated,
       measuredAt: loopTickAt,
       serviceTime: () => this.capacity.minRt,
+      onFraction: this.publishFraction,
     })
   }
 

@@ -10,6 +10,8 @@ export interface QueueSignal {
   measuredAt?: () => number
   /** The requests' smallest mean response time, ms (see SERVICE_TIME_SHARE). */
   serviceTime?: () => number
+  /** Told each new admit fraction (the limiter publishes it for watchers), never on the request path otherwise. */
+  onFraction?: (fraction: number) => void
 }
 
 export interface QueueDelayOptions {
@@ -129,6 +131,7 @@ export class QueueDelayController {
 
   private setFraction(value: number): void {
     this.admitFraction = Math.min(1, Math.max(MIN_ADMIT, value))
+    this.signal.onFraction?.(this.admitFraction)
     for (let c = 0; c < 4; c++) this.classFraction[c] = this.admitFraction ** DELAY_EXPONENTS[c]
     if (this.admitFraction === 1) this.credit.fill(0)
   }
