@@ -68,6 +68,15 @@ describe('signals', () => {
     expect(preciseNow() - b).toBeLessThan(60)
   })
 
+  it('clamps settings given to the native sampler directly, so it can never spin or diverge', async () => {
+    const { native } = await import('../lib/native/load-native')
+    native.samplerConfigure({ loopInterval: 0, cpuInterval: -5, cpuDecay: Number.NaN, loopDecay: 7 })
+    const info = loadInfo()
+    expect([info.loopInterval, info.cpuInterval, info.cpuDecay, info.loopDecay]).toEqual([1, 1, 0.95, 0.9999])
+    configureSampler({ cpuInterval: 500, loopInterval: 50, cpuDecay: 0.95, loopDecay: 0.75 })
+    expect(loadInfo().loopInterval).toBe(50)
+  })
+
   it('rejects bad sampler options with the field and value named', () => {
     expect(() => configureSampler({ loopInterval: 0 })).toThrow(InvalidOptionError)
     expect(() => configureSampler({ cpuDecay: 1.5 })).toThrow(/option `cpuDecay` must be a finite number >= 0 and <= 0.9999, got 1.5/)

@@ -136,7 +136,24 @@ void Sampler::StopAndJoin(bool onlyWhenUnused) {
   pthread_join(t, nullptr);
 }
 
-void Sampler::Configure(const SamplerOptions& options) {
+namespace {
+
+// TypeScript validates these; the core still refuses to spin (an interval of 0 or NaN) or to diverge (a decay
+// outside [0, 1)), whoever calls it.
+double Clamp(double v, double lo, double hi, double fallback) {
+  if (!(v >= lo)) return v < lo ? lo : fallback;  // NaN takes the fallback
+  return v > hi ? hi : v;
+}
+
+}  // namespace
+
+void Sampler::Configure(const SamplerOptions& requested) {
+  SamplerOptions options = requested;
+  options.cpuIntervalMs = Clamp(requested.cpuIntervalMs, 1, 3.6e6, 500);
+  options.loopIntervalMs = Clamp(requested.loopIntervalMs, 1, 3.6e6, 50);
+  options.cpuDecay = Clamp(requested.cpuDecay, 0, 0.9999, 0.95);
+  options.loopDecay = Clamp(requested.loopDecay, 0, 0.9999, 0.75);
+  options.idleStretch = Clamp(requested.idleStretch, 1, 100, 4);
   {
     std::lock_guard<std::mutex> guard(mutex_);
     options_ = options;
