@@ -170,7 +170,9 @@ Napi::Value RegionMembers(const Napi::CallbackInfo& info) {
   double handle;
   if (!GetNumber(info, 0, "handle", &handle)) return env.Undefined();
   std::vector<RegionMemberInfo> members;
-  Status st = RegionRegistry::Instance().Members(static_cast<uint64_t>(handle), &members);
+  // Out of range (or NaN) is an unknown handle, never a conversion with undefined behaviour.
+  uint64_t id = handle >= 1 && handle < 9007199254740992.0 ? static_cast<uint64_t>(handle) : 0;
+  Status st = RegionRegistry::Instance().Members(id, &members);
   if (!st.ok()) {
     ThrowStatus(env, st);
     return env.Undefined();

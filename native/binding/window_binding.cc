@@ -24,7 +24,8 @@ Napi::Value WindowAdd(const Napi::CallbackInfo& info) {
       !GetNumber(info, 3, "size", &size) || !GetNumber(info, 4, "lane", &lane) || !GetNumber(info, 5, "nowMs", &now) ||
       !GetNumber(info, 6, "value", &value) || !GetNumber(info, 7, "times", &times))
     return env.Undefined();
-  if (!(bucket > 0) || !(size >= 1) || size > 1e6 || !(lane >= 0) || !(times >= 0)) {
+  // Bounded before any conversion to an integer type (an out-of-range conversion is undefined behaviour).
+  if (!(bucket > 0) || !(size >= 1) || size > 1e6 || !(lane >= 0) || lane > 4096 || !(times >= 0) || times > 1e9) {
     ThrowTypeError(env, "windowAdd: bucketMs, size, lane or times out of range");
     return env.Undefined();
   }
