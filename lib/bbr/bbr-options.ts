@@ -1,7 +1,7 @@
 import { InvalidOptionError } from '../errors/invalid-option-error'
-import { DEFAULT_MEMBER_CAPACITY } from '../shared/shared-region'
+import { resolveSharing } from '../shared/sharing-options'
 import { coarseNow } from '../signals/clock'
-import { checkOptions, checkSharedName, optionalFunction, optionalNumber } from '../validate'
+import { checkOptions, optionalFunction, optionalNumber } from '../validate'
 import { DEFAULT_SHARES, PRIORITY_NAMES, type PriorityName } from './priority'
 import type { QueueDelayOptions } from './queue-delay-controller'
 
@@ -96,7 +96,7 @@ export function resolveBbrOptions(options: unknown): ResolvedBbrOptions {
   if (window % buckets !== 0) {
     throw new InvalidOptionError('window', window, `a multiple of buckets (${buckets})`)
   }
-  const now = optionalFunction<() => number>('now', o.now)
+  const { shared, maxMembers, now } = resolveSharing(o)
   const rtSampling = optionalNumber('rtSampling', o.rtSampling, now ? 1 : 8, { integer: true, min: 1, max: 1024 })
   if ((rtSampling & (rtSampling - 1)) !== 0) throw new InvalidOptionError('rtSampling', rtSampling, 'a power of two')
   return {
@@ -109,8 +109,8 @@ export function resolveBbrOptions(options: unknown): ResolvedBbrOptions {
     signal: resolveSignal(o.signal),
     queueDelay: resolveQueueDelay(o.queueDelay),
     shares: resolveShares(o.priorities),
-    shared: o.shared === undefined ? undefined : checkSharedName('shared', o.shared),
-    maxMembers: optionalNumber('maxMembers', o.maxMembers, DEFAULT_MEMBER_CAPACITY, { integer: true, min: 1, max: 4096 }),
+    shared,
+    maxMembers,
     rtSampling,
     now,
   }

@@ -1,8 +1,8 @@
 import { RegionLayout, type WindowPlacement } from '../shared/region-layout'
-import { DEFAULT_MEMBER_CAPACITY } from '../shared/shared-region'
+import { resolveSharing } from '../shared/sharing-options'
 import { type Clock, coarseNow } from '../signals/clock'
 import { InvalidOptionError } from '../errors/invalid-option-error'
-import { checkSharedName, optionalFunction, optionalNumber } from '../validate'
+import { optionalNumber } from '../validate'
 
 /** The options every windowed breaker takes, resolved. */
 export interface ResolvedWindowOptions {
@@ -26,13 +26,8 @@ export function resolveWindowOptions(o: RawWindowOptions, defaults: { window: nu
   const buckets = optionalNumber('buckets', o.buckets, defaults.buckets, { integer: true, min: 1, max: 10_000 })
   // A window of a few denormals divided into buckets is 0 ms per bucket: refuse it here, naming the option.
   if (!(window / buckets > 0)) throw new InvalidOptionError('window', window, `large enough that window / buckets (${buckets}) > 0`)
-  return {
-    window,
-    buckets,
-    shared: o.shared === undefined ? undefined : checkSharedName('shared', o.shared),
-    maxMembers: optionalNumber('maxMembers', o.maxMembers, DEFAULT_MEMBER_CAPACITY, { integer: true, min: 1, max: 4096 }),
-    now: optionalFunction<Clock>('now', o.now) ?? coarseNow,
-  }
+  const { shared, maxMembers, now } = resolveSharing(o)
+  return { window, buckets, shared, maxMembers, now: now ?? coarseNow }
 }
 
 /** A layout whose first part is the rolling window; `settings` are what sharing members must agree on. */

@@ -1,18 +1,10 @@
 import { RegionLayout } from '../shared/region-layout'
-import { DEFAULT_MEMBER_CAPACITY, SharedRegion } from '../shared/shared-region'
+import { SharedRegion } from '../shared/shared-region'
+import { type SharingOptions, resolveSharing } from '../shared/sharing-options'
 import { coarseNow, type Clock } from '../signals/clock'
-import { checkSharedName, optionalFunction, optionalNumber } from '../validate'
 import { SpinLock } from './spin-lock'
 
-/** The options every local limiter takes about where its state lives and what clock it reads. */
-export interface SharingOptions {
-  /** One limiter for every thread and process of the host that uses this name. */
-  shared?: string
-  /** Attachments a shared limiter accepts (threads x instances across the host; default 64). */
-  maxMembers?: number
-  /** Monotonic clock in ms (default: the coarse clock). */
-  now?: Clock
-}
+export type { SharingOptions }
 
 export interface Sharing {
   shared: string | undefined
@@ -21,11 +13,9 @@ export interface Sharing {
   layout(kind: string): RegionLayout
 }
 
-export function resolveSharing(o: SharingOptions): Sharing {
-  const shared = o.shared === undefined ? undefined : checkSharedName('shared', o.shared)
-  const maxMembers = optionalNumber('maxMembers', o.maxMembers, DEFAULT_MEMBER_CAPACITY, { min: 1, max: 4096, integer: true })
-  const now = optionalFunction<Clock>('now', o.now) ?? coarseNow
-  return { shared, now, layout: (kind) => new RegionLayout(kind, shared === undefined ? 1 : maxMembers) }
+export function resolveLimiterSharing(o: SharingOptions): Sharing {
+  const { shared, now, lanes } = resolveSharing(o)
+  return { shared, now: now ?? coarseNow, layout: (kind) => new RegionLayout(kind, lanes) }
 }
 
 /** A limiter's region, and the spin lock at `lockOffset` when the region is shared (a local one needs none). */

@@ -5,7 +5,7 @@ import type { Clock } from '../signals/clock'
 import { checkNumber, checkOptions, optionalNumber } from '../validate'
 import type { Limiter } from './limiter'
 import { invalidPermits, validPermits } from './permits'
-import { type SharingOptions, openLimiterRegion, resolveSharing } from './sharing'
+import { type SharingOptions, openLimiterRegion, resolveLimiterSharing } from './sharing'
 import type { SpinLock } from './spin-lock'
 
 export interface SlidingWindowLimiterOptions extends SharingOptions {
@@ -44,7 +44,7 @@ export class SlidingWindowLimiter implements Limiter {
     this.limit = checkNumber('limit', o.limit, { above: 0 })
     this.window = checkNumber('window', o.window, { above: 0 })
     this.buckets = optionalNumber('buckets', o.buckets, 10, { min: 1, max: 10_000, integer: true })
-    const sharing = resolveSharing(o)
+    const sharing = resolveLimiterSharing(o)
     this.shared = sharing.shared
     this.now = sharing.now
     this.bucketMs = this.window / this.buckets

@@ -4,7 +4,7 @@ import type { Clock } from '../signals/clock'
 import { checkNumber, checkOptions, optionalNumber } from '../validate'
 import type { Limiter } from './limiter'
 import { invalidPermits, validPermits } from './permits'
-import { type SharingOptions, openLimiterRegion, resolveSharing } from './sharing'
+import { type SharingOptions, openLimiterRegion, resolveLimiterSharing } from './sharing'
 import type { SpinLock } from './spin-lock'
 
 export interface TokenBucketOptions extends SharingOptions {
@@ -38,7 +38,7 @@ export class TokenBucket implements Limiter {
     const o = checkOptions<TokenBucketOptions>(options, 'options')
     this.rate = checkNumber('rate', o.rate, { above: 0 })
     this.burst = optionalNumber('burst', o.burst, Math.max(1, this.rate), { above: 0 })
-    const sharing = resolveSharing(o)
+    const sharing = resolveLimiterSharing(o)
     this.shared = sharing.shared
     this.now = sharing.now
 
