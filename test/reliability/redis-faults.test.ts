@@ -107,8 +107,13 @@ describe.skipIf(!target)('RedisRateLimiter under load while Redis fails', () => 
 
     // No decision waits past the timeout.
     expect(slowest).toBeLessThanOrEqual(TIMEOUT + slack)
-    // Healthy: Redis decides. Down and stopped: insurance decides (after the first few timeouts, all of it).
-    expect(sources(between(200, marks.kill)).insurance).toBe(0)
+    // Healthy: Redis decides. The only way to insurance there is a decision Redis did not answer within the timeout
+    // (a pause of the machine: GC, another process on the 2 cores): such a fallback waited the whole timeout, and
+    // there are at most a handful. Down and stopped: insurance decides (after the first few timeouts, all of it).
+    const healthy = between(200, marks.kill)
+    const healthyFallbacks = healthy.filter((d) => d.source === 'insurance')
+    expect(healthyFallbacks.every((d) => d.ms >= TIMEOUT - 15)).toBe(true)
+    expect(healthyFallbacks.length).toBeLessThanOrEqual(healthy.length / 100)
     expect(sources(between(marks.kill + 300, marks.restart)).redis).toBe(0)
     // (a decision sent just before SIGCONT may still be answered in time: only those sent a timeout earlier count)
     expect(sources(between(marks.stop + 300, marks.resume - TIMEOUT)).redis).toBe(0)
