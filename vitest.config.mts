@@ -10,12 +10,21 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: ['test/e2e/**', 'test/demo/**', 'test/reliability/**', 'node_modules/**'] },
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/e2e/**', 'test/demo/**', 'test/reliability/**', 'node_modules/**'],
+        },
       },
       {
         // Overload end-to-end tests measure latency under load: they run alone, one file at a time, after the rest.
         extends: true,
-        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts', 'test/demo/**/*.test.ts'], fileParallelism: false, sequence: { groupOrder: 1 } },
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts', 'test/demo/**/*.test.ts'],
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
+        },
       },
     ],
   },

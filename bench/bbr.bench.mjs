@@ -41,6 +41,7 @@ async function main() {
   const plainPair = () => {
     const start = performance.now()
     inFlight++
+    rtSum += inFlight
     inFlight--
     rtSum += performance.now() - start
   }
@@ -60,7 +61,11 @@ async function main() {
   const partner = fork(fileURLToPath(import.meta.url), ['--partner', sharedName], { stdio: 'inherit' })
   await new Promise((resolve) => partner.once('message', resolve))
   await measure('BBR limiter: 2 processes sharing one limiter', [
-    { name: 'shared tryAcquire+release, partner process busy', fn: () => shared.release(shared.tryAcquire()), target: 60 },
+    {
+      name: 'shared tryAcquire+release, partner process busy',
+      fn: () => shared.release(shared.tryAcquire()),
+      target: 60,
+    },
   ])
   partner.kill()
   console.log(`(this machine has 2 cores; the partner process takes one of them)`)

@@ -91,10 +91,16 @@ const rows = await measure('Breakers: cost of one guarded call', [
   { name: 'CircuitBreaker open: tryAcquire (reject)', fn: () => do_not_optimize(cbOpen.tryAcquire()), target: 40 },
   { name: 'SreBreaker open: allow (reject, p ~ 1)', fn: () => do_not_optimize(sreOpen.allow()), target: 40 },
   { name: 'CircuitBreaker execute (async)', fn: async () => cbLocal.execute(work) },
-  { name: 'CircuitBreaker execute, open (rejects)', fn: async () => cbOpen.execute(work).catch(swallow(BreakerOpenError)) },
+  {
+    name: 'CircuitBreaker execute, open (rejects)',
+    fn: async () => cbOpen.execute(work).catch(swallow(BreakerOpenError)),
+  },
   { name: `opossum ${opossumVersion} fire`, fn: async () => opossum.fire() },
   { name: `opossum ${opossumVersion} fire, open (rejects)`, fn: async () => opossumOpen.fire().catch(() => 0) },
-  { name: `cockatiel ${cockatielVersion} ConsecutiveBreaker execute`, fn: async () => cockatielConsecutive.execute(work) },
+  {
+    name: `cockatiel ${cockatielVersion} ConsecutiveBreaker execute`,
+    fn: async () => cockatielConsecutive.execute(work),
+  },
   { name: `cockatiel ${cockatielVersion} SamplingBreaker execute`, fn: async () => cockatielSampling.execute(work) },
   {
     name: `cockatiel ${cockatielVersion} execute, open (rejects)`,
@@ -107,14 +113,19 @@ const ns = (prefix) => rows.find((r) => r.name.startsWith(prefix)).ns
 const ours = ns('CircuitBreaker tryAcquire+onSuccess')
 const oursSre = ns('SreBreaker allow+markSuccess')
 const oursAsync = ns('CircuitBreaker execute (async)')
-for (const peer of [`opossum ${opossumVersion} fire`, `cockatiel ${cockatielVersion} ConsecutiveBreaker`, `cockatiel ${cockatielVersion} SamplingBreaker`]) {
+for (const peer of [
+  `opossum ${opossumVersion} fire`,
+  `cockatiel ${cockatielVersion} ConsecutiveBreaker`,
+  `cockatiel ${cockatielVersion} SamplingBreaker`,
+]) {
   const p = ns(peer)
   console.log(
     `${peer}: ${(p / ours).toFixed(1)}x CircuitBreaker tryAcquire+onSuccess, ${(p / oursSre).toFixed(1)}x SreBreaker allow+markSuccess, ${(p / oursAsync).toFixed(1)}x CircuitBreaker execute`,
   )
 }
 
-for (const breaker of [sreLocal, cbLocal, sreShared, sreSharedPeer, cbShared, cbSharedPeer, cbOpen, sreOpen]) breaker.close()
+for (const breaker of [sreLocal, cbLocal, sreShared, sreSharedPeer, cbShared, cbSharedPeer, cbOpen, sreOpen])
+  breaker.close()
 group.close()
 opossum.shutdown()
 opossumOpen.shutdown()

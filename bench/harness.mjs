@@ -77,6 +77,12 @@ export function writeTable(title, header, lines) {
   ].join('\n')
   console.log(md)
   fs.mkdirSync(resultsDir, { recursive: true })
-  const file = path.join(resultsDir, `${title.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')}.md`)
+  const file = path.join(
+    resultsDir,
+    `${title
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')}.md`,
+  )
   fs.writeFileSync(file, md)
 }

@@ -56,20 +56,49 @@ for (let w = 0; w < 1_000_000; w++) {
   shared.add(sample[w & mask])
 }
 const speed = await measure('Hot keys: cost of one add (16-byte keys, Zipf 1.0)', [
-  { name: 'HeavyKeeper.add (string)', fn: () => do_not_optimize(local.add(sample[i++ & mask])), target: 100, baseline: true },
+  {
+    name: 'HeavyKeeper.add (string)',
+    fn: () => do_not_optimize(local.add(sample[i++ & mask])),
+    target: 100,
+    baseline: true,
+  },
   { name: 'HeavyKeeper.add (string, cache-cold keys)', fn: () => do_not_optimize(cold.add(coldSample[i++ & 0xffff])) },
-  { name: 'HeavyKeeper.add (string, 1 024 hot keys)', fn: () => do_not_optimize(hot.add(hotSample[i++ & mask])), target: 100 },
-  { name: 'HeavyKeeper.add (Uint8Array)', fn: () => do_not_optimize(bytesKeeper.add(sampleBytes[i++ & mask])), target: 100 },
-  { name: `HeavyKeeper.addMany (${batch} keys per call), per call`, fn: () => do_not_optimize(batched.addMany(batches[i++ & (batches.length - 1)])) },
-  { name: 'HeavyKeeper.add, shared (CAS buckets)', fn: () => do_not_optimize(shared.add(sample[i++ & mask])), target: 120 },
+  {
+    name: 'HeavyKeeper.add (string, 1 024 hot keys)',
+    fn: () => do_not_optimize(hot.add(hotSample[i++ & mask])),
+    target: 100,
+  },
+  {
+    name: 'HeavyKeeper.add (Uint8Array)',
+    fn: () => do_not_optimize(bytesKeeper.add(sampleBytes[i++ & mask])),
+    target: 100,
+  },
+  {
+    name: `HeavyKeeper.addMany (${batch} keys per call), per call`,
+    fn: () => do_not_optimize(batched.addMany(batches[i++ & (batches.length - 1)])),
+  },
+  {
+    name: 'HeavyKeeper.add, shared (CAS buckets)',
+    fn: () => do_not_optimize(shared.add(sample[i++ & mask])),
+    target: 120,
+  },
   { name: 'HotKeyCache.addWithValue', fn: () => do_not_optimize(cache.addWithValue(sample[i++ & mask], 'v')) },
   { name: 'HotKeyCache.get (hit)', fn: () => do_not_optimize(cache.get(hotKey)) },
-  { name: 'exact Map counter', fn: () => { const key = sample[i++ & mask]; exactMap.set(key, (exactMap.get(key) ?? 0) + 1) } },
+  {
+    name: 'exact Map counter',
+    fn: () => {
+      const key = sample[i++ & mask]
+      exactMap.set(key, (exactMap.get(key) ?? 0) + 1)
+    },
+  },
   { name: 'bloom-filters TopK.add', fn: () => bloomTopK.add(sample[i++ & mask]) },
 ])
 const perKey = speed.find((r) => r.name.startsWith('HeavyKeeper.addMany')).ns / batch
 console.log(`HeavyKeeper.addMany: ${perKey.toFixed(1)} ns per key`)
-fs.appendFileSync(path.join(resultsDir, 'hot-keys-cost-of-one-add-16-byte-keys-zipf-1-0.md'), `\nHeavyKeeper.addMany: ${perKey.toFixed(1)} ns per key.\n`)
+fs.appendFileSync(
+  path.join(resultsDir, 'hot-keys-cost-of-one-add-16-byte-keys-zipf-1-0.md'),
+  `\nHeavyKeeper.addMany: ${perKey.toFixed(1)} ns per key.\n`,
+)
 for (const hk of [local, cold, bytesKeeper, batched, shared]) hk.close()
 cache.close()
 
@@ -86,14 +115,18 @@ function stream(s) {
 function exactOf(ranks, events) {
   const counts = new Uint32Array(DISTINCT)
   for (let i = 0; i < events; i++) counts[ranks[i]]++
-  const top = Array.from(counts.keys()).sort((a, b) => counts[b] - counts[a] || a - b).slice(0, K)
+  const top = Array.from(counts.keys())
+    .sort((a, b) => counts[b] - counts[a] || a - b)
+    .slice(0, K)
   return { counts, top: new Set(top.map(keyOf)) }
 }
 
 // precision@K: share of the true top-K that was reported; error: mean |estimate - true| / true over the reported.
 function score(reported, exact) {
   const hits = reported.filter((r) => exact.top.has(r.key)).length
-  const errors = reported.map((r) => Math.abs(r.count - exact.counts[Number(r.key.slice(4))]) / exact.counts[Number(r.key.slice(4))])
+  const errors = reported.map(
+    (r) => Math.abs(r.count - exact.counts[Number(r.key.slice(4))]) / exact.counts[Number(r.key.slice(4))],
+  )
   return { precision: hits / K, error: errors.reduce((s, e) => s + e, 0) / Math.max(1, errors.length) }
 }
 
@@ -128,10 +161,25 @@ for (const s of [1.0, 1.2]) {
     rows.push({ s, what: `HeavyKeeper width ${width} x 4`, events: EVENTS, ...r, ...score(r.reported, exact) })
   }
   const hkPrefix = runHeavyKeeper(ranks, BLOOM_EVENTS, 4096)
-  rows.push({ s, what: 'HeavyKeeper width 4096 x 4', events: BLOOM_EVENTS, ...hkPrefix, ...score(hkPrefix.reported, exactPrefix) })
-  for (const [errorRate, accuracy, note] of [[0.001, 0.99, " (its README's)"], [0.001, 0.01, '']]) {
+  rows.push({
+    s,
+    what: 'HeavyKeeper width 4096 x 4',
+    events: BLOOM_EVENTS,
+    ...hkPrefix,
+    ...score(hkPrefix.reported, exactPrefix),
+  })
+  for (const [errorRate, accuracy, note] of [
+    [0.001, 0.99, " (its README's)"],
+    [0.001, 0.01, ''],
+  ]) {
     const r = runBloom(ranks, BLOOM_EVENTS, errorRate, accuracy)
-    rows.push({ s, what: `bloom-filters TopK(${K}, ${errorRate}, ${accuracy})${note}`, events: BLOOM_EVENTS, ...r, ...score(r.reported, exactPrefix) })
+    rows.push({
+      s,
+      what: `bloom-filters TopK(${K}, ${errorRate}, ${accuracy})${note}`,
+      events: BLOOM_EVENTS,
+      ...r,
+      ...score(r.reported, exactPrefix),
+    })
   }
   global.gc?.()
   const before = process.memoryUsage().heapUsed
@@ -160,11 +208,12 @@ const accuracy = [
   '',
   '| Zipf s | structure | events | memory | precision@100 | avg relative error | ns/add in this loop (1M-key table) |',
   '| --- | --- | --- | --- | --- | --- | --- |',
-  ...rows.map((r) =>
-    `| ${r.s.toFixed(1)} | ${r.what} | ${r.events.toLocaleString('en-US')} | ${kib(r.bytes)} | ${r.precision.toFixed(2)} | ${r.error.toFixed(4)} | ${r.ns.toFixed(0)} |`),
+  ...rows.map(
+    (r) =>
+      `| ${r.s.toFixed(1)} | ${r.what} | ${r.events.toLocaleString('en-US')} | ${kib(r.bytes)} | ${r.precision.toFixed(2)} | ${r.error.toFixed(4)} | ${r.ns.toFixed(0)} |`,
+  ),
   '',
 ].join('\n')
 console.log(accuracy)
 fs.mkdirSync(resultsDir, { recursive: true })
 fs.writeFileSync(path.join(resultsDir, 'hot-keys-accuracy-of-the-top-100-on-zipf-streams.md'), accuracy)
-

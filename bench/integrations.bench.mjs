@@ -26,11 +26,22 @@ const cases = {
     return require('http').createServer(b.httpGuard(hello, { limiter: admitAll, rateLimit: { limiter: perClient } }))
   },
   'node:http + overload-protection': (b, hello) => {
-    const protect = require('overload-protection')('http', { production: true, logging: false, maxEventLoopDelay: 1e9, maxHeapUsedBytes: 0, maxRssBytes: 0 })
+    const protect = require('overload-protection')('http', {
+      production: true,
+      logging: false,
+      maxEventLoopDelay: 1e9,
+      maxHeapUsedBytes: 0,
+      maxRssBytes: 0,
+    })
     return require('http').createServer((req, res) => protect(req, res) === true || hello(req, res))
   },
   'express, bare': (b, hello) => require('http').createServer(require('express')().use(hello)),
-  'express + expressGuard': (b, hello) => require('http').createServer(require('express')().use(b.expressGuard({ limiter: admitAll })).use(hello)),
+  'express + expressGuard': (b, hello) =>
+    require('http').createServer(
+      require('express')()
+        .use(b.expressGuard({ limiter: admitAll }))
+        .use(hello),
+    ),
   'fastify, bare': () => fastify(false),
   'fastify + fastifyGuard': () => fastify(true),
   'koa, bare': (b) => require('http').createServer(koa(b, false).callback()),
@@ -144,10 +155,13 @@ async function perRequestCost() {
     res.end = () => res
     shedding(req, res)
   }
-  await measure('Inbound adapters: the wrapper\'s own cost per request (node:http objects, no socket)', [
+  await measure("Inbound adapters: the wrapper's own cost per request (node:http objects, no socket)", [
     { name: 'bare listener', fn: run(hello), baseline: true },
     { name: 'httpGuard (BBR), admitted', fn: run(b.httpGuard(hello, { limiter: admitAll })) },
-    { name: 'httpGuard (BBR + per-client token bucket), admitted', fn: run(b.httpGuard(hello, { limiter: admitAll, rateLimit: { limiter: perClient } })) },
+    {
+      name: 'httpGuard (BBR + per-client token bucket), admitted',
+      fn: run(b.httpGuard(hello, { limiter: admitAll, rateLimit: { limiter: perClient } })),
+    },
     { name: 'httpGuard (BBR), shed (reply stubbed)', fn: run(shedOnly) },
   ])
 }
@@ -170,7 +184,10 @@ if (process.argv[2] && cases[process.argv[2]]) {
     cpuPerRequest: median(list, 'cpuPerRequest'),
     non200: list.reduce((n, r) => n + r.non200, 0),
   }))
-  const baseOf = (name) => results.find((r) => r.name === (name.startsWith('node:http') ? 'node:http, bare handler' : `${name.split(/[ ,]/)[0]}, bare`))
+  const baseOf = (name) =>
+    results.find(
+      (r) => r.name === (name.startsWith('node:http') ? 'node:http, bare handler' : `${name.split(/[ ,]/)[0]}, bare`),
+    )
   const lines = results.map((r) => {
     const base = baseOf(r.name)
     const added = r.cpuPerRequest - base.cpuPerRequest
@@ -178,7 +195,9 @@ if (process.argv[2] && cases[process.argv[2]]) {
       r.name,
       `${Math.round(r.rps).toLocaleString('en-US')}`,
       `${r.cpuPerRequest.toFixed(1)} µs`,
-      r === base ? '' : `${added >= 0 ? '+' : ''}${added.toFixed(2)} µs (${((added / base.cpuPerRequest) * 100).toFixed(1)} %)`,
+      r === base
+        ? ''
+        : `${added >= 0 ? '+' : ''}${added.toFixed(2)} µs (${((added / base.cpuPerRequest) * 100).toFixed(1)} %)`,
       String(r.non200),
     ]
   })

@@ -14,11 +14,25 @@ const metrics = new PrometheusMetrics({ registry })
 const observed = new BbrLimiter()
 metrics.add('observed', observed)
 const eager = new BbrLimiter()
-const requests = new Counter({ name: 'requests_total', help: 'requests', labelNames: ['route', 'outcome'], registers: [registry] })
-const latency = new Histogram({ name: 'request_seconds', help: 'latency', labelNames: ['route'], registers: [registry] })
+const requests = new Counter({
+  name: 'requests_total',
+  help: 'requests',
+  labelNames: ['route', 'outcome'],
+  registers: [registry],
+})
+const latency = new Histogram({
+  name: 'request_seconds',
+  help: 'latency',
+  labelNames: ['route'],
+  registers: [registry],
+})
 
 await measure('Observability: per-request cost of being observed', [
-  { name: 'tryAcquire+release, exported by PrometheusMetrics (read at scrape)', fn: () => observed.release(observed.tryAcquire()), baseline: true },
+  {
+    name: 'tryAcquire+release, exported by PrometheusMetrics (read at scrape)',
+    fn: () => observed.release(observed.tryAcquire()),
+    baseline: true,
+  },
   {
     name: 'tryAcquire+release + prom-client counter.inc per request',
     fn: () => {
@@ -74,4 +88,8 @@ for (const n of [1, 10, 100]) {
   m.close()
   for (const p of parts) p.close()
 }
-writeTable('Observability: one Prometheus scrape and one bulwark top frame', ['components (limiters + breakers + top-ks)', 'series', 'registry.metrics()', 'inspectRegions (top frame)'], rows)
+writeTable(
+  'Observability: one Prometheus scrape and one bulwark top frame',
+  ['components (limiters + breakers + top-ks)', 'series', 'registry.metrics()', 'inspectRegions (top frame)'],
+  rows,
+)

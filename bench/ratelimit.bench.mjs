@@ -37,14 +37,36 @@ await measure('Rate limiters: one local decision', [
   { name: 'TokenBucket.tryTake admitted', fn: () => do_not_optimize(bucketAdmit.tryTake()), target: 40 },
   { name: 'TokenBucket.tryTake rejected', fn: () => do_not_optimize(bucketReject.tryTake()), target: 40 },
   { name: 'TokenBucket.tryTake admitted (shared)', fn: () => do_not_optimize(sharedBucketAdmit.tryTake()), target: 40 },
-  { name: 'TokenBucket.tryTake rejected (shared)', fn: () => do_not_optimize(sharedBucketReject.tryTake()), target: 40 },
+  {
+    name: 'TokenBucket.tryTake rejected (shared)',
+    fn: () => do_not_optimize(sharedBucketReject.tryTake()),
+    target: 40,
+  },
   { name: 'SlidingWindowLimiter.tryAcquire admitted', fn: () => do_not_optimize(windowAdmit.tryAcquire()), target: 40 },
-  { name: 'SlidingWindowLimiter.tryAcquire rejected', fn: () => do_not_optimize(windowReject.tryAcquire()), target: 40 },
-  { name: 'SlidingWindowLimiter.tryAcquire admitted (shared)', fn: () => do_not_optimize(sharedWindowAdmit.tryAcquire()), target: 40 },
-  { name: 'SlidingWindowLimiter.tryAcquire rejected (shared)', fn: () => do_not_optimize(sharedWindowReject.tryAcquire()), target: 40 },
-  { name: 'KeyedLimiter.tryTake (1024 keys, token buckets)', fn: () => do_not_optimize(keyed.tryTake(keys[k++ & 1023])) },
+  {
+    name: 'SlidingWindowLimiter.tryAcquire rejected',
+    fn: () => do_not_optimize(windowReject.tryAcquire()),
+    target: 40,
+  },
+  {
+    name: 'SlidingWindowLimiter.tryAcquire admitted (shared)',
+    fn: () => do_not_optimize(sharedWindowAdmit.tryAcquire()),
+    target: 40,
+  },
+  {
+    name: 'SlidingWindowLimiter.tryAcquire rejected (shared)',
+    fn: () => do_not_optimize(sharedWindowReject.tryAcquire()),
+    target: 40,
+  },
+  {
+    name: 'KeyedLimiter.tryTake (1024 keys, token buckets)',
+    fn: () => do_not_optimize(keyed.tryTake(keys[k++ & 1023])),
+  },
   { name: 'rate-limiter-flexible RateLimiterMemory.consume admitted', fn: () => rlfAdmit.consume('k'), baseline: true },
-  { name: 'rate-limiter-flexible RateLimiterMemory.consume rejected', fn: () => rlfReject.consume('k').catch(() => undefined) },
+  {
+    name: 'rate-limiter-flexible RateLimiterMemory.consume rejected',
+    fn: () => rlfReject.consume('k').catch(() => undefined),
+  },
 ])
 
 for (const l of [sharedBucketAdmit, sharedBucketReject, sharedWindowAdmit, sharedWindowReject]) l.close()

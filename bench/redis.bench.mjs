@@ -28,14 +28,21 @@ async function startServer() {
       probe.close(() => resolve(p))
     })
   })
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: 'ignore',
-  })
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    {
+      stdio: 'ignore',
+    },
+  )
   const url = `redis://127.0.0.1:${port}`
   for (let i = 0; i < 200; i++) {
     const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 })
     probe.on('error', () => {}) // refused until the server is up: expected while probing
-    const up = await probe.connect().then(() => true, () => false)
+    const up = await probe.connect().then(
+      () => true,
+      () => false,
+    )
     probe.disconnect()
     if (up) return { url, stop: () => child.kill('SIGKILL') }
     await new Promise((r) => setTimeout(r, 25))
@@ -78,7 +85,14 @@ const contenders = [
     name: `RedisRateLimiter (${algorithm})`,
     make: (redis) => {
       // A generous timeout: this measures the Redis path, and checks that no decision fell back.
-      const l = new RedisRateLimiter({ redis, limit: 1e9, window: 60_000, algorithm, timeout: 2000, keyPrefix: `bw-${process.pid}:` })
+      const l = new RedisRateLimiter({
+        redis,
+        limit: 1e9,
+        window: 60_000,
+        algorithm,
+        timeout: 2000,
+        keyPrefix: `bw-${process.pid}:`,
+      })
       return {
         decide: (key) => l.consume(key),
         check: () => {
@@ -129,6 +143,8 @@ try {
 } finally {
   server.stop()
 }
-writeTable('Redis rate limiters: decisions per second and latency', [
-  'in flight', 'limiter', 'decisions/s', 'p50 ms', 'p99 ms', 'x RLF throughput', 'x RLF p99',
-], lines)
+writeTable(
+  'Redis rate limiters: decisions per second and latency',
+  ['in flight', 'limiter', 'decisions/s', 'p50 ms', 'p99 ms', 'x RLF throughput', 'x RLF p99'],
+  lines,
+)

@@ -40,7 +40,10 @@ export function checkFunction<T extends (...args: never[]) => unknown>(field: st
   return value as T
 }
 
-export function optionalFunction<T extends (...args: never[]) => unknown>(field: string, value: unknown): T | undefined {
+export function optionalFunction<T extends (...args: never[]) => unknown>(
+  field: string,
+  value: unknown,
+): T | undefined {
   return value === undefined ? undefined : checkFunction<T>(field, value)
 }
 

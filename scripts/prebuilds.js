@@ -14,7 +14,10 @@ const localTarget = `${process.platform}-${process.arch}`
 function prebuildFiles(target = localTarget) {
   const dir = path.join(root, 'prebuilds', target)
   if (!fs.existsSync(dir)) return []
-  return fs.readdirSync(dir).filter((name) => name.endsWith('.node')).map((name) => path.join(dir, name))
+  return fs
+    .readdirSync(dir)
+    .filter((name) => name.endsWith('.node'))
+    .map((name) => path.join(dir, name))
 }
 
 /** Why prebuilds/<target> cannot be packed as it is (missing, or older than a native input), or null. */

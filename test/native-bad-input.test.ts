@@ -7,14 +7,21 @@ import { native } from '../lib/native/load-native'
 describe('native binding: out-of-range numbers', () => {
   it('treats any out-of-range region handle as unknown', () => {
     for (const handle of [1e300, Number.NaN, -1, 0, 2 ** 60]) {
-      expect(() => native.regionMembers(handle)).toThrow(expect.objectContaining({ code: 'ERR_BULWARK_INVALID_ARGUMENT' }))
+      expect(() => native.regionMembers(handle)).toThrow(
+        expect.objectContaining({ code: 'ERR_BULWARK_INVALID_ARGUMENT' }),
+      )
       expect(() => native.regionClose(handle)).not.toThrow()
     }
   })
 
   it('refuses a window lane or repeat count it could not represent', () => {
     const view = new Uint8Array(4096)
-    for (const [lane, times] of [[1e300, 1], [Number.NaN, 1], [0, 1e300], [5000, 1]]) {
+    for (const [lane, times] of [
+      [1e300, 1],
+      [Number.NaN, 1],
+      [0, 1e300],
+      [5000, 1],
+    ]) {
       expect(() => native.windowAdd(view, 0, 100, 3, lane, 0, 1, times)).toThrow(
         expect.objectContaining({ code: 'ERR_BULWARK_INVALID_ARGUMENT' }),
       )

@@ -79,7 +79,9 @@ describe('signals', () => {
 
   it('rejects bad sampler options with the field and value named', () => {
     expect(() => configureSampler({ loopInterval: 0 })).toThrow(InvalidOptionError)
-    expect(() => configureSampler({ cpuDecay: 1.5 })).toThrow(/option `cpuDecay` must be a finite number >= 0 and <= 0.9999, got 1.5/)
+    expect(() => configureSampler({ cpuDecay: 1.5 })).toThrow(
+      /option `cpuDecay` must be a finite number >= 0 and <= 0.9999, got 1.5/,
+    )
     expect(() => configureSampler({ cgroupRoot: '' })).toThrow(/cgroupRoot/)
     expect(loadInfo().cpuDecay).toBe(0.95)
   })

@@ -11,7 +11,15 @@ const http = require('http')
  * Resolves with typed arrays, one entry per request: due (ms from start), latency (ms; Infinity if unanswered at
  * the deadline), status (0 for a connection error), critical (1/0).
  */
-function runOpenLoop({ port, host = '127.0.0.1', path = '/', schedule, criticalEvery = 10, maxSockets = 512, drainSeconds = 5 }) {
+function runOpenLoop({
+  port,
+  host = '127.0.0.1',
+  path = '/',
+  schedule,
+  criticalEvery = 10,
+  maxSockets = 512,
+  drainSeconds = 5,
+}) {
   const dues = []
   let t = 0
   for (const step of schedule) {
@@ -44,14 +52,17 @@ function runOpenLoop({ port, host = '127.0.0.1', path = '/', schedule, criticalE
       const isCritical = criticalEvery > 0 && i % criticalEvery === 0
       critical[i] = isCritical ? 1 : 0
       const target = typeof path === 'function' ? path(i) : path
-      const req = http.request({ host, port, path: target, agent, headers: isCritical ? criticalHeaders : undefined }, (res) => {
-        res.resume()
-        res.on('end', () => {
-          latency[i] = performance.now() - start - due[i]
-          status[i] = res.statusCode
-          if (++settled === total) finish()
-        })
-      })
+      const req = http.request(
+        { host, port, path: target, agent, headers: isCritical ? criticalHeaders : undefined },
+        (res) => {
+          res.resume()
+          res.on('end', () => {
+            latency[i] = performance.now() - start - due[i]
+            status[i] = res.statusCode
+            if (++settled === total) finish()
+          })
+        },
+      )
       req.on('error', () => {
         latency[i] = performance.now() - start - due[i]
         status[i] = 0

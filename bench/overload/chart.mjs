@@ -16,11 +16,15 @@ function panel({ x0, y0, w, h, title, yLabel, xs, series, yMax, log }) {
     out.push(`<line x1="${x0 - 4}" y1="${y}" x2="${x0 + w}" y2="${y}" stroke="#eee"/>`)
     out.push(`<text x="${x0 - 6}" y="${y + 4}" text-anchor="end">${Math.round(v)}</text>`)
   }
-  out.push(`<text x="${x0 - 44}" y="${y0 + h / 2}" transform="rotate(-90 ${x0 - 44} ${y0 + h / 2})" text-anchor="middle">${yLabel}</text>`)
+  out.push(
+    `<text x="${x0 - 44}" y="${y0 + h / 2}" transform="rotate(-90 ${x0 - 44} ${y0 + h / 2})" text-anchor="middle">${yLabel}</text>`,
+  )
   series.forEach((s, j) => {
     const pts = s.values.map((v, i) => `${px(i)},${py(v)}`).join(' ')
     out.push(`<polyline fill="none" stroke="${COLORS[j % COLORS.length]}" stroke-width="2.5" points="${pts}"/>`)
-    s.values.forEach((v, i) => out.push(`<circle cx="${px(i)}" cy="${py(v)}" r="3.5" fill="${COLORS[j % COLORS.length]}"/>`))
+    s.values.forEach((v, i) =>
+      out.push(`<circle cx="${px(i)}" cy="${py(v)}" r="3.5" fill="${COLORS[j % COLORS.length]}"/>`),
+    )
   })
   return out.join('\n')
 }
@@ -41,9 +45,40 @@ export function overloadChart(rows, { capacity, machine }) {
   const parts = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`,
     `<rect width="${W}" height="${H}" fill="#fff"/>`,
-    panel({ x0: 70, y0: 40, w: 330, h: 280, title: 'Goodput (2xx within 500 ms SLO)', yLabel: 'requests / s', xs: loads, series: goodput, yMax: goodputMax }),
-    panel({ x0: 490, y0: 40, w: 330, h: 280, title: 'Admitted p99 latency (log scale)', yLabel: 'ms', xs: loads, series: p99, yMax: Math.max(1000, ...p99.flatMap((s) => s.values)), log: true }),
-    panel({ x0: 910, y0: 40, w: 330, h: 280, title: 'Critical requests within the SLO', yLabel: '%', xs: loads, series: critical, yMax: 100 }),
+    panel({
+      x0: 70,
+      y0: 40,
+      w: 330,
+      h: 280,
+      title: 'Goodput (2xx within 500 ms SLO)',
+      yLabel: 'requests / s',
+      xs: loads,
+      series: goodput,
+      yMax: goodputMax,
+    }),
+    panel({
+      x0: 490,
+      y0: 40,
+      w: 330,
+      h: 280,
+      title: 'Admitted p99 latency (log scale)',
+      yLabel: 'ms',
+      xs: loads,
+      series: p99,
+      yMax: Math.max(1000, ...p99.flatMap((s) => s.values)),
+      log: true,
+    }),
+    panel({
+      x0: 910,
+      y0: 40,
+      w: 330,
+      h: 280,
+      title: 'Critical requests within the SLO',
+      yLabel: '%',
+      xs: loads,
+      series: critical,
+      yMax: 100,
+    }),
     `<line x1="70" x2="400" y1="${capacityY}" y2="${capacityY}" stroke="#000" stroke-dasharray="4 4"/>`,
     `<text x="402" y="${capacityY + 4}">capacity</text>`,
   ]
@@ -52,7 +87,9 @@ export function overloadChart(rows, { capacity, machine }) {
     parts.push(`<rect x="${x}" y="360" width="14" height="4" fill="${COLORS[j % COLORS.length]}"/>`)
     parts.push(`<text x="${x + 20}" y="366">${c}</text>`)
   })
-  parts.push(`<text x="70" y="400" fill="#555">offered load as a multiple of the measured capacity (${Math.round(capacity)} req/s); ${machine}</text>`)
+  parts.push(
+    `<text x="70" y="400" fill="#555">offered load as a multiple of the measured capacity (${Math.round(capacity)} req/s); ${machine}</text>`,
+  )
   parts.push('</svg>')
   return parts.join('\n')
 }

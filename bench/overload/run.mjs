@@ -26,7 +26,14 @@ const LOADS = [0.5, 1, 2, 4]
 
 function startServer(mode, extraEnv = {}) {
   const child = spawn(process.execPath, [path.join(here, 'server.cjs')], {
-    env: { ...process.env, MODE: mode, CPU_MS: String(CPU_MS), WAIT_MS: String(WAIT_MS), SHARED: `overload-${process.pid}-${mode}`, ...extraEnv },
+    env: {
+      ...process.env,
+      MODE: mode,
+      CPU_MS: String(CPU_MS),
+      WAIT_MS: String(WAIT_MS),
+      SHARED: `overload-${process.pid}-${mode}`,
+      ...extraEnv,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   return new Promise((resolve) => child.stdout.once('data', (d) => resolve({ child, port: Number(String(d).trim()) })))
@@ -80,7 +87,9 @@ async function main() {
   fs.mkdirSync(results, { recursive: true })
   console.log(`Machine: ${machine()}`)
   console.log(`Handler: ${CPU_MS} ms CPU + ${WAIT_MS} ms wait; 2 workers; steps of ${STEP_SECONDS} s; SLO ${SLO_MS} ms`)
-  console.log('(2 cores here: the load generator shares them with the 2 workers, so shedding and generating cost capacity)')
+  console.log(
+    '(2 cores here: the load generator shares them with the 2 workers, so shedding and generating cost capacity)',
+  )
   const capacity = await measureCapacity()
   console.log(`Measured capacity: ${capacity.toFixed(0)} req/s`)
   const perWorker = capacity / 2
@@ -122,17 +131,37 @@ async function main() {
   const bulwark4x = all.find((r) => r.contender === 'bulwark BbrLimiter' && r.load === 4)
   const b = summary.find((s) => s.name === 'bulwark BbrLimiter')
   const goals = [
-    ['goodput at 4x >= 90 % of capacity', bulwark4x.goodput >= 0.9 * capacity, `${fmt((100 * bulwark4x.goodput) / capacity)} %`],
-    ['admitted p99 at 4x <= 5x unloaded p99', bulwark4x.p99 <= 5 * unloadedP99, `${fmt(bulwark4x.p99)} ms vs 5 x ${fmt(unloadedP99)} ms`],
-    ['critical success at 4x >= 99 %', bulwark4x.criticalSuccess >= 0.99, `${fmt(100 * bulwark4x.criticalSuccess, 1)} %`],
+    [
+      'goodput at 4x >= 90 % of capacity',
+      bulwark4x.goodput >= 0.9 * capacity,
+      `${fmt((100 * bulwark4x.goodput) / capacity)} %`,
+    ],
+    [
+      'admitted p99 at 4x <= 5x unloaded p99',
+      bulwark4x.p99 <= 5 * unloadedP99,
+      `${fmt(bulwark4x.p99)} ms vs 5 x ${fmt(unloadedP99)} ms`,
+    ],
+    [
+      'critical success at 4x >= 99 %',
+      bulwark4x.criticalSuccess >= 0.99,
+      `${fmt(100 * bulwark4x.criticalSuccess, 1)} %`,
+    ],
     ['sheds within 2 s of the step', b.onset <= 2, `${fmt(b.onset, 2)} s`],
     ['recovers within 2 s of its end', b.recovery <= 2, `${fmt(b.recovery, 2)} s`],
   ]
-  lines.push('| goal (bulwark) | met | measured |', '| --- | --- | --- |', ...goals.map(([g, ok, m]) => `| ${g} | ${ok ? 'yes' : 'NO'} | ${m} |`), '')
+  lines.push(
+    '| goal (bulwark) | met | measured |',
+    '| --- | --- | --- |',
+    ...goals.map(([g, ok, m]) => `| ${g} | ${ok ? 'yes' : 'NO'} | ${m} |`),
+    '',
+  )
   const md = lines.join('\n')
   console.log(md)
   fs.writeFileSync(path.join(results, 'overload.md'), md)
-  fs.writeFileSync(path.join(results, 'overload.json'), JSON.stringify({ machine: machine(), capacity, cpuMs: CPU_MS, waitMs: WAIT_MS, rows: all, summary }, null, 2))
+  fs.writeFileSync(
+    path.join(results, 'overload.json'),
+    JSON.stringify({ machine: machine(), capacity, cpuMs: CPU_MS, waitMs: WAIT_MS, rows: all, summary }, null, 2),
+  )
   fs.writeFileSync(path.join(results, 'overload.svg'), overloadChart(all, { capacity, machine: machine() }))
   console.log(`wrote bench/results/overload.{md,json,svg}`)
 }

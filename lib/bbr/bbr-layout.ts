@@ -72,9 +72,19 @@ export function sumBbrCounters(region: SharedRegion, stats: LanePlacement): BbrC
     return total
   }
   const byClass = {} as Record<PriorityName, ClassCounts>
-  const counters: BbrCounters = { byClass, passed: 0, droppedByInFlight: 0, droppedByQueueDelay: 0, invalidReleases: sum(STAT.invalidReleases) }
+  const counters: BbrCounters = {
+    byClass,
+    passed: 0,
+    droppedByInFlight: 0,
+    droppedByQueueDelay: 0,
+    invalidReleases: sum(STAT.invalidReleases),
+  }
   PRIORITY_NAMES.forEach((name, c) => {
-    const counts = { admitted: sum(STAT.admitted + c), shedInFlight: sum(STAT.shedInFlight + c), shedQueueDelay: sum(STAT.shedDelay + c) }
+    const counts = {
+      admitted: sum(STAT.admitted + c),
+      shedInFlight: sum(STAT.shedInFlight + c),
+      shedQueueDelay: sum(STAT.shedDelay + c),
+    }
     byClass[name] = counts
     counters.passed += counts.admitted
     counters.droppedByInFlight += counts.shedInFlight

@@ -65,7 +65,11 @@ function resolveSignal(value: unknown): LoadSignal {
     optionalFunction('signal.delay', (value as { delay?: unknown }).delay)
     return value as LoadSignal
   }
-  throw new InvalidOptionError('signal', value, "'max', 'cpu', 'elu', a function returning permille, or { load, delay? }")
+  throw new InvalidOptionError(
+    'signal',
+    value,
+    "'max', 'cpu', 'elu', a function returning permille, or { load, delay? }",
+  )
 }
 
 function resolveQueueDelay(value: unknown): QueueDelayOptions | false {
@@ -81,11 +85,17 @@ function resolveShares(value: unknown): Float64Array {
   const o = checkOptions<Record<PriorityName, number>>(value, 'priorities')
   for (const key of Object.keys(o)) {
     if (!PRIORITY_NAMES.includes(key as PriorityName)) {
-      throw new InvalidOptionError(`priorities.${key}`, o[key as PriorityName], `a share for one of ${PRIORITY_NAMES.join(', ')}`)
+      throw new InvalidOptionError(
+        `priorities.${key}`,
+        o[key as PriorityName],
+        `a share for one of ${PRIORITY_NAMES.join(', ')}`,
+      )
     }
   }
   return new Float64Array(
-    PRIORITY_NAMES.map((name) => optionalNumber(`priorities.${name}`, o[name], DEFAULT_SHARES[name], { above: 0, max: 100 })),
+    PRIORITY_NAMES.map((name) =>
+      optionalNumber(`priorities.${name}`, o[name], DEFAULT_SHARES[name], { above: 0, max: 100 }),
+    ),
   )
 }
 
@@ -120,4 +130,3 @@ export function resolveBbrOptions(options: unknown): ResolvedBbrOptions {
 export function limiterClock(o: ResolvedBbrOptions): () => number {
   return o.now ?? coarseNow
 }
-

@@ -57,7 +57,8 @@ export class BreakerGroup<B extends GroupMember> {
     this.now = optionalFunction<Clock>('now', o.now) ?? coarseNow
     if (o.shared !== undefined) {
       const name = checkSharedName('shared', o.shared)
-      if (name.length > MAX_GROUP_NAME) throw new InvalidOptionError('shared', name, `a name of at most ${MAX_GROUP_NAME} characters`)
+      if (name.length > MAX_GROUP_NAME)
+        throw new InvalidOptionError('shared', name, `a name of at most ${MAX_GROUP_NAME} characters`)
     }
     this.shared = o.shared
   }

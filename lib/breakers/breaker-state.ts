@@ -109,7 +109,8 @@ export class BreakerStateCell {
       if (stateOf(word) !== HALF_OPEN || genOf(word) !== gen) return -1
       const seen = Atomics.load(this.i32, this.passesIndex)
       const passes = seen >>> PASS_SHIFT === gen ? (seen & PASS_MASK) + 1 : 1
-      if (Atomics.compareExchange(this.i32, this.passesIndex, seen, (gen << PASS_SHIFT) | passes) === seen) return passes
+      if (Atomics.compareExchange(this.i32, this.passesIndex, seen, (gen << PASS_SHIFT) | passes) === seen)
+        return passes
     }
   }
 

@@ -79,7 +79,9 @@ export interface ResolvedCircuitOptions {
 export function resolveCircuitOptions(options: unknown): ResolvedCircuitOptions {
   const o = checkOptions<CircuitBreakerOptions>(options, 'options')
   const strategy =
-    o.strategy === undefined ? 'errorRatio' : checkOneOf<CircuitStrategy>('strategy', o.strategy, ['errorRatio', 'slowCallRatio', 'errorCount'])
+    o.strategy === undefined
+      ? 'errorRatio'
+      : checkOneOf<CircuitStrategy>('strategy', o.strategy, ['errorRatio', 'slowCallRatio', 'errorCount'])
   const threshold =
     strategy === 'errorCount'
       ? optionalNumber('threshold', o.threshold, 20, { integer: true, min: 1, max: 1e12 })
@@ -91,8 +93,15 @@ export function resolveCircuitOptions(options: unknown): ResolvedCircuitOptions 
     slowCallDuration: optionalNumber('slowCallDuration', o.slowCallDuration, 1000, { min: 0, max: 86_400_000 }),
     minimumCalls: optionalNumber('minimumCalls', o.minimumCalls, 20, { integer: true, min: 1, max: 1e12 }),
     openDuration,
-    halfOpenCalls: optionalNumber('halfOpenCalls', o.halfOpenCalls, 1, { integer: true, min: 1, max: MAX_HALF_OPEN_CALLS }),
-    probeTimeout: optionalNumber('probeTimeout', o.probeTimeout, Math.max(openDuration, 1000), { above: 0, max: 86_400_000 }),
+    halfOpenCalls: optionalNumber('halfOpenCalls', o.halfOpenCalls, 1, {
+      integer: true,
+      min: 1,
+      max: MAX_HALF_OPEN_CALLS,
+    }),
+    probeTimeout: optionalNumber('probeTimeout', o.probeTimeout, Math.max(openDuration, 1000), {
+      above: 0,
+      max: 86_400_000,
+    }),
     w: resolveWindowOptions(o, { window: 10_000, buckets: 10 }),
   }
 }

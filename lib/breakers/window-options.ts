@@ -21,11 +21,15 @@ interface RawWindowOptions {
   now?: unknown
 }
 
-export function resolveWindowOptions(o: RawWindowOptions, defaults: { window: number; buckets: number }): ResolvedWindowOptions {
+export function resolveWindowOptions(
+  o: RawWindowOptions,
+  defaults: { window: number; buckets: number },
+): ResolvedWindowOptions {
   const window = optionalNumber('window', o.window, defaults.window, { above: 0, max: 86_400_000 })
   const buckets = optionalNumber('buckets', o.buckets, defaults.buckets, { integer: true, min: 1, max: 10_000 })
   // A window of a few denormals divided into buckets is 0 ms per bucket: refuse it here, naming the option.
-  if (!(window / buckets > 0)) throw new InvalidOptionError('window', window, `large enough that window / buckets (${buckets}) > 0`)
+  if (!(window / buckets > 0))
+    throw new InvalidOptionError('window', window, `large enough that window / buckets (${buckets}) > 0`)
   const { shared, maxMembers, now } = resolveSharing(o)
   return { window, buckets, shared, maxMembers, now: now ?? coarseNow }
 }

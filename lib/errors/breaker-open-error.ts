@@ -14,7 +14,10 @@ export class BreakerOpenError extends BulwarkError {
     const limit = Error.stackTraceLimit
     Error.stackTraceLimit = 0
     try {
-      super('ERR_BULWARK_BREAKER_OPEN', breaker === undefined ? 'the breaker is open' : `the breaker "${breaker}" is open`)
+      super(
+        'ERR_BULWARK_BREAKER_OPEN',
+        breaker === undefined ? 'the breaker is open' : `the breaker "${breaker}" is open`,
+      )
     } finally {
       Error.stackTraceLimit = limit
     }

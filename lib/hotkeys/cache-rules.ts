@@ -28,7 +28,8 @@ function compilePattern(field: string, pattern: unknown): RegExp {
     // A global or sticky RegExp remembers lastIndex between tests and would skip matches: drop those flags.
     return new RegExp(pattern.source, pattern.flags.replace(/[gy]/g, ''))
   }
-  if (typeof pattern !== 'string') throw new InvalidOptionError(field, pattern, 'a RegExp or a regular expression string')
+  if (typeof pattern !== 'string')
+    throw new InvalidOptionError(field, pattern, 'a RegExp or a regular expression string')
   try {
     return new RegExp(pattern)
   } catch {
@@ -49,7 +50,8 @@ export class CacheRules {
     if (!Array.isArray(rules)) throw new InvalidOptionError(field, rules, 'an array of { key } or { pattern } rules')
     this.rules = rules.map((rule: unknown, i) => {
       const at = `${field}[${i}]`
-      if (rule === null || typeof rule !== 'object') throw new InvalidOptionError(at, rule, 'a { key } or { pattern } rule')
+      if (rule === null || typeof rule !== 'object')
+        throw new InvalidOptionError(at, rule, 'a { key } or { pattern } rule')
       const r = rule as Partial<KeyRule & PatternRule>
       if ((r.key === undefined) === (r.pattern === undefined)) {
         throw new InvalidOptionError(at, rule, 'a rule with exactly one of `key` and `pattern`')

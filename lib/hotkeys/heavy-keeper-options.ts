@@ -51,7 +51,12 @@ export function resolveHeavyKeeperOptions(
   const k = optionalNumber('k', o.k, 100, { integer: true, min: 1, max: MAX_K })
   const width = optionalNumber('width', o.width, defaultWidth(k), { integer: true, min: 1, max: 2 ** 28 })
   const depth = optionalNumber('depth', o.depth, 4, { integer: true, min: 1, max: 64 })
-  if (width * depth * 8 > MAX_SKETCH_BYTES) throw new InvalidOptionError('width', width, `at most ${MAX_SKETCH_BYTES / 8 / depth} with depth ${depth} (1 GiB of buckets)`)
+  if (width * depth * 8 > MAX_SKETCH_BYTES)
+    throw new InvalidOptionError(
+      'width',
+      width,
+      `at most ${MAX_SKETCH_BYTES / 8 / depth} with depth ${depth} (1 GiB of buckets)`,
+    )
   const decay = checkNumber('decay', o.decay === undefined ? 0.925 : o.decay, { above: 0 })
   if (decay >= 1) throw new InvalidOptionError('decay', decay, 'a number in (0, 1)')
   const minCount = optionalNumber('minCount', o.minCount, 0, { integer: true, min: 0, max: 2 ** 32 - 1 })
@@ -60,7 +65,11 @@ export function resolveHeavyKeeperOptions(
     o.seed === undefined
       ? Math.floor(Math.random() * Number.MAX_SAFE_INTEGER)
       : checkNumber('seed', o.seed, { integer: true, min: 0, max: Number.MAX_SAFE_INTEGER })
-  const members = optionalNumber('members', o.members, DEFAULT_MEMBER_CAPACITY, { integer: true, min: 1, max: MAX_MEMBERS })
+  const members = optionalNumber('members', o.members, DEFAULT_MEMBER_CAPACITY, {
+    integer: true,
+    min: 1,
+    max: MAX_MEMBERS,
+  })
   if (shared !== undefined && publishBytes(k) * members > MAX_LANE_BYTES) {
     throw new InvalidOptionError('k', k, `small enough that members x k published keys fit 1 GiB (${members} members)`)
   }

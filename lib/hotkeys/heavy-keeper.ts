@@ -91,7 +91,11 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
     this.drain()
     if (result < 0) {
       const index = -1 - result
-      throw new InvalidArgumentError(`keys[${index}]`, keys[index], 'a string or a Uint8Array (the keys before it were added)')
+      throw new InvalidArgumentError(
+        `keys[${index}]`,
+        keys[index],
+        'a string or a Uint8Array (the keys before it were added)',
+      )
     }
     return result
   }
@@ -134,7 +138,8 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
    */
   fadingOnce(epoch: number): boolean {
     // Safe integers only: the native side refuses 2^53 and above, which Number.isInteger accepts.
-    if (!Number.isSafeInteger(epoch) || epoch < 0) throw new InvalidArgumentError('epoch', epoch, 'an integer in [0, 2^53 - 1]')
+    if (!Number.isSafeInteger(epoch) || epoch < 0)
+      throw new InvalidArgumentError('epoch', epoch, 'an integer in [0, 2^53 - 1]')
     const faded = this.keeper.fadeOnce(epoch)
     this.drain()
     return faded

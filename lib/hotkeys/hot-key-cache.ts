@@ -61,7 +61,8 @@ export class HotKeyCache<V = unknown> {
     this.now = optionalFunction<Clock>('now', o.now) ?? coarseNow
     this.allow = new CacheRules('allow', o.allow, this.ttl)
     this.deny = new CacheRules('deny', o.deny, this.ttl)
-    const fadeEvery = o.fadeEvery === undefined ? undefined : optionalNumber('fadeEvery', o.fadeEvery, 0, { min: 1, max: 2 ** 31 - 1 })
+    const fadeEvery =
+      o.fadeEvery === undefined ? undefined : optionalNumber('fadeEvery', o.fadeEvery, 0, { min: 1, max: 2 ** 31 - 1 })
     this.cache = new LruTtlCache<V>(capacity)
     this.topk = new HeavyKeeper<string>({
       k,
@@ -75,7 +76,7 @@ export class HotKeyCache<V = unknown> {
     this.expelledSubscription = this.topk.onExpelled((item) => this.cache.delete(item.key))
     if (fadeEvery !== undefined) {
       this.timer = setInterval(() => this.fadeTick(fadeEvery), fadeEvery)
-      this.timer.unref()  // a hot-key cache never keeps the process alive
+      this.timer.unref() // a hot-key cache never keeps the process alive
     }
   }
 

@@ -16,9 +16,12 @@ export interface BreakerChoice<B extends GuardBreaker = SreBreaker> {
 }
 
 /** The group to use, and whether the guard made it (and so closes it). */
-export function resolveBreakers<B extends GuardBreaker>(o: BreakerChoice<B>): { group: BreakerGroup<B>; owns: boolean } {
+export function resolveBreakers<B extends GuardBreaker>(
+  o: BreakerChoice<B>,
+): { group: BreakerGroup<B>; owns: boolean } {
   if (o.breakers !== undefined) {
-    if (typeof (o.breakers as { get?: unknown } | null)?.get !== 'function') throw new InvalidOptionError('breakers', o.breakers, 'a BreakerGroup')
+    if (typeof (o.breakers as { get?: unknown } | null)?.get !== 'function')
+      throw new InvalidOptionError('breakers', o.breakers, 'a BreakerGroup')
     if (o.breaker !== undefined) throw new InvalidOptionError('breaker', o.breaker, 'absent when `breakers` is given')
     return { group: o.breakers, owns: false }
   }

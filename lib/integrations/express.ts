@@ -13,7 +13,11 @@ const expressAccess: RequestAccess<ExpressRequest> = {
   address: (req) => req.ip ?? req.socket.remoteAddress,
 }
 
-export type ExpressMiddleware = ((req: ExpressRequest, res: ServerResponse, next: (error?: unknown) => void) => void) & {
+export type ExpressMiddleware = ((
+  req: ExpressRequest,
+  res: ServerResponse,
+  next: (error?: unknown) => void,
+) => void) & {
   readonly guard: InboundGuard<ExpressRequest>
 }
 

@@ -41,7 +41,11 @@ export type FastifyGuardOptions = InboundGuardOptions<FastifyRequestLike>
  *
  *   await app.register(fastifyGuard, { limiter: { shared: 'api' } })
  */
-export function fastifyGuard(fastify: FastifyInstanceLike, options: FastifyGuardOptions | undefined, done: (error?: Error) => void): void {
+export function fastifyGuard(
+  fastify: FastifyInstanceLike,
+  options: FastifyGuardOptions | undefined,
+  done: (error?: Error) => void,
+): void {
   let guard: InboundGuard<FastifyRequestLike>
   try {
     guard = new InboundGuard(options, fastifyAccess)
@@ -57,7 +61,11 @@ export function fastifyGuard(fastify: FastifyInstanceLike, options: FastifyGuard
     }
     // Answering from the hook without calling next() ends the request here.
     const r = shedReply(token)
-    reply.code(r.status).header('content-type', JSON_TYPE).header('retry-after', retryAfterText(guard.retryAfter)).send(r.body)
+    reply
+      .code(r.status)
+      .header('content-type', JSON_TYPE)
+      .header('retry-after', retryAfterText(guard.retryAfter))
+      .send(r.body)
   })
   fastify.addHook('onClose', (_instance: unknown, closed: () => void): void => {
     guard.close()

@@ -17,7 +17,10 @@ export interface GrpcClientGuardOptions<B extends GuardBreaker = SreBreaker> ext
   grpc?: unknown
 }
 
-export type GrpcClientInterceptor<B extends GuardBreaker = SreBreaker> = ((options: any, nextCall: (options: any) => any) => any) & {
+export type GrpcClientInterceptor<B extends GuardBreaker = SreBreaker> = ((
+  options: any,
+  nextCall: (options: any) => any,
+) => any) & {
   /** The breakers, by method path or target name. */
   readonly breakers: BreakerGroup<B>
   /** Closes the breakers if the interceptor made them. */
@@ -54,7 +57,9 @@ function resolveFailures(value: unknown): readonly number[] {
  * puts a breaker in front of each method (or the whole target): a call the breaker refuses ends at once with
  * UNAVAILABLE without touching the network; an allowed call's status is reported to the breaker.
  */
-export function grpcClientGuard<B extends GuardBreaker = SreBreaker>(options?: GrpcClientGuardOptions<B>): GrpcClientInterceptor<B> {
+export function grpcClientGuard<B extends GuardBreaker = SreBreaker>(
+  options?: GrpcClientGuardOptions<B>,
+): GrpcClientInterceptor<B> {
   const o = checkOptions<GrpcClientGuardOptions<B>>(options, 'options')
   const per = checkOneOf('per', o.per ?? 'method', ['method', 'target'] as const)
   if (per === 'target' && (typeof o.target !== 'string' || o.target === '')) {
@@ -65,7 +70,10 @@ export function grpcClientGuard<B extends GuardBreaker = SreBreaker>(options?: G
   const { group, owns } = resolveBreakers(o)
   const target = o.target as string
 
-  const interceptor = (callOptions: { method_definition: { path: string } }, nextCall: (options: unknown) => any): any => {
+  const interceptor = (
+    callOptions: { method_definition: { path: string } },
+    nextCall: (options: unknown) => any,
+  ): any => {
     const key = per === 'method' ? callOptions.method_definition.path : target
     const breaker = group.get(key)
     if (!permit(breaker)) return new grpc.InterceptingCall(rejectedCall(grpc, key, breaker))

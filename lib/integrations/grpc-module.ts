@@ -35,7 +35,12 @@ let loaded: GrpcModule | undefined
 export function grpcModule(given: unknown): GrpcModule {
   if (given !== undefined) {
     const m = given as Partial<GrpcModule> | null
-    if (m === null || typeof m !== 'object' || typeof m.ServerInterceptingCall !== 'function' || typeof m.InterceptingCall !== 'function') {
+    if (
+      m === null ||
+      typeof m !== 'object' ||
+      typeof m.ServerInterceptingCall !== 'function' ||
+      typeof m.InterceptingCall !== 'function'
+    ) {
       throw new InvalidOptionError('grpc', given, 'the @grpc/grpc-js module, version 1.10 or later')
     }
     return m as GrpcModule
@@ -43,12 +48,17 @@ export function grpcModule(given: unknown): GrpcModule {
   if (loaded !== undefined) return loaded
   let m: Partial<GrpcModule>
   try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
     m = require('@grpc/grpc-js') as Partial<GrpcModule>
   } catch (error) {
     throw new MissingPeerDependencyError('@grpc/grpc-js', 'the gRPC guards', error)
   }
   if (typeof m.ServerInterceptingCall !== 'function') {
-    throw new InvalidOptionError('grpc', m, '@grpc/grpc-js 1.10 or later (the installed one has no server interceptors)')
+    throw new InvalidOptionError(
+      'grpc',
+      m,
+      '@grpc/grpc-js 1.10 or later (the installed one has no server interceptors)',
+    )
   }
   loaded = m as GrpcModule
   return loaded

@@ -18,7 +18,9 @@ export interface GrpcServerGuardOptions extends InboundGuardOptions<GrpcCallInfo
   grpc?: unknown
 }
 
-export type GrpcServerInterceptor = ((method: { path: string }, call: any) => any) & { readonly guard: InboundGuard<GrpcCallInfo> }
+export type GrpcServerInterceptor = ((method: { path: string }, call: any) => any) & {
+  readonly guard: InboundGuard<GrpcCallInfo>
+}
 
 const grpcAccess: RequestAccess<GrpcCallInfo> = {
   header: (info, name) => info.metadata.get(name)[0],
@@ -55,7 +57,11 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
               // The handler never sees the metadata, so it never starts.
               const trailers = new grpc.Metadata()
               trailers.set('grpc-retry-pushback-ms', String(guard.retryAfter * 1000)) // honoured by grpc retry policies
-              intercepting.sendStatus({ code: GrpcStatus.RESOURCE_EXHAUSTED, details: shedDetails(t, guard.retryAfter), metadata: trailers })
+              intercepting.sendStatus({
+                code: GrpcStatus.RESOURCE_EXHAUSTED,
+                details: shedDetails(t, guard.retryAfter),
+                metadata: trailers,
+              })
               return
             }
             token = t
@@ -77,5 +83,7 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
 }
 
 function shedDetails(reason: number, retryAfter: number): string {
-  return reason === SHED_RATE_LIMIT ? `rate limited, retry after ${retryAfter} s` : `overloaded, retry after ${retryAfter} s`
+  return reason === SHED_RATE_LIMIT
+    ? `rate limited, retry after ${retryAfter} s`
+    : `overloaded, retry after ${retryAfter} s`
 }

@@ -22,7 +22,8 @@ export type GuardedListener = RequestListener & { readonly guard: InboundGuard<I
  *   http.createServer(httpGuard((req, res) => res.end('ok'), { limiter: { shared: 'api' } }))
  */
 export function httpGuard(listener: RequestListener, options?: InboundGuardOptions<IncomingMessage>): GuardedListener {
-  if (typeof listener !== 'function') throw new InvalidArgumentError('listener', listener, 'a request listener function')
+  if (typeof listener !== 'function')
+    throw new InvalidArgumentError('listener', listener, 'a request listener function')
   const guard = new InboundGuard(options, nodeRequestAccess)
   const bind = responseReleaser(guard)
   const guarded = (req: IncomingMessage, res: ServerResponse): void => {

@@ -167,13 +167,15 @@ export class InboundGuard<Req> {
       return false
     }
     if (rate.tryAcquire(key as never)) return true
-    this.retryAfter = rate.retryAfterMs !== undefined ? retrySeconds(rate.retryAfterMs(key as never)) : this.overloadRetryAfter
+    this.retryAfter =
+      rate.retryAfterMs !== undefined ? retrySeconds(rate.retryAfterMs(key as never)) : this.overloadRetryAfter
     return false
   }
 
   private shed(reason: number, p: number): number {
     if (this.sheds.hasListeners) {
-      const name: ShedReason = reason === SHED_RATE_LIMIT ? 'rate-limit' : reason === SHED_QUEUE_DELAY ? 'queue-delay' : 'in-flight'
+      const name: ShedReason =
+        reason === SHED_RATE_LIMIT ? 'rate-limit' : reason === SHED_QUEUE_DELAY ? 'queue-delay' : 'in-flight'
       this.sheds.emit({ reason: name, priority: PRIORITY_NAMES[p], retryAfter: this.retryAfter })
     }
     return reason

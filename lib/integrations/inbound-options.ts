@@ -57,7 +57,10 @@ export interface ResolvedInboundOptions<Req> {
 function resolveLimiter(value: unknown): { limiter: BbrLimiter | undefined; owns: boolean } {
   if (value === false) return { limiter: undefined, owns: false }
   if (value instanceof BbrLimiter) return { limiter: value, owns: false }
-  if (value !== undefined && (value === null || typeof value !== 'object' || Array.isArray(value) || ArrayBuffer.isView(value))) {
+  if (
+    value !== undefined &&
+    (value === null || typeof value !== 'object' || Array.isArray(value) || ArrayBuffer.isView(value))
+  ) {
     throw new InvalidOptionError('limiter', value, 'a BbrLimiter, BbrLimiter options, or false')
   }
   return { limiter: new BbrLimiter(value as BbrLimiterOptions | undefined), owns: true }

@@ -41,7 +41,14 @@ export function writeShed(res: ServerResponse, reason: number, retryAfter: numbe
   const lists = headerLists[-reason] ?? headerLists[1]
   const headers =
     lists[retryAfter] ??
-    (lists[retryAfter] = ['content-type', JSON_TYPE, 'content-length', r.length, 'retry-after', retryAfterText(retryAfter)])
+    (lists[retryAfter] = [
+      'content-type',
+      JSON_TYPE,
+      'content-length',
+      r.length,
+      'retry-after',
+      retryAfterText(retryAfter),
+    ])
   res.writeHead(r.status, headers)
   res.end(r.body)
 }

@@ -24,7 +24,9 @@ export interface UndiciGuardOptions<B extends GuardBreaker = SreBreaker> extends
 }
 
 // Handlers are typed loosely so that the interceptor fits undici's own `compose` types, whatever their version.
-export type UndiciInterceptor<B extends GuardBreaker = SreBreaker> = ((dispatch: (options: any, handler: any) => boolean) => (options: any, handler: any) => boolean) & {
+export type UndiciInterceptor<B extends GuardBreaker = SreBreaker> = ((
+  dispatch: (options: any, handler: any) => boolean,
+) => (options: any, handler: any) => boolean) & {
   /** The breakers, one per origin (`http://host:port`). */
   readonly breakers: BreakerGroup<B>
   readonly budget: RetryBudget | undefined
@@ -71,7 +73,9 @@ function resolveBudget(value: unknown): RetryBudget | undefined {
  *   const dispatcher = new Agent().compose(undiciGuard())
  *   await fetch('http://inventory.internal/stock/42', { dispatcher })
  */
-export function undiciGuard<B extends GuardBreaker = SreBreaker>(options?: UndiciGuardOptions<B>): UndiciInterceptor<B> {
+export function undiciGuard<B extends GuardBreaker = SreBreaker>(
+  options?: UndiciGuardOptions<B>,
+): UndiciInterceptor<B> {
   const o = checkOptions<UndiciGuardOptions<B>>(options, 'options')
   const methods = resolveMethods(o.retryMethods)
   const policy: GuardPolicy = {
@@ -85,12 +89,14 @@ export function undiciGuard<B extends GuardBreaker = SreBreaker>(options?: Undic
   const { group, owns } = resolveBreakers(o)
 
   // undici checks that the composed dispatch takes exactly (options, handler).
-  const interceptor = (dispatch: Dispatch) => (opts: any, handler: DispatchHandler): boolean => {
-    const origin = originOf(opts.origin)
-    policy.budget?.recordRequest()
-    const replayable = methods.has(opts.method) && replayableBody(opts.body) && !opts.upgrade
-    return new GuardedRequest(policy, dispatch, opts, handler, group.get(origin), origin, replayable).run()
-  }
+  const interceptor =
+    (dispatch: Dispatch) =>
+    (opts: any, handler: DispatchHandler): boolean => {
+      const origin = originOf(opts.origin)
+      policy.budget?.recordRequest()
+      const replayable = methods.has(opts.method) && replayableBody(opts.body) && !opts.upgrade
+      return new GuardedRequest(policy, dispatch, opts, handler, group.get(origin), origin, replayable).run()
+    }
   return Object.assign(interceptor, {
     breakers: group,
     budget: policy.budget,

@@ -80,7 +80,12 @@ function sampleBreaker(labels: Labels, breaker: SreBreaker | CircuitBreaker, emi
   }
 }
 
-function sampleGroup(name: string, group: BreakerGroup<{ shared: string | undefined; close(): void }>, emit: Emit, limits: SampleLimits): void {
+function sampleGroup(
+  name: string,
+  group: BreakerGroup<{ shared: string | undefined; close(): void }>,
+  emit: Emit,
+  limits: SampleLimits,
+): void {
   emit(METRIC.breakerGroupKeys, group.size, { name })
   const open: Array<[string, SreBreaker | CircuitBreaker]> = []
   const closed: Array<[string, SreBreaker | CircuitBreaker]> = []
@@ -88,10 +93,16 @@ function sampleGroup(name: string, group: BreakerGroup<{ shared: string | undefi
     if (!(breaker instanceof SreBreaker || breaker instanceof CircuitBreaker)) return
     ;(breaker.state === 'closed' ? closed : open).push([key, breaker])
   })
-  for (const [key, breaker] of [...open, ...closed].slice(0, limits.groupKeys)) sampleBreaker({ name, key: label(key) }, breaker, emit)
+  for (const [key, breaker] of [...open, ...closed].slice(0, limits.groupKeys))
+    sampleBreaker({ name, key: label(key) }, breaker, emit)
 }
 
-function sampleTopK<K extends string | Uint8Array>(name: string, topk: HeavyKeeper<K>, emit: Emit, limits: SampleLimits): void {
+function sampleTopK<K extends string | Uint8Array>(
+  name: string,
+  topk: HeavyKeeper<K>,
+  emit: Emit,
+  limits: SampleLimits,
+): void {
   emit(METRIC.hotkeysCounted, topk.total, { name })
   for (const item of topk.list().slice(0, limits.topKeys)) {
     const key = typeof item.key === 'string' ? item.key : Buffer.from(item.key as Uint8Array).toString('hex')

@@ -6,6 +6,7 @@ import { MissingPeerDependencyError } from '../errors/missing-peer-dependency-er
  */
 export function loadPeer<T>(dependency: string, feature: string): T {
   try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
     return require(dependency) as T
   } catch (error) {
     const code = (error as { code?: string }).code

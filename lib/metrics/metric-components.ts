@@ -2,7 +2,13 @@ import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { type Disposable, toDisposable } from '../events/disposable'
 import { InboundGuard } from '../integrations/inbound-guard'
 import { checkOptions, optionalNumber } from '../validate'
-import { COMPONENT_KINDS, COMPONENT_NAMES, type ComponentKind, type Labels, type SampleLimits } from './component-samplers'
+import {
+  COMPONENT_KINDS,
+  COMPONENT_NAMES,
+  type ComponentKind,
+  type Labels,
+  type SampleLimits,
+} from './component-samplers'
 import type { MetricSpec } from './metric-catalog'
 
 /** Options every exporter takes about how many series a component may produce. */
@@ -55,11 +61,15 @@ export class MetricComponents {
     if (typeof name !== 'string' || name.length === 0 || name.length > 200) {
       throw new InvalidArgumentError('name', name, 'a string of 1-200 characters')
     }
-    const target = component instanceof Object && (component as { guard?: unknown }).guard instanceof InboundGuard ? (component as { guard: unknown }).guard : component
+    const target =
+      component instanceof Object && (component as { guard?: unknown }).guard instanceof InboundGuard
+        ? (component as { guard: unknown }).guard
+        : component
     const kind = COMPONENT_KINDS.find((k) => target instanceof k.type)
     if (kind === undefined) throw new InvalidArgumentError('component', component, COMPONENT_NAMES)
     const key = `${kind.family}\u0000${name}`
-    if (this.entries.has(key)) throw new InvalidArgumentError('name', name, `a name no other ${kind.family} component was added under`)
+    if (this.entries.has(key))
+      throw new InvalidArgumentError('name', name, `a name no other ${kind.family} component was added under`)
     const entry: Entry = { name, component: target, kind, warned: false }
     this.entries.set(key, entry)
     return toDisposable(() => {
@@ -87,13 +97,20 @@ export class MetricComponents {
   private sample(entry: Entry): Sample[] {
     const samples: Sample[] = []
     try {
-      entry.kind.sample(entry.name, entry.component as never, (spec, value, labels) => samples.push({ spec, value, labels }), this.limits)
+      entry.kind.sample(
+        entry.name,
+        entry.component as never,
+        (spec, value, labels) => samples.push({ spec, value, labels }),
+        this.limits,
+      )
       return samples
     } catch (error) {
       // One broken component must not fail the whole scrape: its series are left out, and that is said once.
       if (!entry.warned) {
         entry.warned = true
-        process.emitWarning(`bulwark metrics: '${entry.name}' could not be read: ${error instanceof Error ? error.message : String(error)}`)
+        process.emitWarning(
+          `bulwark metrics: '${entry.name}' could not be read: ${error instanceof Error ? error.message : String(error)}`,
+        )
       }
       return []
     }

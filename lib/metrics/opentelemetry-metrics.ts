@@ -33,10 +33,18 @@ export class OpenTelemetryMetrics {
     const o = checkOptions<OpenTelemetryMetricsOptions>(options, 'options')
     const prefix = o.prefix ?? 'bulwark.'
     if (typeof prefix !== 'string' || !/^([A-Za-z][A-Za-z0-9_.-]*)?$/.test(prefix)) {
-      throw new InvalidOptionError('prefix', prefix, 'an instrument name prefix (a letter, then letters, digits, _ . -)')
+      throw new InvalidOptionError(
+        'prefix',
+        prefix,
+        'an instrument name prefix (a letter, then letters, digits, _ . -)',
+      )
     }
     this.components = new MetricComponents({ topKeys: o.topKeys, groupKeys: o.groupKeys })
-    const meter = o.meter ?? loadPeer<typeof import('@opentelemetry/api')>('@opentelemetry/api', 'OpenTelemetryMetrics').metrics.getMeter('bulwark')
+    const meter =
+      o.meter ??
+      loadPeer<typeof import('@opentelemetry/api')>('@opentelemetry/api', 'OpenTelemetryMetrics').metrics.getMeter(
+        'bulwark',
+      )
     if (meter === null || typeof meter !== 'object' || typeof meter.addBatchObservableCallback !== 'function') {
       throw new InvalidOptionError('meter', o.meter, 'an OpenTelemetry Meter (@opentelemetry/api 1.3 or later)')
     }
@@ -44,7 +52,9 @@ export class OpenTelemetryMetrics {
     this.instruments = METRICS.map((spec) => {
       const name = openTelemetryName(spec, prefix)
       const options = { description: spec.help, unit: spec.unit }
-      return spec.kind === 'counter' ? meter.createObservableCounter(name, options) : meter.createObservableGauge(name, options)
+      return spec.kind === 'counter'
+        ? meter.createObservableCounter(name, options)
+        : meter.createObservableGauge(name, options)
     })
     this.callback = (result) => {
       for (const s of this.components.samples()) result.observe(this.instruments[s.spec.index], s.value, s.labels)

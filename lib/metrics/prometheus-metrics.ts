@@ -42,14 +42,23 @@ export class PrometheusMetrics {
     this.components = new MetricComponents({ topKeys: o.topKeys, groupKeys: o.groupKeys })
     const client = loadPeer<typeof PromClient>('prom-client', 'PrometheusMetrics')
     this.registry = o.registry ?? client.register
-    if (this.registry === null || typeof this.registry !== 'object' || typeof this.registry.registerMetric !== 'function') {
+    if (
+      this.registry === null ||
+      typeof this.registry !== 'object' ||
+      typeof this.registry.registerMetric !== 'function'
+    ) {
       throw new InvalidOptionError('registry', o.registry, 'a prom-client Registry')
     }
     this.prefix = prefix
     const components = this.components
     for (const spec of METRICS) {
       const samples = () => components.samples().filter((s) => s.spec === spec)
-      const config = { name: prometheusName(spec, prefix), help: spec.help, labelNames: spec.labels, registers: [this.registry] }
+      const config = {
+        name: prometheusName(spec, prefix),
+        help: spec.help,
+        labelNames: spec.labels,
+        registers: [this.registry],
+      }
       this.metrics.push(
         spec.kind === 'counter'
           ? new client.Counter({

@@ -36,11 +36,12 @@ function loadBinding(): NativeBinding {
   try {
     if (override) {
       tried.push(override)
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
       return require(path.resolve(override)) as NativeBinding
     }
     tried.push(path.join(packageRoot, 'build', 'Release', 'bulwark.node'))
     tried.push(path.join(packageRoot, 'prebuilds', `${process.platform}-${process.arch}`, '*.node'))
-    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const nodeGypBuild = require('node-gyp-build') as (dir: string) => NativeBinding
     return nodeGypBuild(packageRoot)
   } catch (cause) {

@@ -181,8 +181,21 @@ export interface SlidingWindowCells {
  * decision needs no modulo of a float); then the clock reading at creation and the bucket counts. Watchers such as
  * `bulwark top` lay out a snapshot with it.
  */
-export function placeSlidingWindow(layout: RegionLayout, limit: number, window: number, buckets: number, origin: number): SlidingWindowCells {
+export function placeSlidingWindow(
+  layout: RegionLayout,
+  limit: number,
+  window: number,
+  buckets: number,
+  origin: number,
+): SlidingWindowCells {
   layout.describe(`v1 limit=${limit} window=${window} buckets=${buckets}`)
   const lock = layout.cell(0, true)
-  return { lock, epoch: lock + 8, total: lock + 16, slot: lock + 24, origin: layout.cell(origin), counts: layout.block(buckets * 8) }
+  return {
+    lock,
+    epoch: lock + 8,
+    total: lock + 16,
+    slot: lock + 24,
+    origin: layout.cell(origin),
+    counts: layout.block(buckets * 8),
+  }
 }

@@ -111,7 +111,12 @@ export class TokenBucket implements Limiter {
  * time (an f64 at line + 8) share one cache line; the clock reading at creation (`origin`) follows. Watchers such
  * as `bulwark top` lay out a snapshot with it.
  */
-export function placeTokenBucket(layout: RegionLayout, rate: number, burst: number, origin: number): { lock: number; tat: number; origin: number } {
+export function placeTokenBucket(
+  layout: RegionLayout,
+  rate: number,
+  burst: number,
+  origin: number,
+): { lock: number; tat: number; origin: number } {
   layout.describe(`v1 rate=${rate} burst=${burst}`)
   const lock = layout.cell(0, true)
   return { lock, tat: lock + 8, origin: layout.cell(origin) }

@@ -44,7 +44,8 @@ export class RetryBudget {
     const minPerSecond = optionalNumber('minPerSecond', o.minPerSecond, 10, { min: 0, max: 1e9 })
     const window = optionalNumber('window', o.window, 10_000, { above: 0, max: 86_400_000 })
     const buckets = optionalNumber('buckets', o.buckets, 10, { integer: true, min: 1, max: 10_000 })
-    if (!(window / buckets > 0)) throw new InvalidOptionError('window', window, `large enough that window / buckets (${buckets}) > 0`)
+    if (!(window / buckets > 0))
+      throw new InvalidOptionError('window', window, `large enough that window / buckets (${buckets}) > 0`)
     this.now = optionalFunction<Clock>('now', o.now) ?? coarseNow
     this.reserve = (minPerSecond * window) / 1000
     // One add per request (value 0) or retry (value 1): count - sum is requests, sum is retries.

@@ -39,6 +39,9 @@ export class AtomicCounter {
   }
 
   compareExchange(expected: number, replacement: number): boolean {
-    return Atomics.compareExchange(this.i32, this.index, int32('expected', expected), int32('replacement', replacement)) === expected
+    return (
+      Atomics.compareExchange(this.i32, this.index, int32('expected', expected), int32('replacement', replacement)) ===
+      expected
+    )
   }
 }

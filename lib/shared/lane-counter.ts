@@ -34,7 +34,8 @@ export class LaneCounter {
 
   /** Adds a finite number; anything else would poison the lane for good, so it is refused. */
   add(value: number): void {
-    if (typeof value !== 'number' || !Number.isFinite(value)) throw new InvalidArgumentError('value', value, 'a finite number')
+    if (typeof value !== 'number' || !Number.isFinite(value))
+      throw new InvalidArgumentError('value', value, 'a finite number')
     this.f64[this.own] += value
   }
 

@@ -26,10 +26,26 @@ export function checkPlacementObject<T extends object>(value: unknown): T {
 }
 
 /** `bytes` bytes at payload offset `offset` (a multiple of `align`) must lie inside the region's payload. */
-export function checkSpan(argument: string, region: SharedRegion, offset: unknown, bytes: number, align: number): number {
+export function checkSpan(
+  argument: string,
+  region: SharedRegion,
+  offset: unknown,
+  bytes: number,
+  align: number,
+): number {
   const payload = region.buffer.byteLength - region.base
-  if (typeof offset !== 'number' || !Number.isInteger(offset) || offset < 0 || offset % align !== 0 || offset + bytes > payload) {
-    throw new InvalidArgumentError(argument, offset, `a payload offset (a multiple of ${align}) with ${bytes} bytes inside the region's ${payload}`)
+  if (
+    typeof offset !== 'number' ||
+    !Number.isInteger(offset) ||
+    offset < 0 ||
+    offset % align !== 0 ||
+    offset + bytes > payload
+  ) {
+    throw new InvalidArgumentError(
+      argument,
+      offset,
+      `a payload offset (a multiple of ${align}) with ${bytes} bytes inside the region's ${payload}`,
+    )
   }
   return offset
 }

@@ -46,7 +46,11 @@ export class RegionLayout {
 
   constructor(kind: string, lanes: number) {
     if (typeof kind !== 'string' || !kindPattern.test(kind)) {
-      throw new InvalidArgumentError('kind', kind, `a name of 1-${regionLayout.kindSize - 1} characters from A-Z a-z 0-9 . _ -`)
+      throw new InvalidArgumentError(
+        'kind',
+        kind,
+        `a name of 1-${regionLayout.kindSize - 1} characters from A-Z a-z 0-9 . _ -`,
+      )
     }
     this.kind = kind
     this.lanes = checkInteger('lanes', lanes, 1, regionLayout.maxMemberCapacity)
@@ -57,7 +61,11 @@ export class RegionLayout {
     if (typeof part !== 'string') throw new InvalidArgumentError('part', part, 'a string')
     const bytes = Buffer.byteLength([this.fingerprint, part].join(' '))
     if (bytes >= regionLayout.fingerprintSize) {
-      throw new InvalidArgumentError('part', part, `a setting that keeps the layout's fingerprint under ${regionLayout.fingerprintSize} bytes`)
+      throw new InvalidArgumentError(
+        'part',
+        part,
+        `a setting that keeps the layout's fingerprint under ${regionLayout.fingerprintSize} bytes`,
+      )
     }
     this.parts.push(part)
     return this

@@ -21,7 +21,8 @@ export function removeRegion(name: string): void {
  * names removed. `bulwark gc` runs it. `filter` limits it to the names it accepts.
  */
 export function removeStaleRegions(filter?: (name: string) => boolean): string[] {
-  if (filter !== undefined && typeof filter !== 'function') throw new InvalidArgumentError('filter', filter, 'a function of a region name')
+  if (filter !== undefined && typeof filter !== 'function')
+    throw new InvalidArgumentError('filter', filter, 'a function of a region name')
   const removed: string[] = []
   for (const name of native.regionList()) {
     if (filter !== undefined && !filter(name)) continue

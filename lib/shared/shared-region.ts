@@ -134,7 +134,11 @@ export class SharedRegion {
     checkLayout(layout)
     if (shared === undefined) return SharedRegion.local(layout)
     if (typeof shared !== 'string' || !regionNamePattern.test(`${layout.kind}.${shared}`)) {
-      throw new InvalidArgumentError('shared', shared, 'a region name of A-Z a-z 0-9 . _ -, or undefined for a local region')
+      throw new InvalidArgumentError(
+        'shared',
+        shared,
+        'a region name of A-Z a-z 0-9 . _ -, or undefined for a local region',
+      )
     }
     return SharedRegion.open(`${layout.kind}.${shared}`, layout)
   }
@@ -145,7 +149,13 @@ export class SharedRegion {
    * It has no lane of its own (nothing it writes reaches the region) and nothing to close; `members()` is the
    * member table taken with the snapshot.
    */
-  static fromSnapshot(name: string, kind: string, snapshot: { buffer: ArrayBuffer; members: NativeMember[] }, payloadOffset: number, lanes: number): SharedRegion {
+  static fromSnapshot(
+    name: string,
+    kind: string,
+    snapshot: { buffer: ArrayBuffer; members: NativeMember[] },
+    payloadOffset: number,
+    lanes: number,
+  ): SharedRegion {
     const region = new SharedRegion(name, kind, snapshot.buffer, payloadOffset, 0, lanes, 0, false, false)
     region.snapshotMembers = snapshot.members
     return region

@@ -24,7 +24,11 @@ export interface ResolvedSharing {
 /** Validates `shared`, `maxMembers` and `now`, once for every component. */
 export function resolveSharing(o: { shared?: unknown; maxMembers?: unknown; now?: unknown }): ResolvedSharing {
   const shared = o.shared === undefined ? undefined : checkSharedName('shared', o.shared)
-  const maxMembers = optionalNumber('maxMembers', o.maxMembers, DEFAULT_MEMBER_CAPACITY, { integer: true, min: 1, max: 4096 })
+  const maxMembers = optionalNumber('maxMembers', o.maxMembers, DEFAULT_MEMBER_CAPACITY, {
+    integer: true,
+    min: 1,
+    max: 4096,
+  })
   const now = optionalFunction<Clock>('now', o.now)
   return { shared, maxMembers, now, lanes: shared === undefined ? 1 : maxMembers }
 }

@@ -8,7 +8,8 @@ const opened = native.signals()
 export const signalCells = new Float64Array(opened.buffer)
 
 /** Index (in doubles) of this thread's loop slot, or -1 when the addon had no free slot for this thread. */
-export const loopCell = opened.loopSlot >= 0 ? (signalsLayout.loopSlots + opened.loopSlot * signalsLayout.loopSlotSize) / 8 : -1
+export const loopCell =
+  opened.loopSlot >= 0 ? (signalsLayout.loopSlots + opened.loopSlot * signalsLayout.loopSlotSize) / 8 : -1
 
 export const cell = {
   cpuEma: signalsLayout.cpuEma / 8,

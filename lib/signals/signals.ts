@@ -95,8 +95,10 @@ export interface SamplerOptions {
 export function configureSampler(options: SamplerOptions): void {
   const o = checkOptions<SamplerOptions>(options, 'options')
   const next: SamplerOptions = {}
-  if (o.cpuInterval !== undefined) next.cpuInterval = checkNumber('cpuInterval', o.cpuInterval, { min: 10, max: 60_000 })
-  if (o.loopInterval !== undefined) next.loopInterval = checkNumber('loopInterval', o.loopInterval, { min: 5, max: 10_000 })
+  if (o.cpuInterval !== undefined)
+    next.cpuInterval = checkNumber('cpuInterval', o.cpuInterval, { min: 10, max: 60_000 })
+  if (o.loopInterval !== undefined)
+    next.loopInterval = checkNumber('loopInterval', o.loopInterval, { min: 5, max: 10_000 })
   if (o.cpuDecay !== undefined) next.cpuDecay = checkNumber('cpuDecay', o.cpuDecay, { min: 0, max: 0.9999 })
   if (o.loopDecay !== undefined) next.loopDecay = checkNumber('loopDecay', o.loopDecay, { min: 0, max: 0.9999 })
   if (o.cgroupRoot !== undefined) {

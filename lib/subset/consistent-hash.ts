@@ -164,7 +164,8 @@ export class ConsistentHash<M = string> {
     if (!this.dirty) return
     this.dirty = false
     const names = [...this.byName.keys()]
-    if (names.length >= OWNER_SPAN) throw new InvalidArgumentError('members', names.length, `fewer than ${OWNER_SPAN} members`)
+    if (names.length >= OWNER_SPAN)
+      throw new InvalidArgumentError('members', names.length, `fewer than ${OWNER_SPAN} members`)
     const index = new Map<string, number>()
     names.forEach((name, i) => index.set(name, i))
     this.owners = names.map((name) => this.byName.get(name) as M)

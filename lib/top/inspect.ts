@@ -76,7 +76,19 @@ function inspectRegion(name: string, keys: number): RegionReport | undefined {
   } catch (error) {
     // Gone between the listing and the read (its last member left): not worth a line.
     if (!listRegions().includes(name)) return undefined
-    return { region: name, kind: '?', name, bytes: 0, liveMembers: 0, pids: [], members: [], status: 'unreadable', detail: message(error), createdAt: 0, generation: 0 }
+    return {
+      region: name,
+      kind: '?',
+      name,
+      bytes: 0,
+      liveMembers: 0,
+      pids: [],
+      members: [],
+      status: 'unreadable',
+      detail: message(error),
+      createdAt: 0,
+      generation: 0,
+    }
   }
   const live = snapshot.members.filter((m) => m.alive)
   const report: RegionReport = {

@@ -20,23 +20,79 @@ function section(title: string, header: string[], rows: string[][], width: numbe
 /** One frame of `bulwark top` as text: a section per kind of component, then the regions it cannot read. */
 export function renderFrame(frame: HostFrame, options: RenderOptions = {}): string {
   const width = options.width ?? Infinity
-  const rows = { limiters: [] as string[][], breakers: [] as string[][], limits: [] as string[][], keys: [] as string[][], other: [] as string[][] }
+  const rows = {
+    limiters: [] as string[][],
+    breakers: [] as string[][],
+    limits: [] as string[][],
+    keys: [] as string[][],
+    other: [] as string[][],
+  }
   for (const r of frame.regions) {
     const v = r.view
     if (v === undefined) {
-      rows.other.push([r.name, r.kind, members(r), bytes(r.bytes), r.status === 'unknown' ? 'kind not read by bulwark top' : (r.detail ?? r.status)])
+      rows.other.push([
+        r.name,
+        r.kind,
+        members(r),
+        bytes(r.bytes),
+        r.status === 'unknown' ? 'kind not read by bulwark top' : (r.detail ?? r.status),
+      ])
     } else if (v.type === 'limiter') {
-      const shed = v.rates === undefined ? '-' : `${rate(v.rates.shed)} (${rate(v.rates.shedInFlight)} + ${rate(v.rates.shedQueueDelay)})`
-      rows.limiters.push([r.name, members(r), percent(v.load / 1000), `${count(v.inFlight)} / ${count(v.maxInFlight)}`, rate(v.rates?.admitted), shed, `${v.minRt.toFixed(2)} ms`, count(v.maxPass), count(v.passed), count(v.dropped)])
+      const shed =
+        v.rates === undefined
+          ? '-'
+          : `${rate(v.rates.shed)} (${rate(v.rates.shedInFlight)} + ${rate(v.rates.shedQueueDelay)})`
+      rows.limiters.push([
+        r.name,
+        members(r),
+        percent(v.load / 1000),
+        `${count(v.inFlight)} / ${count(v.maxInFlight)}`,
+        rate(v.rates?.admitted),
+        shed,
+        `${v.minRt.toFixed(2)} ms`,
+        count(v.maxPass),
+        count(v.passed),
+        count(v.dropped),
+      ])
     } else if (v.type === 'sre-breaker') {
-      rows.breakers.push([r.name, 'sre', members(r), v.state, percent(v.dropProbability), percent(v.failureRatio), count(v.total), ''])
+      rows.breakers.push([
+        r.name,
+        'sre',
+        members(r),
+        v.state,
+        percent(v.dropProbability),
+        percent(v.failureRatio),
+        count(v.total),
+        '',
+      ])
     } else if (v.type === 'circuit-breaker') {
       const probes = v.state === 'half-open' ? `probes ${v.probesPassed}/${v.probesIssued} passed` : ''
-      rows.breakers.push([r.name, 'circuit', members(r), `${v.state} ${seconds(v.stateAge)}`, '-', percent(v.badRatio), count(v.calls), probes])
+      rows.breakers.push([
+        r.name,
+        'circuit',
+        members(r),
+        `${v.state} ${seconds(v.stateAge)}`,
+        '-',
+        percent(v.badRatio),
+        count(v.calls),
+        probes,
+      ])
     } else if (v.type === 'token-bucket') {
-      rows.limits.push([r.name, 'token bucket', members(r), `${v.available.toFixed(1)} / ${count(v.burst)}`, `refills ${rate(v.rate)}/s`])
+      rows.limits.push([
+        r.name,
+        'token bucket',
+        members(r),
+        `${v.available.toFixed(1)} / ${count(v.burst)}`,
+        `refills ${rate(v.rate)}/s`,
+      ])
     } else if (v.type === 'sliding-window') {
-      rows.limits.push([r.name, 'sliding window', members(r), `${count(v.available)} / ${count(v.limit)}`, `${count(v.used)} used in ${seconds(v.window)}`])
+      rows.limits.push([
+        r.name,
+        'sliding window',
+        members(r),
+        `${count(v.available)} / ${count(v.limit)}`,
+        `${count(v.used)} used in ${seconds(v.window)}`,
+      ])
     } else {
       const top = v.keys.map((k) => `${k.key}${k.truncated ? '…' : ''} ${count(k.count)}`).join(' · ')
       rows.keys.push([r.name, members(r), rate(v.rates?.counted), count(v.total), top || '(none yet)'])
@@ -45,12 +101,28 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
   const interval = frame.interval > 0 ? ` · rates over ${frame.interval.toFixed(1)} s` : ''
   const lines = [
     `bulwark top · ${new Date(frame.time).toLocaleTimeString('en-GB')} · ${frame.regions.length} regions${interval}${options.interactive ? ' · q quits' : ''}`,
-    ...section('LIMITERS', ['members', 'load', 'in flight / max', 'admitted/s', 'shed/s (in-flight + delay)', 'min RT', 'max pass', 'admitted', 'shed'], rows.limiters, width),
+    ...section(
+      'LIMITERS',
+      [
+        'members',
+        'load',
+        'in flight / max',
+        'admitted/s',
+        'shed/s (in-flight + delay)',
+        'min RT',
+        'max pass',
+        'admitted',
+        'shed',
+      ],
+      rows.limiters,
+      width,
+    ),
     ...section('BREAKERS', ['kind', 'members', 'state', 'drop', 'failed', 'requests', ''], rows.breakers, width),
     ...section('RATE LIMITS', ['kind', 'members', 'available', ''], rows.limits, width),
     ...section('HOT KEYS', ['members', 'counted/s', 'counted', 'top keys'], rows.keys, width),
     ...section('OTHER REGIONS', ['kind', 'members', 'size', 'note'], rows.other, width),
   ]
-  if (frame.regions.length === 0) lines.push('', 'No bulwark regions on this host (components use one when given a `shared` name).')
+  if (frame.regions.length === 0)
+    lines.push('', 'No bulwark regions on this host (components use one when given a `shared` name).')
   return lines.join('\n')
 }

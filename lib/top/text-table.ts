@@ -2,7 +2,10 @@
 export function textTable(header: readonly string[], rows: readonly (readonly string[])[], width = Infinity): string[] {
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? '').length)))
   const line = (cells: readonly string[]) => {
-    const text = cells.map((cell, c) => (c === cells.length - 1 ? cell : cell.padEnd(widths[c]))).join('  ').trimEnd()
+    const text = cells
+      .map((cell, c) => (c === cells.length - 1 ? cell : cell.padEnd(widths[c])))
+      .join('  ')
+      .trimEnd()
     return text.length > width ? `${text.slice(0, Math.max(0, width - 1))}…` : text
   }
   return [line(header), ...rows.map(line)]

@@ -42,7 +42,8 @@ export function parseTopArgs(argv: readonly string[]): TopArgs {
     else if (arg === '--json') args.json = true
     else if (arg === '--interval' || arg === '-d') args.interval = numberAfter(argv, i++, arg, 0.05, 3600)
     else if (arg === '--keys') args.keys = Math.floor(numberAfter(argv, i++, arg, 0, 1000))
-    else if (arg.startsWith('-')) throw new InvalidArgumentError('option', arg, 'one of --interval, --keys, --once, --json')
+    else if (arg.startsWith('-'))
+      throw new InvalidArgumentError('option', arg, 'one of --interval, --keys, --once, --json')
     else args.names.push(arg)
   }
   return args

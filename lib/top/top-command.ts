@@ -16,7 +16,10 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * frame after another (text or JSON lines) when piped. With --once: one frame, its rates measured over one interval.
  * Resolves with the exit code.
  */
-export async function runTop(args: TopArgs, io: TopIo = { stdin: process.stdin, stdout: process.stdout }): Promise<number> {
+export async function runTop(
+  args: TopArgs,
+  io: TopIo = { stdin: process.stdin, stdout: process.stdout },
+): Promise<number> {
   const watcher = new HostWatcher({ names: args.names, keys: args.keys })
   const print = (frame: HostFrame, interactive: boolean) =>
     args.json ? JSON.stringify(frame) : renderFrame(frame, { width: io.stdout.columns, interactive })
@@ -29,7 +32,9 @@ export async function runTop(args: TopArgs, io: TopIo = { stdin: process.stdin, 
   const interactive = Boolean(io.stdout.isTTY) && !args.json
   return new Promise<number>((resolve) => {
     let timer: NodeJS.Timeout | undefined
-    const terminal = interactive ? new Terminal(io.stdin, io.stdout, (action) => (action === 'quit' ? quit() : tick())) : undefined
+    const terminal = interactive
+      ? new Terminal(io.stdin, io.stdout, (action) => (action === 'quit' ? quit() : tick()))
+      : undefined
     const tick = () => {
       clearTimeout(timer)
       const text = print(watcher.sample(), interactive)

@@ -67,7 +67,8 @@ export interface SlidingWindowView {
   available: number
 }
 
-export type ComponentView = LimiterView | SreBreakerView | CircuitBreakerView | HotKeysView | TokenBucketView | SlidingWindowView
+export type ComponentView =
+  LimiterView | SreBreakerView | CircuitBreakerView | HotKeysView | TokenBucketView | SlidingWindowView
 
 export interface MemberView {
   pid: number

@@ -26,9 +26,9 @@ bool IsWholeNumberIn(double v, double min, double max) {
 class CpuReaderWrap : public Napi::ObjectWrap<CpuReaderWrap> {
  public:
   static Napi::Function Define(Napi::Env env) {
-    return DefineClass(env, "CpuReader",
-                       {InstanceMethod<&CpuReaderWrap::Info>("info"),
-                        InstanceMethod<&CpuReaderWrap::Sample>("sample")});
+    return DefineClass(
+        env, "CpuReader",
+        {InstanceMethod<&CpuReaderWrap::Info>("info"), InstanceMethod<&CpuReaderWrap::Sample>("sample")});
   }
 
   explicit CpuReaderWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<CpuReaderWrap>(info) {

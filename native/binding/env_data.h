@@ -10,9 +10,9 @@ namespace binding {
 struct LoopMonitor;
 
 struct EnvData {
-  uint64_t id = 0;          // owner id for the regions this environment opens
-  int loopSlot = -1;        // this thread's slot in the signals block, -1 if none was free
-  int32_t threadId = 0;     // worker_threads threadId, 0 on the main thread
+  uint64_t id = 0;       // owner id for the regions this environment opens
+  int loopSlot = -1;     // this thread's slot in the signals block, -1 if none was free
+  int32_t threadId = 0;  // worker_threads threadId, 0 on the main thread
   LoopMonitor* monitor = nullptr;
   Napi::FunctionReference cpuReaderConstructor;
   Napi::FunctionReference heavyKeeperConstructor;

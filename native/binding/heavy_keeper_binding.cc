@@ -96,13 +96,13 @@ bool GetSize(Napi::Object o, const char* name, size_t* out) {
 class HeavyKeeperWrap : public Napi::ObjectWrap<HeavyKeeperWrap> {
  public:
   static Napi::Function Define(Napi::Env env) {
-    return DefineClass(env, "HeavyKeeper",
-                       {InstanceMethod<&HeavyKeeperWrap::Count>("count"), InstanceMethod<&HeavyKeeperWrap::List>("list"),
-                        InstanceMethod<&HeavyKeeperWrap::Total>("total"),
-                        InstanceMethod<&HeavyKeeperWrap::Fading>("fading"),
-                        InstanceMethod<&HeavyKeeperWrap::FadeOnce>("fadeOnce"),
-                        InstanceMethod<&HeavyKeeperWrap::CollectExpelled>("collectExpelled"),
-                        InstanceMethod<&HeavyKeeperWrap::TakeExpelled>("takeExpelled")});
+    return DefineClass(
+        env, "HeavyKeeper",
+        {InstanceMethod<&HeavyKeeperWrap::Count>("count"), InstanceMethod<&HeavyKeeperWrap::List>("list"),
+         InstanceMethod<&HeavyKeeperWrap::Total>("total"), InstanceMethod<&HeavyKeeperWrap::Fading>("fading"),
+         InstanceMethod<&HeavyKeeperWrap::FadeOnce>("fadeOnce"),
+         InstanceMethod<&HeavyKeeperWrap::CollectExpelled>("collectExpelled"),
+         InstanceMethod<&HeavyKeeperWrap::TakeExpelled>("takeExpelled")});
   }
 
   explicit HeavyKeeperWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<HeavyKeeperWrap>(info) {

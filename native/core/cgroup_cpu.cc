@@ -123,8 +123,8 @@ void CgroupCpuReader::Detect() {
   Mounts mounts = FindMounts(root_);
   std::string controllers, ignored;
   std::string controllersPath = JoinPath(JoinPath(root_, mounts.v2.dir), "cgroup.controllers");
-  bool v2HasCpu = mounts.v2.found && ReadSmallFile(controllersPath, &controllers, &ignored) &&
-                  HasToken(controllers, "cpu", ' ');
+  bool v2HasCpu =
+      mounts.v2.found && ReadSmallFile(controllersPath, &controllers, &ignored) && HasToken(controllers, "cpu", ' ');
   if (v2HasCpu && TryV2(root_, proc.v2, mounts.v2, true, &notes, &info_)) return;
   if (TryV1(root_, proc, mounts, &notes, &info_)) return;
   if (!v2HasCpu && TryV2(root_, proc.v2, mounts.v2, false, &notes, &info_)) return;

@@ -16,13 +16,13 @@ const char* CpuSourceName(CpuSourceKind kind);  // "host", "cgroup-v1", "cgroup-
 
 struct CpuSourceInfo {
   CpuSourceKind kind = CpuSourceKind::kHost;
-  double cores = 1;           // min(quota / period, CPUs in the cpuset, CPUs in the affinity mask), may be fractional
-  double quotaCores = 0;      // quota / period, 0 when there is no limit
-  int cpusetCpus = 0;         // 0 when unknown
-  int affinityCpus = 0;       // 0 when unknown
-  std::string cgroupPath;     // the process's cgroup as listed in /proc/self/cgroup ("" for host)
-  std::string usagePath;      // the file the usage is read from
-  std::string note;           // why a fallback was taken, or "" when the preferred source works
+  double cores = 1;        // min(quota / period, CPUs in the cpuset, CPUs in the affinity mask), may be fractional
+  double quotaCores = 0;   // quota / period, 0 when there is no limit
+  int cpusetCpus = 0;      // 0 when unknown
+  int affinityCpus = 0;    // 0 when unknown
+  std::string cgroupPath;  // the process's cgroup as listed in /proc/self/cgroup ("" for host)
+  std::string usagePath;   // the file the usage is read from
+  std::string note;        // why a fallback was taken, or "" when the preferred source works
 };
 
 class CgroupCpuReader {

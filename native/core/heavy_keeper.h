@@ -30,12 +30,12 @@ struct HeavyKeeperConfig {
   double decay = 0;
   uint64_t minCount = 0;
   uint64_t seed = 0;
-  bool shared = false;      // CAS bucket updates; heap published in the lane
-  uint8_t* memory = nullptr;// the region payload (or part of it) holding every offset below
+  bool shared = false;        // CAS bucket updates; heap published in the lane
+  uint8_t* memory = nullptr;  // the region payload (or part of it) holding every offset below
   size_t memorySize = 0;
   size_t controlOffset = 0;
   size_t sketchOffset = 0;
-  size_t aliveOffset = 0;   // member 0's alive flag (an f64 the region zeroes when the member goes)
+  size_t aliveOffset = 0;  // member 0's alive flag (an f64 the region zeroes when the member goes)
   size_t aliveStride = 0;
   size_t lanesOffset = 0;
   size_t laneStride = 0;

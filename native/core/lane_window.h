@@ -17,10 +17,10 @@
 namespace bulwark {
 
 struct WindowShape {
-  double startMs;     // bucket boundaries are anchored here (the window's creation time)
+  double startMs;  // bucket boundaries are anchored here (the window's creation time)
   double bucketMs;
-  uint32_t size;      // buckets
-  uint32_t laneStride;// bytes between lanes
+  uint32_t size;        // buckets
+  uint32_t laneStride;  // bytes between lanes
 };
 
 namespace window_layout {

@@ -37,15 +37,9 @@ inline uint32_t Step(uint32_t h, uint32_t k) {
 inline uint32_t TailBlock(const uint8_t* tail, size_t length) {
   uint32_t k = 0;
   switch (length & 3) {
-    case 3:
-      k ^= uint32_t(tail[2]) << 16;
-      [[fallthrough]];
-    case 2:
-      k ^= uint32_t(tail[1]) << 8;
-      [[fallthrough]];
-    case 1:
-      k ^= tail[0];
-      return MixBlock(k);
+    case 3: k ^= uint32_t(tail[2]) << 16; [[fallthrough]];
+    case 2: k ^= uint32_t(tail[1]) << 8; [[fallthrough]];
+    case 1: k ^= tail[0]; return MixBlock(k);
   }
   return 0;
 }

@@ -1,8 +1,8 @@
 // Who a process is, beyond its pid: pids are reused, so a member slot also records the process start time, and
 // the pid namespace (a process in another namespace cannot be judged dead just because its pid is not visible here).
 #pragma once
-#include <cstdint>
 #include <sys/types.h>
+#include <cstdint>
 
 namespace bulwark {
 

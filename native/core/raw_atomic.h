@@ -43,8 +43,12 @@ inline void ReplaceF64If(void* p, double v, Better better) {
     if (__atomic_compare_exchange_n(cell, &cur, bits, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) return;
   }
 }
-inline void MaxF64(void* p, double v) { ReplaceF64If(p, v, [](double a, double b) { return a > b; }); }
-inline void MinF64(void* p, double v) { ReplaceF64If(p, v, [](double a, double b) { return a < b; }); }
+inline void MaxF64(void* p, double v) {
+  ReplaceF64If(p, v, [](double a, double b) { return a > b; });
+}
+inline void MinF64(void* p, double v) {
+  ReplaceF64If(p, v, [](double a, double b) { return a < b; });
+}
 
 // Replace a cell with v and return what it held.
 inline double ExchangeF64(void* p, double v) {

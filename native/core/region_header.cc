@@ -22,8 +22,8 @@ void WriteString(uint8_t* base, size_t offset, size_t size, const std::string& s
 
 Status ValidateSpec(const RegionSpec& spec, size_t* total) {
   if (!IsValidRegionName(spec.name))
-    return Status::Error(StatusCode::kInvalidArgument, "region name '" + spec.name +
-                                                           "' must be 1-200 characters of A-Z a-z 0-9 . _ -");
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "region name '" + spec.name + "' must be 1-200 characters of A-Z a-z 0-9 . _ -");
   if (spec.kind.empty() || spec.kind.size() >= kKindSize)
     return Status::Error(StatusCode::kInvalidArgument, "region kind must be 1-31 characters");
   if (spec.fingerprint.size() >= kFingerprintSize)
@@ -73,7 +73,8 @@ Status CheckFrozenHeader(const uint8_t* base, size_t fileSize, const std::string
   if (Read<uint32_t>(base, kMagicOffset) != kMagic)
     return Status::Error(StatusCode::kCorrupt, "shared region '" + name +
                                                    "' does not start with the bulwark magic: the file is not a bulwark "
-                                                   "region or is corrupted; remove /dev/shm/bulwark." + name);
+                                                   "region or is corrupted; remove /dev/shm/bulwark." +
+                                                   name);
   double total = Read<double>(base, kTotalSizeOffset);
   uint32_t capacity = Read<uint32_t>(base, kMemberCapacityOffset);
   if (!(total >= kHeaderSize) || total > static_cast<double>(fileSize) || capacity == 0 ||

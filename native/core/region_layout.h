@@ -18,22 +18,22 @@ constexpr uint32_t kMagic = 0x4B525742;  // "BWRK" read as little-endian bytes
 constexpr uint32_t kVersion = 1;
 
 // Header fields (byte offsets).
-constexpr size_t kMagicOffset = 0;            // u32 FROZEN
-constexpr size_t kVersionOffset = 4;          // u32 FROZEN
-constexpr size_t kTotalSizeOffset = 8;        // f64 FROZEN: whole region in bytes
-constexpr size_t kStateOffset = 16;           // i32: kStateReady once the payload is initialised
-constexpr size_t kGenerationOffset = 20;      // i32: +1 each time the region is rebuilt
-constexpr size_t kMemberCapacityOffset = 24;  // i32 FROZEN
-constexpr size_t kMemberHighWaterOffset = 28; // i32: highest member slot ever used + 1 (lanes to read)
-constexpr size_t kPayloadOffsetOffset = 32;   // i32
-constexpr size_t kReclaimCountOffset = 36;    // i32
-constexpr size_t kCreatedAtOffset = 40;       // f64: monotonic ms when the payload was (re)initialised
-constexpr size_t kAttachCountOffset = 48;     // i32: attachments since creation (diagnostics)
-constexpr size_t kKindOffset = 64;            // char[32], NUL padded
+constexpr size_t kMagicOffset = 0;             // u32 FROZEN
+constexpr size_t kVersionOffset = 4;           // u32 FROZEN
+constexpr size_t kTotalSizeOffset = 8;         // f64 FROZEN: whole region in bytes
+constexpr size_t kStateOffset = 16;            // i32: kStateReady once the payload is initialised
+constexpr size_t kGenerationOffset = 20;       // i32: +1 each time the region is rebuilt
+constexpr size_t kMemberCapacityOffset = 24;   // i32 FROZEN
+constexpr size_t kMemberHighWaterOffset = 28;  // i32: highest member slot ever used + 1 (lanes to read)
+constexpr size_t kPayloadOffsetOffset = 32;    // i32
+constexpr size_t kReclaimCountOffset = 36;     // i32
+constexpr size_t kCreatedAtOffset = 40;        // f64: monotonic ms when the payload was (re)initialised
+constexpr size_t kAttachCountOffset = 48;      // i32: attachments since creation (diagnostics)
+constexpr size_t kKindOffset = 64;             // char[32], NUL padded
 constexpr size_t kKindSize = 32;
-constexpr size_t kFingerprintOffset = 96;     // char[160], NUL padded: the owner's layout-relevant configuration
+constexpr size_t kFingerprintOffset = 96;  // char[160], NUL padded: the owner's layout-relevant configuration
 constexpr size_t kFingerprintSize = 160;
-constexpr size_t kReclaimOffset = 256;        // kMaxReclaim x { u32 payload offset, u32 stride }
+constexpr size_t kReclaimOffset = 256;  // kMaxReclaim x { u32 payload offset, u32 stride }
 constexpr size_t kMaxReclaim = 16;
 constexpr size_t kHeaderSize = 512;
 
@@ -42,12 +42,12 @@ constexpr int32_t kStateReady = 2;
 
 // Member slots, starting at kHeaderSize (FROZEN).
 constexpr size_t kMemberSlotSize = 64;
-constexpr size_t kMemberPidOffset = 0;        // i32: 0 when free
-constexpr size_t kMemberSerialOffset = 4;     // u32: per-process attachment serial
-constexpr size_t kMemberStartTimeOffset = 8;  // u64: process start time (clock ticks since boot, /proc/<pid>/stat)
-constexpr size_t kMemberPidNsOffset = 16;     // u64: inode of the pid namespace, 0 when unknown
-constexpr size_t kMemberAttachedAtOffset = 24;// f64: monotonic ms
-constexpr size_t kMemberThreadOffset = 32;    // i32: worker thread id (0 = main thread)
+constexpr size_t kMemberPidOffset = 0;          // i32: 0 when free
+constexpr size_t kMemberSerialOffset = 4;       // u32: per-process attachment serial
+constexpr size_t kMemberStartTimeOffset = 8;    // u64: process start time (clock ticks since boot, /proc/<pid>/stat)
+constexpr size_t kMemberPidNsOffset = 16;       // u64: inode of the pid namespace, 0 when unknown
+constexpr size_t kMemberAttachedAtOffset = 24;  // f64: monotonic ms
+constexpr size_t kMemberThreadOffset = 32;      // i32: worker thread id (0 = main thread)
 
 constexpr uint32_t kMaxMemberCapacity = 4096;
 constexpr size_t kMaxRegionSize = size_t(1) << 32;

@@ -12,7 +12,7 @@ namespace region_detail {
 
 struct Mapping {
   std::string name;
-  int fd = -1;            // kept open while attached; flock is taken on it
+  int fd = -1;  // kept open while attached; flock is taken on it
   uint8_t* base = nullptr;
   size_t size = 0;
   uint32_t member = 0;

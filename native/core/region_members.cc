@@ -1,7 +1,7 @@
 #include "core/region_members.h"
 
-#include <cstring>
 #include <unistd.h>
+#include <cstring>
 
 #include "core/monotonic_clock.h"
 #include "core/process_identity.h"

@@ -1,10 +1,10 @@
 // Member slots of a shared region: who this process is, whether a slot's member is still alive, and claiming,
 // freeing and reaping slots. Internal to the region code (shared_region.cc and its helpers).
 #pragma once
+#include <sys/types.h>
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <sys/types.h>
 
 namespace bulwark {
 namespace region_detail {

@@ -22,7 +22,7 @@ void AtExitShutdown() { Sampler::Instance().Shutdown(); }
 double NsToMs(double ns) { return ns / 1e6; }
 
 // A loop above either mark is sampled at the full rate.
-constexpr double kBusyUtil = 150;    // permille
+constexpr double kBusyUtil = 150;  // permille
 constexpr double kBusyDelayMs = 5;
 
 }  // namespace
@@ -92,7 +92,9 @@ void Sampler::OnPollEnter(int slot, uint64_t nowNs, uint64_t idleNs) {
   MaxF64(Slot(block_, slot) + kLoopNow, NsToMs(static_cast<double>(nowNs)));
 }
 
-void Sampler::OnPollExit(int slot, uint64_t nowNs) { MaxF64(Slot(block_, slot) + kLoopNow, NsToMs(static_cast<double>(nowNs))); }
+void Sampler::OnPollExit(int slot, uint64_t nowNs) {
+  MaxF64(Slot(block_, slot) + kLoopNow, NsToMs(static_cast<double>(nowNs)));
+}
 
 void Sampler::Acquire() {
   std::lock_guard<std::mutex> guard(mutex_);

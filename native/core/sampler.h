@@ -11,12 +11,12 @@
 // (libuv's uv_metrics_idle_time, which is safe to call from another thread) and unregisters it, under the
 // sampler's lock, before the loop goes away.
 #pragma once
+#include <pthread.h>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <string>
-#include <pthread.h>
 
 #include "core/cgroup_cpu.h"
 
@@ -24,30 +24,30 @@ namespace bulwark {
 
 namespace signals_layout {
 // Process section (byte offsets into the signals block).
-constexpr size_t kCpuEma = 0;          // f64 permille
-constexpr size_t kCpuRaw = 8;          // f64 permille, last sample
-constexpr size_t kCores = 16;          // f64 effective cores
-constexpr size_t kSource = 24;         // f64 CpuSourceKind
-constexpr size_t kCpuSamples = 32;     // f64 count of CPU samples
-constexpr size_t kLoopTicks = 40;      // f64 count of loop ticks
-constexpr size_t kReaped = 48;         // f64 dead members reaped so far
-constexpr size_t kRunning = 56;        // f64 1 while the thread runs
-constexpr size_t kCpuInterval = 64;    // f64 ms
-constexpr size_t kLoopInterval = 72;   // f64 ms
-constexpr size_t kCpuDecay = 80;       // f64
-constexpr size_t kLoopDecay = 88;      // f64
-constexpr size_t kProcessNow = 96;     // f64 monotonic ms at the last tick
+constexpr size_t kCpuEma = 0;         // f64 permille
+constexpr size_t kCpuRaw = 8;         // f64 permille, last sample
+constexpr size_t kCores = 16;         // f64 effective cores
+constexpr size_t kSource = 24;        // f64 CpuSourceKind
+constexpr size_t kCpuSamples = 32;    // f64 count of CPU samples
+constexpr size_t kLoopTicks = 40;     // f64 count of loop ticks
+constexpr size_t kReaped = 48;        // f64 dead members reaped so far
+constexpr size_t kRunning = 56;       // f64 1 while the thread runs
+constexpr size_t kCpuInterval = 64;   // f64 ms
+constexpr size_t kLoopInterval = 72;  // f64 ms
+constexpr size_t kCpuDecay = 80;      // f64
+constexpr size_t kLoopDecay = 88;     // f64
+constexpr size_t kProcessNow = 96;    // f64 monotonic ms at the last tick
 constexpr size_t kLoopSlots = 256;
 constexpr size_t kLoopSlotSize = 64;
 constexpr size_t kMaxLoops = 1024;
 // Loop slot fields.
-constexpr size_t kLoopNow = 0;         // f64 coarse monotonic ms: advanced at each poll entry/exit and each tick
-constexpr size_t kLoopElu = 8;         // f64 permille, EMA
-constexpr size_t kLoopDelay = 16;      // f64 ms, EMA
-constexpr size_t kLoopDelayRaw = 24;   // f64 ms, last tick
-constexpr size_t kLoopEluRaw = 32;     // f64 permille, last tick
-constexpr size_t kLoopActive = 40;     // f64 1 while registered
-constexpr size_t kLoopTickAt = 48;     // f64 monotonic ms of the last tick that measured this loop
+constexpr size_t kLoopNow = 0;        // f64 coarse monotonic ms: advanced at each poll entry/exit and each tick
+constexpr size_t kLoopElu = 8;        // f64 permille, EMA
+constexpr size_t kLoopDelay = 16;     // f64 ms, EMA
+constexpr size_t kLoopDelayRaw = 24;  // f64 ms, last tick
+constexpr size_t kLoopEluRaw = 32;    // f64 permille, last tick
+constexpr size_t kLoopActive = 40;    // f64 1 while registered
+constexpr size_t kLoopTickAt = 48;    // f64 monotonic ms of the last tick that measured this loop
 // f64 ms: the shortest busy stretch of the last tick (the ongoing one if none completed). CoDel's signal: a queue
 // is standing only if even the best moment of an interval was over target.
 constexpr size_t kLoopDelayMin = 56;
@@ -111,7 +111,7 @@ class Sampler {
     uint32_t seq = 0;
     uint64_t entryNs = 0;
     uint64_t entryIdleNs = 0;
-    double maxBusyMs = 0;  // longest completed busy stretch since the last tick (CAS max / exchange)
+    double maxBusyMs = 0;      // longest completed busy stretch since the last tick (CAS max / exchange)
     double minBusyMs = 1e300;  // shortest completed busy stretch since the last tick (CAS min / exchange)
     // Loop-thread private.
     uint64_t prevEntryNs = 0;

@@ -2,13 +2,13 @@
 // The operations for tools that look at regions without joining them are in shared_region_tools.cc.
 #include "core/shared_region.h"
 
-#include <cstdio>
-#include <cstdlib>
 #include <fcntl.h>
-#include <mutex>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
 
 #include "core/raw_atomic.h"
 #include "core/region_header.h"
@@ -72,8 +72,8 @@ void CloseMatchingLocked(Match match) {
 bool IsValidRegionName(const std::string& name) {
   if (name.empty() || name.size() > 200) return false;
   for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-              c == '-';
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     if (!ok) return false;
   }
   return true;

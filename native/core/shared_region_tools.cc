@@ -2,13 +2,13 @@
 // read-only snapshots and member lists (bulwark top), listing names and removing stale ones (bulwark gc).
 #include "core/shared_region.h"
 
-#include <cerrno>
 #include <dirent.h>
 #include <fcntl.h>
-#include <mutex>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cerrno>
+#include <mutex>
 
 #include "core/raw_atomic.h"
 #include "core/region_header.h"

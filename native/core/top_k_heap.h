@@ -12,11 +12,11 @@
 namespace bulwark {
 
 struct TopKEntry {
-  std::string key;      // the key's bytes (UTF-8 for string keys)
-  uint32_t hash = 0;    // murmur3 seed 0: the fingerprint, also the index hash
+  std::string key;    // the key's bytes (UTF-8 for string keys)
+  uint32_t hash = 0;  // murmur3 seed 0: the fingerprint, also the index hash
   uint64_t count = 0;
-  bool binary = false;  // first added as a Uint8Array (listed back as bytes)
-  int32_t heapPos = -1; // -1: slot free
+  bool binary = false;   // first added as a Uint8Array (listed back as bytes)
+  int32_t heapPos = -1;  // -1: slot free
 };
 
 // A key that left the heap, with the count it had.

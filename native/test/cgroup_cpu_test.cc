@@ -94,22 +94,44 @@ std::vector<fs::path> FilesUnder(const fs::path& root) {
 
 // Content a cgroup file could plausibly be corrupted into.
 std::string Garbage(std::mt19937* rng) {
-  static const char* kPieces[] = {"max",  "-1",   "0",          "-",    ",",   " ",    "\n",  "\t", "usage_usec",
-                                  "cpu",  "0-3",  "3-1",        ":",    "/",   "..",   "\\",  "\\040",
-                                  "18446744073709551615",       "99999999999999999999999", "-9223372036854775808",
-                                  "cgroup2", "cgroup", "cpu,cpuacct", "0::/", "1-", "\xff"};
+  static const char* kPieces[] = {"max",
+                                  "-1",
+                                  "0",
+                                  "-",
+                                  ",",
+                                  " ",
+                                  "\n",
+                                  "\t",
+                                  "usage_usec",
+                                  "cpu",
+                                  "0-3",
+                                  "3-1",
+                                  ":",
+                                  "/",
+                                  "..",
+                                  "\\",
+                                  "\\040",
+                                  "18446744073709551615",
+                                  "99999999999999999999999",
+                                  "-9223372036854775808",
+                                  "cgroup2",
+                                  "cgroup",
+                                  "cpu,cpuacct",
+                                  "0::/",
+                                  "1-",
+                                  "\xff"};
   std::uniform_int_distribution<int> kind(0, 9);
   std::string out;
   switch (kind(*rng)) {
     case 0: return "";
-    case 1: return std::string(20000, 'x');                              // larger than any buffer
-    case 2: return std::string(9000, '1') + "\n0::/\n";                  // an over-long first line
-    case 3: {                                                            // random bytes
+    case 1: return std::string(20000, 'x');              // larger than any buffer
+    case 2: return std::string(9000, '1') + "\n0::/\n";  // an over-long first line
+    case 3: {                                            // random bytes
       std::uniform_int_distribution<int> byte(0, 255), len(0, 300);
       for (int i = len(*rng); i > 0; i--) out.push_back(static_cast<char>(byte(*rng)));
       return out;
     }
-    default: {                                                           // plausible tokens, shuffled
+    default: {  // plausible tokens, shuffled
       std::uniform_int_distribution<size_t> piece(0, sizeof kPieces / sizeof kPieces[0] - 1);
       std::uniform_int_distribution<int> len(1, 12);
       for (int i = len(*rng); i > 0; i--) out += kPieces[piece(*rng)];

@@ -62,7 +62,8 @@ void CompareDecay(uint32_t count, uint32_t incr, double decay) {
     DecayOutcome a = Decay(count, incr, lookup, fast);
     // The reference's loop, unit by unit (Decay does this itself for increments up to 16).
     DecayOutcome b{count, false};
-    for (uint32_t left = incr; left > 0 && !b.taken; left--) b = Decay(b.count, 1, lookup, slow), b.count = b.taken ? left : b.count;
+    for (uint32_t left = incr; left > 0 && !b.taken; left--)
+      b = Decay(b.count, 1, lookup, slow), b.count = b.taken ? left : b.count;
     DecayOutcome o[2] = {a, b};
     for (int i = 0; i < 2; i++) {
       double v = o[i].taken ? -double(o[i].count) : double(o[i].count);
@@ -96,11 +97,11 @@ void TestFastMod() {
 }
 
 void TestDecay() {
-  CompareDecay(3, 40, 0.925);      // geometric waits, taken often
-  CompareDecay(40, 60, 0.925);     // geometric waits, taken sometimes
-  CompareDecay(300, 2000, 0.99);   // flat zone, binomial path (m = 46, n p = 154)
-  CompareDecay(260, 5000, 0.995);  // flat zone stepwise (m = 6)
-  CompareDecay(2000, 3000, 0.998); // flat zone binomial, then the tail
+  CompareDecay(3, 40, 0.925);       // geometric waits, taken often
+  CompareDecay(40, 60, 0.925);      // geometric waits, taken sometimes
+  CompareDecay(300, 2000, 0.99);    // flat zone, binomial path (m = 46, n p = 154)
+  CompareDecay(260, 5000, 0.995);   // flat zone stepwise (m = 6)
+  CompareDecay(2000, 3000, 0.998);  // flat zone binomial, then the tail
   // O(1): the largest increment against the largest count returns at once.
   double lookup[kDecayTableSize];
   for (int i = 0; i < kDecayTableSize; i++) lookup[i] = std::pow(0.999, i);

@@ -55,24 +55,39 @@ class LiveView {
     const failing = now >= p.failFrom && now < p.failTo
     const byKind = Object.fromEntries(this.watcher.sample().regions.map((r) => [r.kind, r.view]))
     const title = p.protect ? 'WITH bulwark' : 'WITHOUT protection'
-    const when = surge < 0 ? 'ordinary traffic' : `surge ${Math.min(surge, p.seconds).toFixed(0)} s of ${p.seconds.toFixed(0)}, offered ${n(p.rate)} req/s`
+    const when =
+      surge < 0
+        ? 'ordinary traffic'
+        : `surge ${Math.min(surge, p.seconds).toFixed(0)} s of ${p.seconds.toFixed(0)}, offered ${n(p.rate)} req/s`
     const lines = [
       `${title} · ${when} · downstream ${failing ? 'FAILING' : 'healthy'}`,
       `  answers/s  200 ${n(rate('ok'))} · 503 shed ${n(rate('shed'))} · 503 breaker ${n(rate('broken'))} · 502 failed ${n(rate('failed'))}`,
     ]
     if (!p.protect) {
-      lines.push('  limiter    off: every request is taken, and waits its turn', '  breaker    off: every call waits for the downstream', '  cache      off: every lookup is slow')
+      lines.push(
+        '  limiter    off: every request is taken, and waits its turn',
+        '  breaker    off: every call waits for the downstream',
+        '  cache      off: every lookup is slow',
+      )
       return lines
     }
     const l = byKind.bbr
     if (l) {
       const r = l.rates ?? { admitted: 0, shed: 0, shedInFlight: 0, shedQueueDelay: 0 }
-      lines.push(`  limiter    load ${pct(l.load / 1000)} · in flight ${n(l.inFlight)} / ${n(l.maxInFlight)} · admitted ${n(r.admitted)}/s · shed ${n(r.shed)}/s (in-flight ${n(r.shedInFlight)} + delay ${n(r.shedQueueDelay)})`)
+      lines.push(
+        `  limiter    load ${pct(l.load / 1000)} · in flight ${n(l.inFlight)} / ${n(l.maxInFlight)} · admitted ${n(r.admitted)}/s · shed ${n(r.shed)}/s (in-flight ${n(r.shedInFlight)} + delay ${n(r.shedQueueDelay)})`,
+      )
     }
     const b = byKind.sre
-    if (b) lines.push(`  breaker    ${b.state} · drops ${pct(b.dropProbability)} of calls · ${n(b.total)} calls in window, ${pct(b.total ? b.accepts / b.total : 1)} succeeded`)
+    if (b)
+      lines.push(
+        `  breaker    ${b.state} · drops ${pct(b.dropProbability)} of calls · ${n(b.total)} calls in window, ${pct(b.total ? b.accepts / b.total : 1)} succeeded`,
+      )
     const h = byKind.heavykeeper
-    if (h) lines.push(`  cache      ${pct(lookups ? hits / lookups : 0)} of lookups served from memory · hot: ${h.keys.map((k) => `${k.key} ${n(k.count)}`).join(' · ')}`)
+    if (h)
+      lines.push(
+        `  cache      ${pct(lookups ? hits / lookups : 0)} of lookups served from memory · hot: ${h.keys.map((k) => `${k.key} ${n(k.count)}`).join(' · ')}`,
+      )
     return lines
   }
 }

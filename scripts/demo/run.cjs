@@ -25,7 +25,8 @@ function parseArgs(argv) {
     else throw new Error(`unknown argument ${flag}`)
   }
   if (!(args.seconds >= 10)) throw new Error('--seconds must be at least 10')
-  if (!(Number.isInteger(args.workers) && args.workers >= 1 && args.workers <= 64)) throw new Error('--workers must be 1-64')
+  if (!(Number.isInteger(args.workers) && args.workers >= 1 && args.workers <= 64))
+    throw new Error('--workers must be 1-64')
   if (!(args.load > 0 && args.load <= 20)) throw new Error('--load must be in (0, 20]')
   return args
 }
@@ -56,7 +57,11 @@ async function drive(host, view, { protect, capacity, rate, warm, settle, second
   })
   await host.refresh()
   view?.stop()
-  const summary = summarizeRun(run, { fromMs: (warm + settle) * 1000, sloMs: SLO_MS, gaveUpAtMs: (warm + seconds + DRAIN_SECONDS) * 1000 })
+  const summary = summarizeRun(run, {
+    fromMs: (warm + settle) * 1000,
+    sloMs: SLO_MS,
+    gaveUpAtMs: (warm + seconds + DRAIN_SECONDS) * 1000,
+  })
   const t = host.totals()
   const lookups = t.lookups - totalsBefore.lookups
   return { ...summary, cacheHitShare: lookups ? (t.cacheHits - totalsBefore.cacheHits) / lookups : 0 }
@@ -70,19 +75,32 @@ function report(args, result) {
   const rows = [
     ['', 'with bulwark', 'without'],
     ['offered', `${n(rate)} req/s`, `${n(rate)} req/s`],
-    [`goodput (200 within ${SLO_MS} ms)`, `${n(withBulwark.goodputPerSecond)} req/s`, `${n(without.goodputPerSecond)} req/s`],
+    [
+      `goodput (200 within ${SLO_MS} ms)`,
+      `${n(withBulwark.goodputPerSecond)} req/s`,
+      `${n(without.goodputPerSecond)} req/s`,
+    ],
     ['latency p50 / p99 (answered)', ms(withBulwark), ms(without)],
     ['refused at once (503)', pct(withBulwark.refusedShare), pct(without.refusedShare)],
     ['failed (502)', pct(withBulwark.failedShare), pct(without.failedShare)],
     ['lookups served from the hot-key cache', pct(withBulwark.cacheHitShare), '-'],
   ]
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)))
-  const lines = rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c])).join('   ').trimEnd())
-  console.log(`\nCapacity measured without protection: ${n(capacity)} req/s; offered ${args.load}x that, ${args.workers} workers.`)
+  const lines = rows.map((r) =>
+    r
+      .map((cell, c) => cell.padEnd(widths[c]))
+      .join('   ')
+      .trimEnd(),
+  )
+  console.log(
+    `\nCapacity measured without protection: ${n(capacity)} req/s; offered ${args.load}x that, ${args.workers} workers.`,
+  )
   console.log(`Measured from ${result.measuredFromSecond} s into the surge to its end:\n`)
   console.log(lines.join('\n'))
   const p99 = without.p99Ms / Math.max(withBulwark.p99Ms, 1)
-  console.log(`\nWith bulwark the answered requests' p99 is ${p99 >= 1 ? `${p99.toFixed(1)}x lower` : 'not lower (!)'}, and goodput is ${n(withBulwark.goodputPerSecond)} vs ${n(without.goodputPerSecond)} req/s.`)
+  console.log(
+    `\nWith bulwark the answered requests' p99 is ${p99 >= 1 ? `${p99.toFixed(1)}x lower` : 'not lower (!)'}, and goodput is ${n(withBulwark.goodputPerSecond)} vs ${n(without.goodputPerSecond)} req/s.`,
+  )
 }
 
 async function main() {
@@ -102,11 +120,24 @@ async function main() {
     const capacity = await runClosedLoop({ port: host.port, path: '/item/item-1', concurrency: 32, seconds: calibrate })
     const rate = args.load * capacity
     const view = args.json ? undefined : new LiveView(host, process.stdout)
-    log(`Capacity ${Math.round(capacity)} req/s. Each run: ${warm} s of ordinary traffic, then ${seconds.toFixed(0)} s at ${args.load}x capacity; first with bulwark, then without.\n`)
+    log(
+      `Capacity ${Math.round(capacity)} req/s. Each run: ${warm} s of ordinary traffic, then ${seconds.toFixed(0)} s at ${args.load}x capacity; first with bulwark, then without.\n`,
+    )
     const phases = { capacity, rate, warm, settle, seconds }
     const withBulwark = await drive(host, view, { protect: true, ...phases })
     const without = await drive(host, view, { protect: false, ...phases })
-    const result = { name: host.name, seconds: args.seconds, workers: args.workers, load: args.load, capacity, offeredPerSecond: rate, sloMs: SLO_MS, measuredFromSecond: settle, withBulwark, without }
+    const result = {
+      name: host.name,
+      seconds: args.seconds,
+      workers: args.workers,
+      load: args.load,
+      capacity,
+      offeredPerSecond: rate,
+      sloMs: SLO_MS,
+      measuredFromSecond: settle,
+      withBulwark,
+      without,
+    }
     if (args.json) console.log(JSON.stringify(result))
     else report(args, result)
   } finally {

@@ -17,7 +17,10 @@ export function createLoad(prefix, redisUrl) {
   const cache = new b.HotKeyCache({ k: 50, capacity: 200, ttl: 50, fadeEvery: 1000, shared: s('cache') })
   const bucket = new b.TokenBucket({ rate: 50_000, shared: s('tb') })
   const window = new b.SlidingWindowLimiter({ limit: 50_000, window: 1000, shared: s('sw') })
-  const keyed = new b.KeyedLimiter(() => new b.TokenBucket({ rate: 10, burst: 5 }), { maxKeys: 5000, idleTimeout: 2000 })
+  const keyed = new b.KeyedLimiter(() => new b.TokenBucket({ rate: 10, burst: 5 }), {
+    maxKeys: 5000,
+    idleTimeout: 2000,
+  })
   const budget = new b.RetryBudget()
   const ring = new b.ConsistentHash(Array.from({ length: 40 }, (_, i) => `backend-${i}`))
   const held = []
@@ -29,8 +32,8 @@ export function createLoad(prefix, redisUrl) {
       const token = bbr.tryAcquire(i & 3)
       if (token >= 0) held.push(token)
       if (held.length > 32) bbr.release(held.shift())
-      if (sre.allow()) (i % 10 ? sre.markSuccess() : sre.markFailed())
-      if (circuit.tryAcquire()) (i % 7 ? circuit.onSuccess(1) : circuit.onFailure(1))
+      if (sre.allow()) i % 10 ? sre.markSuccess() : sre.markFailed()
+      if (circuit.tryAcquire()) i % 7 ? circuit.onSuccess(1) : circuit.onFailure(1)
       group.get(`route-${i % 100}`).allow() // 100 keys over 64 slots: keys come and go
       const key = `user-${Math.floor(Math.random() ** 3 * 10_000)}`
       topk.add(key)
@@ -76,7 +79,11 @@ function startHttp(s) {
   listening.then(() => {
     const origin = `http://127.0.0.1:${server.address().port}`
     timer = setInterval(() => {
-      for (let k = 0; k < 2; k++) agent.request({ origin, path: '/', method: 'GET' }).then((r) => r.body.dump(), () => undefined)
+      for (let k = 0; k < 2; k++)
+        agent.request({ origin, path: '/', method: 'GET' }).then(
+          (r) => r.body.dump(),
+          () => undefined,
+        )
     }, 10)
   })
   return {
@@ -97,7 +104,13 @@ function startRedis(url, prefix) {
   const Redis = require('ioredis')
   const client = new Redis(url, { maxRetriesPerRequest: 1 })
   client.on('error', () => undefined)
-  const limiter = new b.RedisRateLimiter({ redis: client, limit: 100, window: 1000, keyPrefix: `${prefix}:`, timeout: 50 })
+  const limiter = new b.RedisRateLimiter({
+    redis: client,
+    limit: 100,
+    window: 1000,
+    keyPrefix: `${prefix}:`,
+    timeout: 50,
+  })
   let n = 0
   const timer = setInterval(() => {
     for (let k = 0; k < 3; k++) limiter.consume(`tenant-${n++ % 300}`).catch(() => undefined)

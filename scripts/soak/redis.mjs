@@ -29,7 +29,11 @@ function answers(port) {
 export async function startRedis() {
   if (spawnSync('sh', ['-c', 'command -v redis-server']).status !== 0) return undefined
   const port = await freePort()
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  )
   const stop = () => child.kill('SIGKILL')
   process.once('exit', stop)
   for (let i = 0; i < 200; i++) {

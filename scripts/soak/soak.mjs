@@ -12,7 +12,9 @@ import { startRedis } from './redis.mjs'
 import { verdict } from './verdict.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const { values } = parseArgs({ options: { minutes: { type: 'string', default: '2' }, interval: { type: 'string', default: '10' } } })
+const { values } = parseArgs({
+  options: { minutes: { type: 'string', default: '2' }, interval: { type: 'string', default: '10' } },
+})
 const minutes = Number(values.minutes)
 const interval = Number(values.interval)
 if (!(minutes > 0) || !(interval > 0)) throw new Error('--minutes and --interval must be numbers > 0')
@@ -26,7 +28,9 @@ const member = fork(path.join(here, 'member.cjs'), [prefix])
 await new Promise((resolve) => member.once('message', resolve))
 const ask = (message) => new Promise((resolve) => (member.once('message', resolve), member.send(message)))
 
-console.log(`soak: ${minutes} min, every component in this process${redis ? ' (Redis limiter on a private redis-server)' : ' (no redis-server: Redis limiter left out)'}, a second process on the shared regions`)
+console.log(
+  `soak: ${minutes} min, every component in this process${redis ? ' (Redis limiter on a private redis-server)' : ' (no redis-server: Redis limiter left out)'}, a second process on the shared regions`,
+)
 console.log('')
 console.log('| t (s) | RSS (MiB) | heap used (MiB) | external (MiB) | rounds/s | 2nd process RSS (MiB) |')
 console.log('|---:|---:|---:|---:|---:|---:|')
@@ -51,7 +55,9 @@ await new Promise((resolve) => {
     lastRounds = rounds
     samples.push({ t, rss: m.rss, heapUsed: m.heapUsed })
     const mb = (x) => (x / 1024 / 1024).toFixed(1)
-    console.log(`| ${t} | ${mb(m.rss)} | ${mb(m.heapUsed)} | ${mb(m.external)} | ${Math.round(rate)} | ${mb(memberRss)} |`)
+    console.log(
+      `| ${t} | ${mb(m.rss)} | ${mb(m.heapUsed)} | ${mb(m.external)} | ${Math.round(rate)} | ${mb(memberRss)} |`,
+    )
     if (Date.now() - started >= minutes * 60_000) resolve()
     else setTimeout(sample, interval * 1000)
   }

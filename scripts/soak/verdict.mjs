@@ -23,20 +23,30 @@ function slope(xs, ys) {
 
 export function verdict(samples, warmUpSeconds) {
   const steady = samples.filter((s) => s.t >= warmUpSeconds)
-  if (steady.length < 3) return { flat: false, lines: ['not enough samples after the warm-up for a verdict (run longer)'] }
+  if (steady.length < 3)
+    return { flat: false, lines: ['not enough samples after the warm-up for a verdict (run longer)'] }
   const third = Math.max(1, Math.floor(steady.length / 3))
   const lines = []
   let flat = true
   const lowest = (xs) => Math.min(...xs)
-  for (const [field, pct, floor, summary, name] of [['rss', 0.05, 8 * MiB, lowest, 'lowest'], ['heapUsed', 0.1, 4 * MiB, mean, 'mean']]) {
+  for (const [field, pct, floor, summary, name] of [
+    ['rss', 0.05, 8 * MiB, lowest, 'lowest'],
+    ['heapUsed', 0.1, 4 * MiB, mean, 'mean'],
+  ]) {
     const first = summary(steady.slice(0, third).map((s) => s[field]))
     const last = summary(steady.slice(-third).map((s) => s[field]))
     const allowed = Math.max(first * pct, floor)
-    const perMinute = slope(steady.map((s) => s.t / 60), steady.map((s) => s[field])) / 1024
+    const perMinute =
+      slope(
+        steady.map((s) => s.t / 60),
+        steady.map((s) => s[field]),
+      ) / 1024
     const ok = last - first <= allowed
     flat &&= ok
-    lines.push(`${field} (${name}): first third ${(first / MiB).toFixed(1)} MiB, last third ${(last / MiB).toFixed(1)} MiB ` +
-      `(${last >= first ? '+' : ''}${((last - first) / MiB).toFixed(1)}, allowed +${(allowed / MiB).toFixed(1)}), slope ${perMinute.toFixed(0)} KiB/min: ${ok ? 'flat' : 'GROWING'}`)
+    lines.push(
+      `${field} (${name}): first third ${(first / MiB).toFixed(1)} MiB, last third ${(last / MiB).toFixed(1)} MiB ` +
+        `(${last >= first ? '+' : ''}${((last - first) / MiB).toFixed(1)}, allowed +${(allowed / MiB).toFixed(1)}), slope ${perMinute.toFixed(0)} KiB/min: ${ok ? 'flat' : 'GROWING'}`,
+    )
   }
   return { flat, lines }
 }

@@ -5,7 +5,11 @@ import { BbrLimiter, InvalidOptionError } from '../../lib/index'
 describe('BbrLimiter: option validation', () => {
   const cases: Array<[string, unknown, RegExp]> = [
     ['buckets: 0', { buckets: 0 }, /option `buckets` must be an integer >= 2 and <= 10000, got 0 \(number\)/],
-    ['window not a multiple', { window: 1000, buckets: 7 }, /option `window` must be a multiple of buckets \(7\), got 1000/],
+    [
+      'window not a multiple',
+      { window: 1000, buckets: 7 },
+      /option `window` must be a multiple of buckets \(7\), got 1000/,
+    ],
     ['threshold 0', { cpuThreshold: 0 }, /option `cpuThreshold` must be a finite number >= 1 and <= 1000, got 0/],
     ['threshold 1001', { cpuThreshold: 1001 }, /cpuThreshold.*got 1001/],
     ['threshold NaN', { cpuThreshold: Number.NaN }, /cpuThreshold.*got NaN/],

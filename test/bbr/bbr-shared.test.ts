@@ -50,7 +50,9 @@ describe('BbrLimiter shared by the host', () => {
     const name = uniqueName('bbr-exact')
     const observer = new BbrLimiter({ shared: name, signal: () => 0, queueDelay: false })
     const members = await Promise.all([0, 1, 2].map(() => spawnMember(name)))
-    const replies = await Promise.all(members.map((m, i) => m.ask({ op: 'churn', iterations: 200_000, keep: 10 * (i + 1) })))
+    const replies = await Promise.all(
+      members.map((m, i) => m.ask({ op: 'churn', iterations: 200_000, keep: 10 * (i + 1) })),
+    )
     expect(replies.map((r) => r.held)).toEqual([10, 20, 30])
     expect(observer.inFlight).toBe(60)
     const stats = observer.stats()

@@ -96,7 +96,10 @@ describe('BreakerGroup', () => {
     const name = uniqueName('grp')
     const clock = new ManualClock(1000)
     const make = () =>
-      new BreakerGroup((_key, shared) => new SreBreaker({ shared, now: clock.now, random: () => 0 }), { shared: name, now: clock.now })
+      new BreakerGroup((_key, shared) => new SreBreaker({ shared, now: clock.now, random: () => 0 }), {
+        shared: name,
+        now: clock.now,
+      })
     const worker1 = make()
     const worker2 = make()
     const url = 'https://api.example.com/orders?id=1&x=ü'

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest'
 
-import { BreakerOpenError, FallbackChainError, InvalidArgumentError, RetryBudget, fullJitterDelay, retry, withFallbacks } from '../../lib/index'
+import {
+  BreakerOpenError,
+  FallbackChainError,
+  InvalidArgumentError,
+  RetryBudget,
+  fullJitterDelay,
+  retry,
+  withFallbacks,
+} from '../../lib/index'
 import { ManualClock } from '../helpers/manual-clock'
 
 const noWait = () => Promise.resolve()
@@ -71,7 +79,9 @@ describe('retry', () => {
     await expect(retry(open, { attempts: 5, sleep: noWait })).rejects.toBeInstanceOf(BreakerOpenError)
     expect(opened).toBe(1)
     const picky = { n: 0 }
-    await expect(retry(failing(picky), { attempts: 5, sleep: noWait, retryOn: (_e, n) => n < 1 })).rejects.toThrow('503')
+    await expect(retry(failing(picky), { attempts: 5, sleep: noWait, retryOn: (_e, n) => n < 1 })).rejects.toThrow(
+      '503',
+    )
     expect(picky.n).toBe(2)
   })
 

@@ -8,7 +8,7 @@ import { ManualClock } from '../helpers/manual-clock'
 import { uniqueName } from '../helpers/unique-name'
 
 // Members run from dist/ (a worker thread or a child process cannot load TypeScript sources).
-// eslint-disable-next-line @typescript-eslint/no-var-requires
+// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { circuitOptions, sreOptions, openBarrier } = require('../fixtures/breaker-member.cjs')
 const member = path.join(__dirname, '..', 'fixtures', 'breaker-member.cjs')
 const HALF_OPEN_CALLS = 3

@@ -73,7 +73,9 @@ describe('SreBreaker: reference tests (semantics.md §4)', () => {
     repeat(100, () => breaker.markFailed())
     expect(breaker.allow()).toBe(true)
 
-    const group = new BreakerGroup(() => new SreBreaker({ now: clock.now, random: seededRandom(2) }), { now: clock.now })
+    const group = new BreakerGroup(() => new SreBreaker({ now: clock.now, random: seededRandom(2) }), {
+      now: clock.now,
+    })
     const failing = group.get('failing-service')
     repeat(10_000, () => failing.markFailed())
     expect(group.get('failing-service').allow()).toBe(false)

@@ -24,7 +24,12 @@ function expectOptionError(make: () => unknown, field: string, message: RegExp) 
 
 describe('breaker option validation', () => {
   const sre: Array<[string, unknown, string, RegExp]> = [
-    ['success 0 (the reference then allows everything)', { success: 0 }, 'success', /must be a finite number > 0 and <= 1, got 0 \(number\)/],
+    [
+      'success 0 (the reference then allows everything)',
+      { success: 0 },
+      'success',
+      /must be a finite number > 0 and <= 1, got 0 \(number\)/,
+    ],
     ['success above 1', { success: 1.5 }, 'success', /got 1.5/],
     ['success NaN', { success: Number.NaN }, 'success', /got NaN/],
     ['negative request', { request: -1 }, 'request', /must be an integer >= 0/],

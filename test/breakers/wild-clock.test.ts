@@ -6,7 +6,8 @@ import { runScript } from '../helpers/run-script'
 
 const cases: Record<string, string> = {
   SreBreaker: 'const x = new b.SreBreaker({ now }); jump(); x.allow(); x.markSuccess(); x.markFailed(); x.stats()',
-  CircuitBreaker: 'const x = new b.CircuitBreaker({ now }); jump(); x.tryAcquire(); x.onFailure(1); x.onSuccess(1); x.stats()',
+  CircuitBreaker:
+    'const x = new b.CircuitBreaker({ now }); jump(); x.tryAcquire(); x.onFailure(1); x.onSuccess(1); x.stats()',
   RetryBudget: 'const x = new b.RetryBudget({ now }); jump(); x.recordRequest(); x.canRetry(); x.stats()',
 }
 
@@ -14,8 +15,16 @@ describe('breakers with a clock that jumps to a huge value', () => {
   for (const [name, body] of Object.entries(cases)) {
     it(`${name} keeps answering`, () => {
       for (const value of ['1e300', 'Infinity', '2 ** 62', 'NaN', '-1e300']) {
-        const run = runScript(`let t = 0; const now = () => t; const jump = () => { t = ${value} }; ${body}; console.log('done')`, 5000)
-        expect({ value, timedOut: run.timedOut, status: run.status, stderr: run.stderr }).toEqual({ value, timedOut: false, status: 0, stderr: '' })
+        const run = runScript(
+          `let t = 0; const now = () => t; const jump = () => { t = ${value} }; ${body}; console.log('done')`,
+          5000,
+        )
+        expect({ value, timedOut: run.timedOut, status: run.status, stderr: run.stderr }).toEqual({
+          value,
+          timedOut: false,
+          status: 0,
+          stderr: '',
+        })
         expect(run.stdout).toContain('done')
       }
     })

@@ -19,7 +19,13 @@ function startServer(protect: 'bbr' | 'none'): Promise<number> {
 
 function client(port: number, rate: number, seconds: number, warmup: number): Promise<Record<string, number>> {
   return new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, [path.join(fixtures, 'open-loop-client.cjs'), String(port), String(rate), String(seconds), String(warmup)])
+    const c = spawn(process.execPath, [
+      path.join(fixtures, 'open-loop-client.cjs'),
+      String(port),
+      String(rate),
+      String(seconds),
+      String(warmup),
+    ])
     let out = ''
     c.stdout.on('data', (d) => (out += d))
     c.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`client exited ${code}`))))

@@ -106,7 +106,18 @@ export class RedisServer {
   }
 
   async launch(): Promise<void> {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir]
+    const args = [
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      this.dir,
+    ]
     const child = spawn(this.binary, args, { stdio: ['ignore', 'ignore', 'pipe'] })
     this.child = child
     let stderr = ''

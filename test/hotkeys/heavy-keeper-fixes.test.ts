@@ -36,7 +36,7 @@ describe('HeavyKeeper: the reference defects we fix', () => {
     // The reference returns true here although its heap refuses the key (it only replaces a strictly smaller min).
     expect(hk.add('c', 5)).toBe(false)
     expect(hk.list().map((i) => i.key)).toEqual(['a', 'b'])
-    expect(hk.add('c', 1)).toBe(true)  // 6 > 5: now it displaces the minimum
+    expect(hk.add('c', 1)).toBe(true) // 6 > 5: now it displaces the minimum
     expect(hk.list().map((i) => i.key)).toEqual(['c', 'a'])
   })
 
@@ -52,7 +52,7 @@ describe('HeavyKeeper: the reference defects we fix', () => {
     expect(expelled).toEqual([{ key: 'one', count: 1 }])
   })
 
-  it('an update never lowers a key\'s count in the top-k, and a key in the top-k is reported as such', () => {
+  it("an update never lowers a key's count in the top-k, and a key in the top-k is reported as such", () => {
     // One bucket: b takes it from a, after which a's own adds find the bucket held by b (sketch count 0 for a).
     const hk = new HeavyKeeper({ k: 2, width: 1, depth: 1, decay: 0.5, seed: 1 })
     hk.add('a', 10)
@@ -70,8 +70,8 @@ describe('HeavyKeeper: the reference defects we fix', () => {
     const hk = new HeavyKeeper({ k: 2, width: 1024, seed: 1 })
     const expelled = collectExpelled(hk)
     hk.add('a', 2)
-    hk.add('b', 3)  // heap minimum: a (2)
-    hk.fading()     // a: 1, b: 1. With equal counts the larger key is the minimum: b
+    hk.add('b', 3) // heap minimum: a (2)
+    hk.fading() // a: 1, b: 1. With equal counts the larger key is the minimum: b
     hk.add('c', 2)
     // The reference keeps its stale root and expels a.
     expect(expelled).toEqual([{ key: 'b', count: 1 }])
@@ -87,7 +87,7 @@ describe('HeavyKeeper: the reference defects we fix', () => {
     const keys = Array.from({ length: k }, (_, i) => `key-${i}`)
     hk.addMany(keys)
     const held = hk.list().map((item) => item.key)
-    expect(held.length).toBeGreaterThan(k * 0.99)  // a few lost every bucket to an earlier key
+    expect(held.length).toBeGreaterThan(k * 0.99) // a few lost every bucket to an earlier key
     let inTopK = 0
     const start = process.hrtime.bigint()
     for (let i = 0; i < 20_000; i++) inTopK += hk.add(held[(i * 7919) % held.length]) ? 1 : 0
@@ -101,13 +101,13 @@ describe('HeavyKeeper: the reference defects we fix', () => {
     const hk = new HeavyKeeper({ k: 2, width: 1, depth: 1, decay: 0.999, seed: 1 })
     hk.add('a', 2 ** 32 - 1)
     const start = process.hrtime.bigint()
-    for (let i = 0; i < 100; i++) hk.add(`other-${i}`, 2 ** 32 - 1)  // 429 billion coin flips for the reference
+    for (let i = 0; i < 100; i++) hk.add(`other-${i}`, 2 ** 32 - 1) // 429 billion coin flips for the reference
     expect(Number(process.hrtime.bigint() - start) / 1e6).toBeLessThan(500)
     expect(hk.total).toBe(101 * (2 ** 32 - 1))
   })
 
   it.each([
-    [3, 40],     // small counts: one geometric wait per decrement
+    [3, 40], // small counts: one geometric wait per decrement
     [300, 2000], // over 254 the decrement probability is flat: binomial, then the position of the last decrement
   ])('a large incr decays a bucket of count %i exactly as %i adds of 1 do, in distribution', (c, n) => {
     const trials = 1500

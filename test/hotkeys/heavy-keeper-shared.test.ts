@@ -26,23 +26,25 @@ afterEach(async () => {
 function queue(on: (fn: (m: Reply) => void) => void) {
   const waiting: Array<(m: Reply) => void> = []
   on((m) => waiting.shift()?.(m))
-  return (send: () => void) => new Promise<Reply>((resolve) => {
-    waiting.push(resolve)
-    send()
-  })
+  return (send: () => void) =>
+    new Promise<Reply>((resolve) => {
+      waiting.push(resolve)
+      send()
+    })
 }
 
 async function processMember(options: object): Promise<Member> {
   const child = fork(fixture, [JSON.stringify(options)], { stdio: 'inherit' })
   children.push(child)
   const next = queue((fn) => child.on('message', fn))
-  await next(() => undefined)  // { member: 'ready' }
+  await next(() => undefined) // { member: 'ready' }
   return {
     call: (message) => next(() => child.send(message)),
-    kill: () => new Promise((resolve) => {
-      child.once('exit', () => resolve())
-      child.kill('SIGKILL')
-    }),
+    kill: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve())
+        child.kill('SIGKILL')
+      }),
   }
 }
 
@@ -51,7 +53,10 @@ async function threadMember(options: object): Promise<Member> {
   workers.push(worker)
   const next = queue((fn) => worker.on('message', fn))
   await next(() => undefined)
-  return { call: (message) => next(() => worker.postMessage(message)), kill: () => worker.terminate().then(() => undefined) }
+  return {
+    call: (message) => next(() => worker.postMessage(message)),
+    kill: () => worker.terminate().then(() => undefined),
+  }
 }
 
 async function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
@@ -68,9 +73,13 @@ const descending = (prefix: string, n: number, base: number) =>
 describe('shared HeavyKeeper across processes and threads', () => {
   it('two processes add disjoint streams; a third lists the host top-k; fading and a dead member reach it', async () => {
     const options = { k: 10, width: 1 << 16, depth: 4, shared: uniqueName('hk'), seed: 1 }
-    const [one, two, three] = await Promise.all([processMember(options), processMember(options), processMember(options)])
-    const adds1 = descending('one', 20, 1000)  // 1000, 990, ...
-    const adds2 = descending('two', 20, 995)   // 995, 985, ...
+    const [one, two, three] = await Promise.all([
+      processMember(options),
+      processMember(options),
+      processMember(options),
+    ])
+    const adds1 = descending('one', 20, 1000) // 1000, 990, ...
+    const adds2 = descending('two', 20, 995) // 995, 985, ...
     await Promise.all([one.call({ op: 'add', adds: adds1 }), two.call({ op: 'add', adds: adds2 })])
 
     const expected = [...adds1, ...adds2].sort((a, b) => b[1] - a[1]).slice(0, 10)
@@ -78,8 +87,10 @@ describe('shared HeavyKeeper across processes and threads', () => {
     const sum = (adds: [string, number][]) => adds.reduce((s, [, n]) => s + n, 0)
     expect(await three.call({ op: 'total' })).toBe(sum(adds1) + sum(adds2))
 
-    await one.call({ op: 'fading' })  // host-wide: the other members halve their heaps when they next look
-    expect(await three.call({ op: 'list' })).toEqual(expected.map(([key, count]) => ({ key, count: Math.floor(count / 2) })))
+    await one.call({ op: 'fading' }) // host-wide: the other members halve their heaps when they next look
+    expect(await three.call({ op: 'list' })).toEqual(
+      expected.map(([key, count]) => ({ key, count: Math.floor(count / 2) })),
+    )
     expect(await two.call({ op: 'count', key: 'two-0' })).toBe(497)
 
     // A member that dies takes its heap with it (its published keys are dropped when it is reaped).
@@ -109,13 +120,19 @@ describe('shared HeavyKeeper across processes and threads', () => {
     const options = { k: 5, width: 4096, shared: uniqueName('hk-long'), seed: 3 }
     const long = 'x'.repeat(50) + 'y'.repeat(150)
     const member = await processMember(options)
-    await member.call({ op: 'add', adds: [[long, 7], ['short', 3]] })
+    await member.call({
+      op: 'add',
+      adds: [
+        [long, 7],
+        ['short', 3],
+      ],
+    })
     const observer = new HeavyKeeper(options)
     expect(observer.list()).toEqual([
       { key: long.slice(0, 96), count: 7, truncated: true },
       { key: 'short', count: 3 },
     ])
-    observer.add(long, 1)  // the observer now holds the whole key: one entry, the whole key, the higher count
+    observer.add(long, 1) // the observer now holds the whole key: one entry, the whole key, the higher count
     expect(observer.list()).toEqual([
       { key: long, count: 8 },
       { key: 'short', count: 3 },
@@ -140,7 +157,7 @@ describe('shared HeavyKeeper across processes and threads', () => {
     const first = new HeavyKeeper({ k: 5, width: 1024, shared })
     expect(() => new HeavyKeeper({ k: 6, width: 1024, shared })).toThrow(RegionMismatchError)
     expect(() => new HeavyKeeper({ k: 5, width: 1024, decay: 0.9, shared })).toThrow(RegionMismatchError)
-    const same = new HeavyKeeper({ k: 5, width: 1024, minCount: 3, shared })  // minCount is each member's own
+    const same = new HeavyKeeper({ k: 5, width: 1024, minCount: 3, shared }) // minCount is each member's own
     same.add('a', 2)
     expect(first.count('a')).toBe(2)
     first.close()

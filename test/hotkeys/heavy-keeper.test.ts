@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest'
 import { HeavyKeeper, type TopKItem } from '../../lib/hotkeys/heavy-keeper'
 import { InvalidArgumentError } from '../../lib/errors/invalid-argument-error'
 import { InvalidOptionError } from '../../lib/errors/invalid-option-error'
-// @ts-expect-error plain JavaScript helper shared with the benchmark
 import { exactCounts, exactTop, zipfSampler } from './zipf-stream.mjs'
 
 const entries = (items: TopKItem<string | Uint8Array>[]) => items.map((i) => [String(i.key), i.count])
@@ -22,7 +21,7 @@ describe('HeavyKeeper: reference behaviour (semantics.md §5)', () => {
     const hk = new HeavyKeeper({ k: 10, width: 10_000, depth: 5, decay: 0.925, seed: 1 })
     for (const key of keys) hk.add(key)
     const exact = exactTop(exactCounts(keys), 10)
-    expect(exact.map(([key]: [string]) => key)).toEqual(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'])
+    expect(exact.map(([key]) => key)).toEqual(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'])
     expect(entries(hk.list())).toEqual(exact)
     expect(hk.total).toBe(10_000)
   })
@@ -53,7 +52,13 @@ describe('HeavyKeeper: reference behaviour (semantics.md §5)', () => {
   it('lists count descending, ties by key ascending (byte order)', () => {
     const hk = new HeavyKeeper({ k: 5, width: 1024, seed: 1 })
     for (const key of ['b', 'c', 'a', 'é', 'z']) hk.add(key, key === 'z' ? 9 : 4)
-    expect(entries(hk.list())).toEqual([['z', 9], ['a', 4], ['b', 4], ['c', 4], ['é', 4]])
+    expect(entries(hk.list())).toEqual([
+      ['z', 9],
+      ['a', 4],
+      ['b', 4],
+      ['c', 4],
+      ['é', 4],
+    ])
   })
 
   it('delivers every expelled key to the listener, however many one call expels', () => {
@@ -100,7 +105,7 @@ describe('HeavyKeeper: reference behaviour (semantics.md §5)', () => {
     hk.add('naïve', 2)
     const listed = hk.list()
     expect(listed).toHaveLength(1)
-    expect(listed[0].key).toBeInstanceOf(Uint8Array)  // listed in the form it was first added in
+    expect(listed[0].key).toBeInstanceOf(Uint8Array) // listed in the form it was first added in
     expect(Buffer.from(listed[0].key as Uint8Array).toString()).toBe('naïve')
     expect(listed[0].count).toBe(5)
     expect(hk.count('naïve')).toBe(5)
@@ -164,7 +169,7 @@ describe('HeavyKeeper: bad input gets typed errors, never a native crash', () =>
       expect(() => hk.add(key as never)).toThrow(InvalidArgumentError)
       expect(() => hk.count(key as never)).toThrow(InvalidArgumentError)
       expect(() => hk.addMany(['ok', key] as never)).toThrow(/keys\[1\]/)
-      expect(hk.count('ok')).toBe(1)  // the keys before the bad one were added
+      expect(hk.count('ok')).toBe(1) // the keys before the bad one were added
     },
   )
 

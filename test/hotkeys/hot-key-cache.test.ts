@@ -7,7 +7,6 @@ import { InvalidArgumentError } from '../../lib/errors/invalid-argument-error'
 import { InvalidOptionError } from '../../lib/errors/invalid-option-error'
 import { ManualClock } from '../helpers/manual-clock'
 import { uniqueName } from '../helpers/unique-name'
-// @ts-expect-error plain JavaScript helper shared with the benchmark
 import { zipfSampler } from './zipf-stream.mjs'
 
 afterEach(() => {
@@ -25,7 +24,7 @@ describe('HotKeyCache: reference behaviour', () => {
     hot.add('a', 10)
     hot.add('b', 8)
     expect(hot.addWithValue('a', 'value of a')).toBe(true)
-    expect(hot.addWithValue('c', 'value of c')).toBe(false)  // count 1, below the top-2
+    expect(hot.addWithValue('c', 'value of c')).toBe(false) // count 1, below the top-2
     expect(hot.get('a')).toBe('value of a')
     expect(hot.get('c')).toBeUndefined()
     expect(hot.list().map((i) => i.key)).toEqual(['a', 'b'])
@@ -34,8 +33,12 @@ describe('HotKeyCache: reference behaviour', () => {
   it('expires values after the ttl, and allow rules use their own ttl', () => {
     const { hot, clock } = cache({ ttl: 100, allow: [{ pattern: /^long-/, ttl: 500 }], autoCache: true })
     hot.addWithValue('short', 's')
-    hot.addWithValue('long-1', 'l')  // hot (the top-k is not full), so auto-cached with the default ttl
-    const { hot: allowOnly, clock: allowClock } = cache({ ttl: 100, allow: [{ pattern: /^long-/, ttl: 500 }], autoCache: false })
+    hot.addWithValue('long-1', 'l') // hot (the top-k is not full), so auto-cached with the default ttl
+    const { hot: allowOnly, clock: allowClock } = cache({
+      ttl: 100,
+      allow: [{ pattern: /^long-/, ttl: 500 }],
+      autoCache: false,
+    })
     allowOnly.addWithValue('long-1', 'l')
     clock.advance(99)
     allowClock.advance(99)
@@ -44,14 +47,14 @@ describe('HotKeyCache: reference behaviour', () => {
     allowClock.advance(401)
     expect(hot.get('short')).toBeUndefined()
     expect(allowOnly.get('long-1')).toBeUndefined()
-    expect(hot.size).toBe(1)  // the expired entry read was removed
+    expect(hot.size).toBe(1) // the expired entry read was removed
   })
 
   it('keeps TTLs right past 2^32 ms of uptime (the reference wraps after 49.7 days)', () => {
     const { hot, clock } = cache({ ttl: 100 })
     clock.time = 2 ** 32 - 30
     hot.addWithValue('a', 'v')
-    clock.advance(60)  // now past 2^32: 32-bit arithmetic would see an expiry far in the past
+    clock.advance(60) // now past 2^32: 32-bit arithmetic would see an expiry far in the past
     expect(hot.get('a')).toBe('v')
     clock.advance(40)
     expect(hot.get('a')).toBeUndefined()
@@ -60,7 +63,7 @@ describe('HotKeyCache: reference behaviour', () => {
   it('is bounded by capacity, least recently used first out', () => {
     const { hot } = cache({ k: 10, capacity: 3, ttl: 1000 })
     for (const key of ['a', 'b', 'c']) hot.addWithValue(key, key)
-    expect(hot.get('a')).toBe('a')  // a is now the most recently used
+    expect(hot.get('a')).toBe('a') // a is now the most recently used
     hot.addWithValue('d', 'd')
     expect(hot.size).toBe(3)
     expect(hot.get('b')).toBeUndefined()
@@ -74,12 +77,17 @@ describe('HotKeyCache: reference behaviour', () => {
     expect(hot.addWithValue('b', 'B', 6)).toBe(true)
     expect(hot.get('a')).toBeUndefined()
     expect(hot.get('b')).toBe('B')
-    hot.add('c', 7)  // a plain add that expels also empties the cache (the reference ignores it)
+    hot.add('c', 7) // a plain add that expels also empties the cache (the reference ignores it)
     expect(hot.get('b')).toBeUndefined()
   })
 
   it('allow rules by key and by pattern cache keys that are not hot (reference TestOnlyWhileList)', () => {
-    const { hot } = cache({ k: 100, capacity: 100, autoCache: false, allow: [{ pattern: '^1[0-9]{2}' }, { key: 'exact' }] })
+    const { hot } = cache({
+      k: 100,
+      capacity: 100,
+      autoCache: false,
+      allow: [{ pattern: '^1[0-9]{2}' }, { key: 'exact' }],
+    })
     for (let i = 0; i < 100; i++) {
       hot.addWithValue(String(i), String(i))
       expect(hot.get(String(i))).toBeUndefined()
@@ -106,7 +114,7 @@ describe('HotKeyCache: reference behaviour', () => {
     }
   })
 
-  it('the empty key does not match every pattern rule (the reference compares it with the rules\' empty key field)', () => {
+  it("the empty key does not match every pattern rule (the reference compares it with the rules' empty key field)", () => {
     const { hot: denying } = cache({ deny: [{ pattern: '^2$' }] })
     denying.addWithValue('', 'empty')
     expect(denying.get('')).toBe('empty')
@@ -133,8 +141,8 @@ describe('HotKeyCache: shared', () => {
     a.add('cold-2', 3)
     a.addWithValue('x', 'from a', 50)
     b.add('y', 4)
-    b.add('z', 4)  // b's own top-2 is full at count 4
-    expect(b.addWithValue('x', 'from b')).toBe(true)  // host-wide count 51
+    b.add('z', 4) // b's own top-2 is full at count 4
+    expect(b.addWithValue('x', 'from b')).toBe(true) // host-wide count 51
     expect(b.get('x')).toBe('from b')
     expect(a.get('x')).toBe('from a')
     expect(b.list().map((i) => i.key)).toEqual(['x', 'y'])
@@ -149,7 +157,7 @@ describe('HotKeyCache: shared', () => {
     const { hot: a } = cache(options)
     const { hot: b } = cache(options)
     a.add('key', 64)
-    vi.advanceTimersByTime(1000)  // both timers fire: one fading
+    vi.advanceTimersByTime(1000) // both timers fire: one fading
     expect(a.list()).toEqual([{ key: 'key', count: 32 }])
     vi.advanceTimersByTime(2000)
     expect(b.topk.count('key')).toBe(8)

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest'
 
 import { LruTtlCache } from '../../lib/hotkeys/lru-ttl-cache'
-// @ts-expect-error plain JavaScript helper shared with the benchmark
 import { seededRandom } from '../helpers/seeded-random.mjs'
 
 // The obvious model: an array ordered oldest first.

@@ -34,7 +34,7 @@ describe('murmur3 (x86_32, the hash HeavyKeeper and the Go reference use)', () =
     const hk = new HeavyKeeper({ k: 3, width, depth: 1, decay: 0.5, seed: 1 })
     hk.add(a, 1000)
     hk.add(c, 1)
-    hk.add(b, 1)  // same bucket as a: decays a's 1000 with probability 0.5^255, so it almost surely loses
+    hk.add(b, 1) // same bucket as a: decays a's 1000 with probability 0.5^255, so it almost surely loses
     expect(hk.count(a)).toBe(1000)
     expect(hk.count(b)).toBe(0)
     expect(hk.count(c)).toBe(1)

@@ -36,7 +36,5 @@ export function exactCounts(keys) {
 
 /** The exact top-k as [key, count] pairs, count descending, ties by key ascending (the order list() uses). */
 export function exactTop(counts, k) {
-  return [...counts.entries()]
-    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-    .slice(0, k)
+  return [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).slice(0, k)
 }

@@ -24,7 +24,8 @@ describe('adapters with bad options or requests', () => {
   it('a request whose address is not a string is rate-limited under the key "unknown", without throwing', () => {
     const keyed = new KeyedLimiter(() => new TokenBucket({ rate: 1, burst: 1, now: () => 0 }))
     const guarded = httpGuard(() => undefined, { limiter: false, rateLimit: { limiter: keyed } })
-    const req = (address: unknown) => ({ headers: {}, socket: { remoteAddress: address } }) as unknown as IncomingMessage
+    const req = (address: unknown) =>
+      ({ headers: {}, socket: { remoteAddress: address } }) as unknown as IncomingMessage
     expect(guarded.guard.acquire(req({ ip: 1 }))).toBe(0)
     expect(guarded.guard.acquire(req(42))).toBeLessThan(0) // the same key: 'unknown'
     expect(keyed.has('unknown')).toBe(true)

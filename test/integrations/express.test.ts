@@ -21,7 +21,9 @@ describe('expressGuard (Express)', () => {
     const c = controlledLimiter(20)
     const seen: string[] = []
     const perClient = { tryAcquire: (key: string) => (seen.push(key), true) }
-    const app = express().set('trust proxy', true).use(expressGuard({ limiter: c.limiter, rateLimit: { limiter: perClient, key: (req) => req.ip ?? '' } }))
+    const app = express()
+      .set('trust proxy', true)
+      .use(expressGuard({ limiter: c.limiter, rateLimit: { limiter: perClient, key: (req) => req.ip ?? '' } }))
     app.use((_req, res) => res.send('ok'))
     const { port, close } = await serving(app.listen(0, '127.0.0.1'))
     await get(port, { 'x-forwarded-for': '203.0.113.9' })

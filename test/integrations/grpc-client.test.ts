@@ -24,7 +24,9 @@ async function failingWith(code: number) {
 }
 
 function connect(interceptor: ReturnType<typeof grpcClientGuard>) {
-  return (opened.client = new EchoClient(`127.0.0.1:${opened.server!.port}`, grpc.credentials.createInsecure(), { interceptors: [interceptor] }))
+  return (opened.client = new EchoClient(`127.0.0.1:${opened.server!.port}`, grpc.credentials.createInsecure(), {
+    interceptors: [interceptor],
+  }))
 }
 
 // request 10, random 0: once 10 calls are in the window and none succeeded, every call is rejected.
@@ -94,7 +96,9 @@ describe('grpcClientGuard (grpc-js client interceptor)', () => {
 
   it('drives a CircuitBreaker group as well', async () => {
     const reached = await failingWith(GrpcStatus.INTERNAL)
-    const breakers = new BreakerGroup<CircuitBreaker>(() => new CircuitBreaker({ minimumCalls: 5, threshold: 0.5, openDuration: 60_000 }))
+    const breakers = new BreakerGroup<CircuitBreaker>(
+      () => new CircuitBreaker({ minimumCalls: 5, threshold: 0.5, openDuration: 60_000 }),
+    )
     const c = connect(grpcClientGuard({ breakers }))
     for (let i = 0; i < 5; i++) await call(c, 'echo', {})
     expect(breakers.get('/test.Echo/Echo').state).toBe('open')

@@ -41,7 +41,9 @@ describe('grpcServerGuard (grpc-js server interceptor)', () => {
     c.hold(2)
     c.signal.load = 900
     const trailers = await new Promise<grpc.Metadata>((resolve) => {
-      const unary = (client as any).echo({}, (error: grpc.ServiceError | null) => expect(error?.code).toBe(GrpcStatus.RESOURCE_EXHAUSTED))
+      const unary = (client as any).echo({}, (error: grpc.ServiceError | null) =>
+        expect(error?.code).toBe(GrpcStatus.RESOURCE_EXHAUSTED),
+      )
       unary.on('status', (status: grpc.StatusObject) => resolve(status.metadata))
     })
     expect(trailers.get('grpc-retry-pushback-ms')).toEqual(['3000'])
@@ -54,7 +56,8 @@ describe('grpcServerGuard (grpc-js server interceptor)', () => {
     const client = await open(grpcServerGuard({ limiter: c.limiter }), (_req, done) => done(null, {}))
     c.hold(11)
     c.signal.load = 900
-    const code = async (priority?: string) => (await call(client, 'echo', {}, { metadata: priority ? { 'x-priority': priority } : {} })).code
+    const code = async (priority?: string) =>
+      (await call(client, 'echo', {}, { metadata: priority ? { 'x-priority': priority } : {} })).code
     expect(await code('low')).toBe(GrpcStatus.RESOURCE_EXHAUSTED)
     expect(await code()).toBe(GrpcStatus.RESOURCE_EXHAUSTED)
     expect(await code('critical')).toBe(GrpcStatus.OK)
@@ -71,7 +74,10 @@ describe('grpcServerGuard (grpc-js server interceptor)', () => {
       keys.push(`${info.method} ${info.address}`)
       return info.method
     }
-    const client = await open(grpcServerGuard({ limiter: false, rateLimit: { limiter: perClient, key } }), (_req, done) => done(null, {}))
+    const client = await open(
+      grpcServerGuard({ limiter: false, rateLimit: { limiter: perClient, key } }),
+      (_req, done) => done(null, {}),
+    )
     expect((await call(client, 'echo', {})).code).toBe(GrpcStatus.OK)
     const limited = await call(client, 'echo', {})
     expect(limited.code).toBe(GrpcStatus.RESOURCE_EXHAUSTED)
@@ -103,7 +109,9 @@ describe('grpcServerGuard (grpc-js server interceptor)', () => {
 
   it('releases when the handler fails', async () => {
     const c = controlledLimiter(5)
-    const client = await open(grpcServerGuard({ limiter: c.limiter }), (_req, done) => done({ code: GrpcStatus.NOT_FOUND, details: 'no' }))
+    const client = await open(grpcServerGuard({ limiter: c.limiter }), (_req, done) =>
+      done({ code: GrpcStatus.NOT_FOUND, details: 'no' }),
+    )
     expect((await call(client, 'echo', {})).code).toBe(GrpcStatus.NOT_FOUND)
     await eventually(() => c.limiter.inFlight === 0, 'release')
     expect(c.limiter.stats().invalidReleases).toBe(0)

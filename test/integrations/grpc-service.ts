@@ -31,11 +31,16 @@ export interface EchoServer {
   close(): Promise<void>
 }
 
-export async function startEcho(handlers: { echo: Unary; other?: Unary }, options: grpc.ServerOptions = {}): Promise<EchoServer> {
+export async function startEcho(
+  handlers: { echo: Unary; other?: Unary },
+  options: grpc.ServerOptions = {},
+): Promise<EchoServer> {
   const server = new grpc.Server(options)
   server.addService(echoService, { echo: handlers.echo, other: handlers.other ?? handlers.echo })
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, p) => (error ? reject(error) : resolve(p))),
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, p) =>
+      error ? reject(error) : resolve(p),
+    ),
   )
   return { port, close: () => new Promise((r) => server.tryShutdown(() => r())) }
 }

@@ -24,7 +24,10 @@ describe('httpGuard (node:http)', () => {
     expect((await get(byHeader.port, { 'x-priority': 'critical' })).status).toBe(503)
     expect((await get(byHeader.port, { 'x-class': 'critical' })).status).toBe(200)
     await byHeader.close()
-    const byPath = await start({ limiter: c.limiter, priority: (req: http.IncomingMessage) => (req.url === '/health' ? 'critical' : 'low') }, async () => 'ok')
+    const byPath = await start(
+      { limiter: c.limiter, priority: (req: http.IncomingMessage) => (req.url === '/health' ? 'critical' : 'low') },
+      async () => 'ok',
+    )
     expect((await get(byPath.port, {}, '/health')).status).toBe(200)
     expect((await get(byPath.port, { 'x-priority': 'critical' }, '/work')).status).toBe(503)
     await byPath.close()
@@ -45,7 +48,10 @@ describe('httpGuard (node:http)', () => {
   it('reports sheds to onShed listeners, and the guard counts rate-limited requests', async () => {
     const c = controlledLimiter(1)
     const perClient = new KeyedLimiter(() => new TokenBucket({ rate: 1, burst: 1, now: () => 0 }))
-    const listener = httpGuard((_req, res) => res.end('ok'), { limiter: c.limiter, rateLimit: { limiter: perClient, key: (req) => String(req.headers['x-client']) } })
+    const listener = httpGuard((_req, res) => res.end('ok'), {
+      limiter: c.limiter,
+      rateLimit: { limiter: perClient, key: (req) => String(req.headers['x-client']) },
+    })
     const events: unknown[] = []
     const sub = listener.guard.onShed((e) => events.push(e))
     const { port, close } = await serving(http.createServer(listener).listen(0, '127.0.0.1'))

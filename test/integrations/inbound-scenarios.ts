@@ -147,9 +147,11 @@ export function inboundScenarios(start: StartServer): void {
 
   it('answers 429 with the rate limiter’s Retry-After, per key, before the limiter is asked', async () => {
     const clock = new ManualClock(0)
-    const perClient = new KeyedLimiter(() => new TokenBucket({ rate: 0.25, burst: 2, now: clock.now }), { now: clock.now })
+    const perClient = new KeyedLimiter(() => new TokenBucket({ rate: 0.25, burst: 2, now: clock.now }), {
+      now: clock.now,
+    })
     const c = controlledLimiter(20)
-    const key = (req: any) => String((req.headers ?? req.req?.headers ?? req.request?.headers)['x-client'])
+    const key = (req: any) => String((req.headers ?? req.req?.headers ?? req.request?.headers ?? {})['x-client'])
     const port = await open({ limiter: c.limiter, rateLimit: { limiter: perClient, key } })
     const a = { 'x-client': 'a' }
     expect((await get(port, a)).status).toBe(200)

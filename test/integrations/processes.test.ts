@@ -10,7 +10,10 @@ const fixtures = path.join(__dirname, '..', 'fixtures')
 const children: ChildProcess[] = []
 afterAll(() => children.forEach((c) => c.kill('SIGKILL')))
 
-function member(name: string, minInFlight: number): Promise<{ port: number; stats: () => Promise<any>; exit: () => void }> {
+function member(
+  name: string,
+  minInFlight: number,
+): Promise<{ port: number; stats: () => Promise<any>; exit: () => void }> {
   const child = fork(path.join(fixtures, 'integration-http-member.cjs'), [name, String(minInFlight)])
   children.push(child)
   const ask = (m: string, field: string) =>
@@ -23,8 +26,14 @@ function member(name: string, minInFlight: number): Promise<{ port: number; stat
       child.on('message', on)
       if (m) child.send(m)
     })
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`the member exited with ${code}`))))
-  return Promise.race([ask('', 'port'), exited]).then((port) => ({ port, stats: () => ask('stats', 'stats'), exit: () => child.send('exit') }))
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`the member exited with ${code}`))),
+  )
+  return Promise.race([ask('', 'port'), exited]).then((port) => ({
+    port,
+    stats: () => ask('stats', 'stats'),
+    exit: () => child.send('exit'),
+  }))
 }
 
 type Member = Awaited<ReturnType<typeof member>>

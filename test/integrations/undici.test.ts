@@ -49,15 +49,21 @@ const undici7 = (() => {
   const [major, minor, patch] = process.versions.node.split('.').map(Number)
   // undici 7 needs Node 20.18.1 or later.
   const supported = major > 20 || (major === 20 && (minor > 18 || (minor === 18 && patch >= 1)))
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
   return supported ? (require('undici-v7') as Undici) : undefined
 })()
 
 function undiciSuite(version: string, u: Undici): void {
   const { Agent, getGlobalDispatcher, request, setGlobalDispatcher } = u
-  const url = (server: TestServer, path: string) => `http://127.0.0.1:${server.port}${path === '' ? '' : `/${version}${path}`}`
+  const url = (server: TestServer, path: string) =>
+    `http://127.0.0.1:${server.port}${path === '' ? '' : `/${version}${path}`}`
   const hit = (path: string) => hits.get(`/${version}${path}`)
 
-  async function outcome(dispatcher: InstanceType<Undici['Agent']> | ReturnType<InstanceType<Undici['Agent']>['compose']>, target: string, method = 'GET') {
+  async function outcome(
+    dispatcher: InstanceType<Undici['Agent']> | ReturnType<InstanceType<Undici['Agent']>['compose']>,
+    target: string,
+    method = 'GET',
+  ) {
     try {
       const res = await request(target, { dispatcher, method: method as 'GET' })
       return { status: res.statusCode, body: await res.body.text() }
@@ -95,7 +101,8 @@ function undiciSuite(version: string, u: Undici): void {
     it('counts connection errors as failures', async () => {
       const guard = undiciGuard({ breaker: strict, attempts: 1 })
       const dispatcher = new Agent().compose(guard)
-      for (let i = 0; i < 5; i++) expect((await outcome(dispatcher, `${refused}/x`)).error).toMatchObject({ code: 'ECONNREFUSED' })
+      for (let i = 0; i < 5; i++)
+        expect((await outcome(dispatcher, `${refused}/x`)).error).toMatchObject({ code: 'ECONNREFUSED' })
       expect((await outcome(dispatcher, `${refused}/x`)).error).toBeInstanceOf(BreakerOpenError)
       guard.close()
     })
@@ -108,7 +115,10 @@ function undiciSuite(version: string, u: Undici): void {
       expect(connections - before).toBe(1) // the failed attempts' bodies were drained, the socket kept
       expect(await outcome(dispatcher, url(origin, '/flaky/b/5'))).toEqual({ status: 503, body: '503 from attempt 3' })
       expect(hit('/flaky/b/5')).toBe(3)
-      expect(await outcome(dispatcher, url(origin, '/flaky/c/1'), 'POST')).toEqual({ status: 503, body: '503 from attempt 1' })
+      expect(await outcome(dispatcher, url(origin, '/flaky/c/1'), 'POST')).toEqual({
+        status: 503,
+        body: '503 from attempt 1',
+      })
       expect((await outcome(dispatcher, `${refused}/r`)).error).toMatchObject({ code: 'ECONNREFUSED' })
       expect(guard.breakers.get(refused).stats().total).toBe(3) // three attempts at the refused origin
       guard.close()
@@ -119,7 +129,8 @@ function undiciSuite(version: string, u: Undici): void {
       const budget = new RetryBudget({ ratio: 0, minPerSecond: 0.2, window: 10_000, now: clock.now }) // 2 retries
       const guard = undiciGuard({ breaker: { request: 1000 }, budget, baseDelay: 1 })
       const dispatcher = new Agent().compose(guard)
-      for (let i = 0; i < 4; i++) expect((await outcome(dispatcher, url(origin, `/flaky/budget${i}/9`))).status).toBe(503)
+      for (let i = 0; i < 4; i++)
+        expect((await outcome(dispatcher, url(origin, `/flaky/budget${i}/9`))).status).toBe(503)
       expect([0, 1, 2, 3].map((i) => hit(`/flaky/budget${i}/9`))).toEqual([3, 1, 1, 1])
       expect(budget.stats()).toMatchObject({ requests: 4, retries: 2, available: 0 })
       guard.close()

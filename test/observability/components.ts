@@ -55,11 +55,21 @@ export function drivenComponents() {
   budget.canRetry()
 
   // A guard with a one-token rate limit in front of the limiter: the second request is answered 429.
-  const handler = httpGuard(() => undefined, { limiter: false, rateLimit: { limiter: new TokenBucket({ rate: 0.001, burst: 1, now }) } })
+  const handler = httpGuard(() => undefined, {
+    limiter: false,
+    rateLimit: { limiter: new TokenBucket({ rate: 0.001, burst: 1, now }) },
+  })
   const request = { headers: {}, socket: { remoteAddress: '127.0.0.1' } } as never
   handler.guard.acquire(request)
   handler.guard.acquire(request)
 
   const all = { limiter, sre, circuit, group, topk, cache, bucket, window, keyed, budget, handler }
-  return { clock, ...all, close: () => [limiter, sre, circuit, group, topk, cache, bucket, window, keyed].forEach((c) => ('close' in c ? c.close() : c.clear())) }
+  return {
+    clock,
+    ...all,
+    close: () =>
+      [limiter, sre, circuit, group, topk, cache, bucket, window, keyed].forEach((c) =>
+        'close' in c ? c.close() : c.clear(),
+      ),
+  }
 }

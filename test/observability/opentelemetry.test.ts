@@ -62,7 +62,11 @@ describe('OpenTelemetryMetrics', () => {
     metrics.add('edge', c.handler)
     const ps = await collect()
 
-    expect(value(ps, 'bulwark.limiter.in_flight', { name: 'api' })).toMatchObject({ type: DataPointType.GAUGE, unit: '{request}', value: 3 })
+    expect(value(ps, 'bulwark.limiter.in_flight', { name: 'api' })).toMatchObject({
+      type: DataPointType.GAUGE,
+      unit: '{request}',
+      value: 3,
+    })
     expect(value(ps, 'bulwark.limiter.load', { name: 'api' })).toMatchObject({ unit: '1', value: 1 })
     expect(value(ps, 'bulwark.limiter.min_response_time', { name: 'api' })).toMatchObject({ unit: 's', value: 0.001 })
     expect(value(ps, 'bulwark.limiter.shed', { name: 'api', priority: 'low', reason: 'in-flight' })).toMatchObject({
@@ -72,7 +76,9 @@ describe('OpenTelemetryMetrics', () => {
     expect(value(ps, 'bulwark.limiter.admitted', { name: 'api', priority: 'normal' })?.value).toBe(2)
     expect(value(ps, 'bulwark.breaker.state', { name: 'payments', state: 'open' })?.value).toBe(1)
     expect(value(ps, 'bulwark.breaker.drop', { name: 'payments' })?.value).toBeCloseTo(15 / 26, 12)
-    expect(ps.filter((p) => p.instrument === 'bulwark.hotkeys.key_count').map((p) => [p.attributes.key, p.value])).toEqual([
+    expect(
+      ps.filter((p) => p.instrument === 'bulwark.hotkeys.key_count').map((p) => [p.attributes.key, p.value]),
+    ).toEqual([
       ['x', 30],
       ['y', 20],
     ])
@@ -81,7 +87,9 @@ describe('OpenTelemetryMetrics', () => {
 
     // Cumulative: a later collection carries the new total.
     c.limiter.tryAcquire('low')
-    expect(value(await collect(), 'bulwark.limiter.shed', { name: 'api', priority: 'low', reason: 'in-flight' })?.value).toBe(4)
+    expect(
+      value(await collect(), 'bulwark.limiter.shed', { name: 'api', priority: 'low', reason: 'in-flight' })?.value,
+    ).toBe(4)
   })
 
   it('reads each component once per collection and stops observing when closed', async () => {
@@ -109,7 +117,9 @@ describe('OpenTelemetryMetrics', () => {
 
   it('rejects a bad meter or prefix', () => {
     expect(() => new OpenTelemetryMetrics({ meter: {} as never })).toThrow(InvalidOptionError)
-    expect(() => new OpenTelemetryMetrics({ meter: {} as never })).toThrow(/option `meter` must be an OpenTelemetry Meter/)
+    expect(() => new OpenTelemetryMetrics({ meter: {} as never })).toThrow(
+      /option `meter` must be an OpenTelemetry Meter/,
+    )
     expect(() => new OpenTelemetryMetrics({ prefix: '1x' })).toThrow(/option `prefix`/)
   })
 })

@@ -6,7 +6,11 @@ export interface PromSample {
 }
 
 /** Parses `registry.metrics()`: the samples, and each metric family's TYPE and HELP. */
-export function parsePrometheusText(text: string): { samples: PromSample[]; types: Map<string, string>; help: Map<string, string> } {
+export function parsePrometheusText(text: string): {
+  samples: PromSample[]
+  types: Map<string, string>
+  help: Map<string, string>
+} {
   const samples: PromSample[] = []
   const types = new Map<string, string>()
   const help = new Map<string, string>()
@@ -20,7 +24,8 @@ export function parsePrometheusText(text: string): { samples: PromSample[]; type
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line)
     if (!m) throw new Error(`not a sample line: ${line}`)
     const labels: Record<string, string> = {}
-    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]] = l[2].replace(/\\(.)/g, '$1')
+    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[l[1]] = l[2].replace(/\\(.)/g, '$1')
     samples.push({ name: m[1], labels, value: Number(m[3]) })
   }
   return { samples, types, help }

@@ -89,7 +89,9 @@ describe('PrometheusMetrics', () => {
     expect(stats).toHaveBeenCalledTimes(1)
     c.limiter.tryAcquire('low')
     const after = await scrape()
-    expect(valueOf(after.samples, 'bulwark_limiter_shed_total', { name: 'api', priority: 'low', reason: 'in-flight' })).toBe(4)
+    expect(
+      valueOf(after.samples, 'bulwark_limiter_shed_total', { name: 'api', priority: 'low', reason: 'in-flight' }),
+    ).toBe(4)
     added.dispose()
     expect((await scrape()).samples.filter((s) => s.labels.name === 'api')).toEqual([])
   })
@@ -106,7 +108,9 @@ describe('PrometheusMetrics', () => {
     const { metrics, c } = setup()
     expect(() => new PrometheusMetrics({ prefix: 'no spaces' })).toThrow(InvalidOptionError)
     expect(() => new PrometheusMetrics({ prefix: 'no spaces' })).toThrow(/option `prefix`/)
-    expect(() => new PrometheusMetrics({ registry: {} as never })).toThrow(/option `registry` must be a prom-client Registry/)
+    expect(() => new PrometheusMetrics({ registry: {} as never })).toThrow(
+      /option `registry` must be a prom-client Registry/,
+    )
     expect(() => new PrometheusMetrics({ topKeys: -1 })).toThrow(/option `topKeys`/)
     expect(() => metrics.add('x', {})).toThrow(InvalidArgumentError)
     expect(() => metrics.add('x', {})).toThrow(/argument `component` must be a BbrLimiter/)

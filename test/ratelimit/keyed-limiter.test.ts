@@ -64,7 +64,12 @@ describe('KeyedLimiter', () => {
     const clock = new ManualClock(0)
     const closed: string[] = []
     const keyed = new KeyedLimiter(
-      (key): Limiter => ({ tryAcquire: () => true, available: () => 1, retryAfterMs: () => 0, close: () => closed.push(key) }),
+      (key): Limiter => ({
+        tryAcquire: () => true,
+        available: () => 1,
+        retryAfterMs: () => 0,
+        close: () => closed.push(key),
+      }),
       { idleTimeout: 100, now: clock.now },
     )
     keyed.get('a')
@@ -85,7 +90,9 @@ describe('KeyedLimiter', () => {
   it('rejects a bad factory, bad options and a key that is not a string', () => {
     expect(() => new KeyedLimiter(5 as never)).toThrow(/option `factory` must be a function/)
     expect(() => new KeyedLimiter(() => new TokenBucket({ rate: 1 }), { maxKeys: 0 })).toThrow(/option `maxKeys`/)
-    expect(() => new KeyedLimiter(() => new TokenBucket({ rate: 1 }), { idleTimeout: 0 })).toThrow(/option `idleTimeout`/)
+    expect(() => new KeyedLimiter(() => new TokenBucket({ rate: 1 }), { idleTimeout: 0 })).toThrow(
+      /option `idleTimeout`/,
+    )
     const keyed = new KeyedLimiter(() => new TokenBucket({ rate: 1 }))
     expect(() => keyed.get(42 as never)).toThrow(InvalidArgumentError)
   })

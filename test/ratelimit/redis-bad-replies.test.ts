@@ -2,7 +2,8 @@
 // the decision unsettled forever and raised an unhandled rejection (found by the reliability fuzzing).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 
-import { RedisRateLimiter, type RedisScriptClient } from '../../lib/ratelimit/redis/redis-rate-limiter'
+import type { RedisScriptClient } from '../../lib/ratelimit/redis/redis-options'
+import { RedisRateLimiter } from '../../lib/ratelimit/redis/redis-rate-limiter'
 
 type Answer = () => Promise<unknown>
 function client(evalsha: Answer, evalScript: Answer = evalsha): RedisScriptClient {
@@ -55,7 +56,12 @@ describe('RedisRateLimiter with a client that answers nonsense', () => {
   })
 
   it('a reply with negative numbers gives a decision with remaining and retryAfterMs >= 0', async () => {
-    const limiter = new RedisRateLimiter({ redis: client(async () => [0, -3, -5e-324]), limit: 5, window: 1000, timeout: 20 })
+    const limiter = new RedisRateLimiter({
+      redis: client(async () => [0, -3, -5e-324]),
+      limit: 5,
+      window: 1000,
+      timeout: 20,
+    })
     expect(await decideWithin(limiter, 500)).toEqual({ allowed: false, remaining: 0, retryAfterMs: 0, source: 'redis' })
   })
 })

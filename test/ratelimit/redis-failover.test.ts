@@ -44,8 +44,16 @@ describe.skipIf(!target)('RedisRateLimiter when Redis fails', () => {
 
   function limiter(extra: Partial<ConstructorParameters<typeof RedisRateLimiter>[0]> = {}) {
     const l = new RedisRateLimiter({
-      redis, limit: 100, window: 60_000, keyPrefix: `${uniqueName('failover')}:`, timeout: TIMEOUT,
-      hosts: 4, openAfter: 2, probeInterval: 500, now: clock.now, ...extra,
+      redis,
+      limit: 100,
+      window: 60_000,
+      keyPrefix: `${uniqueName('failover')}:`,
+      timeout: TIMEOUT,
+      hosts: 4,
+      openAfter: 2,
+      probeInterval: 500,
+      now: clock.now,
+      ...extra,
     })
     const states: string[] = []
     l.onStateChange((s) => states.push(s))

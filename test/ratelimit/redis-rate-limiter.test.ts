@@ -43,9 +43,20 @@ describe.skipIf(!target)('RedisRateLimiter on a real Redis', () => {
     it('admit exactly the limit, never more (injected clock: no refill during the run)', async () => {
       const clock = new ManualClock(1_000_000)
       const keyPrefix = `${uniqueName('exact')}:`
-      const limiters = await Promise.all([0, 1, 2, 3].map(
-        async () => new RedisRateLimiter({ redis: await client(), limit: 300, window: 60_000, keyPrefix, algorithm, timeout: 5000, now: clock.now }),
-      ))
+      const limiters = await Promise.all(
+        [0, 1, 2, 3].map(
+          async () =>
+            new RedisRateLimiter({
+              redis: await client(),
+              limit: 300,
+              window: 60_000,
+              keyPrefix,
+              algorithm,
+              timeout: 5000,
+              now: clock.now,
+            }),
+        ),
+      )
       const calls: Array<Promise<RateLimitDecision>> = []
       for (let i = 0; i < 2000; i++) calls.push(limiters[i % 4].consume('tenant-1'))
       const decisions = await Promise.all(calls)
@@ -58,9 +69,19 @@ describe.skipIf(!target)('RedisRateLimiter on a real Redis', () => {
     it('admit exactly the limit on the Redis server clock too', async () => {
       const keyPrefix = `${uniqueName('server-time')}:`
       // A day-long window: no refill and no window edge that could matter within the run.
-      const limiters = await Promise.all([0, 1, 2].map(
-        async () => new RedisRateLimiter({ redis: await client(), limit: 100, window: 86_400_000, keyPrefix, algorithm, timeout: 5000 }),
-      ))
+      const limiters = await Promise.all(
+        [0, 1, 2].map(
+          async () =>
+            new RedisRateLimiter({
+              redis: await client(),
+              limit: 100,
+              window: 86_400_000,
+              keyPrefix,
+              algorithm,
+              timeout: 5000,
+            }),
+        ),
+      )
       const decisions = await Promise.all(Array.from({ length: 600 }, (_, i) => limiters[i % 3].consume('k')))
       expect(allowedCount(decisions)).toBe(100)
       const denied = decisions.find((d) => !d.allowed) as RateLimitDecision
@@ -71,8 +92,15 @@ describe.skipIf(!target)('RedisRateLimiter on a real Redis', () => {
 
   it('sliding window: the previous window counts by the share of it still inside the sliding window', async () => {
     const clock = new ManualClock(10_000) // window index 10 of 1000 ms windows
-    const limiter = new RedisRateLimiter({ redis: await client(), limit: 10, window: 1000, keyPrefix: `${uniqueName('edges')}:`, now: clock.now })
-    const take = async (count: number) => allowedCount(await Promise.all(Array.from({ length: count }, () => limiter.consume('k'))))
+    const limiter = new RedisRateLimiter({
+      redis: await client(),
+      limit: 10,
+      window: 1000,
+      keyPrefix: `${uniqueName('edges')}:`,
+      now: clock.now,
+    })
+    const take = async (count: number) =>
+      allowedCount(await Promise.all(Array.from({ length: count }, () => limiter.consume('k'))))
 
     expect(await take(12)).toBe(10)
     const denied = await limiter.consume('k')
@@ -93,7 +121,13 @@ describe.skipIf(!target)('RedisRateLimiter on a real Redis', () => {
   it('gcra: a burst, then one permit per interval, with exact retry times', async () => {
     const clock = new ManualClock(5_000)
     const limiter = new RedisRateLimiter({
-      redis: await client(), limit: 10, window: 1000, burst: 3, algorithm: 'gcra', keyPrefix: `${uniqueName('gcra')}:`, now: clock.now,
+      redis: await client(),
+      limit: 10,
+      window: 1000,
+      burst: 3,
+      algorithm: 'gcra',
+      keyPrefix: `${uniqueName('gcra')}:`,
+      now: clock.now,
     })
     const first = await limiter.consume('k')
     expect(first).toEqual({ allowed: true, remaining: 2, retryAfterMs: 0, source: 'redis' })
@@ -133,7 +167,10 @@ describe.skipIf(!target)('RedisRateLimiter on a real Redis', () => {
     expect(await admin.script('EXISTS', ...shas)).toEqual([1, 1])
     await admin.script('FLUSH')
     const again = await Promise.all([sliding.consume('a'), gcra.consume('a')])
-    expect(again.map((d) => [d.source, d.remaining])).toEqual([['redis', 3], ['redis', 3]])
+    expect(again.map((d) => [d.source, d.remaining])).toEqual([
+      ['redis', 3],
+      ['redis', 3],
+    ])
     expect(sliding.stats()).toMatchObject({ redis: 2, insurance: 0, errors: 0 })
   })
 
@@ -165,8 +202,14 @@ describe.skipIf(!target)('RedisRateLimiter on a real Redis', () => {
     await expect(limiter.consume('k', 6)).rejects.toThrow(InvalidArgumentError)
     expect(() => new RedisRateLimiter({ redis: {} as never, limit: 5, window: 1000 })).toThrow(/option `redis`/)
     expect(() => new RedisRateLimiter({ redis, limit: 0, window: 1000 })).toThrow(InvalidOptionError)
-    expect(() => new RedisRateLimiter({ redis, limit: 5, window: 1000, keyPrefix: 'a{b' })).toThrow(/option `keyPrefix`/)
-    expect(() => new RedisRateLimiter({ redis, limit: 5, window: 1000, algorithm: 'leaky' as never })).toThrow(/option `algorithm`/)
-    expect(() => new RedisRateLimiter({ redis, limit: 5, window: 1000, insurance: {} as never })).toThrow(/option `insurance`/)
+    expect(() => new RedisRateLimiter({ redis, limit: 5, window: 1000, keyPrefix: 'a{b' })).toThrow(
+      /option `keyPrefix`/,
+    )
+    expect(() => new RedisRateLimiter({ redis, limit: 5, window: 1000, algorithm: 'leaky' as never })).toThrow(
+      /option `algorithm`/,
+    )
+    expect(() => new RedisRateLimiter({ redis, limit: 5, window: 1000, insurance: {} as never })).toThrow(
+      /option `insurance`/,
+    )
   })
 })

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { SlidingWindowLimiter, TokenBucket } from '../../dist/cjs'
 import { uniqueName } from '../helpers/unique-name'
 
-// eslint-disable-next-line @typescript-eslint/no-var-requires
+// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { openClock } = require('../fixtures/ratelimit-hammer.cjs')
 const hammer = path.join(__dirname, '..', 'fixtures', 'ratelimit-hammer.cjs')
 const holder = path.join(__dirname, '..', 'fixtures', 'ratelimit-lock-holder.cjs')
@@ -46,17 +46,30 @@ type Kind = keyof typeof scenarios
 
 function openObserver(kind: Kind, name: string) {
   // Created first, at fake time 0, so that every writer shares its origin.
-  const options = { ...scenarios[kind].options, shared: name, now: () => 0 }
-  return kind === 'token-bucket' ? new TokenBucket(options) : new SlidingWindowLimiter(options)
+  const sharing = { shared: name, now: () => 0 }
+  return kind === 'token-bucket'
+    ? new TokenBucket({ ...scenarios['token-bucket'].options, ...sharing })
+    : new SlidingWindowLimiter({ ...scenarios['sliding-window'].options, ...sharing })
 }
 
-function runWriters(kind: Kind, mode: 'threads' | 'processes'): Promise<Array<{ admitted: number; takeovers: number }>> {
+function runWriters(
+  kind: Kind,
+  mode: 'threads' | 'processes',
+): Promise<Array<{ admitted: number; takeovers: number }>> {
   const name = uniqueName(`rl-${kind}`)
   const clockName = uniqueName('rl-clock')
   const clock = openClock(clockName)
   const observer = openObserver(kind, name)
   const s = scenarios[kind]
-  const job = { role: 'hammer', kind, options: { ...s.options, shared: name }, clockName, writers: WRITERS, step: s.step, stopAt: s.stopAt }
+  const job = {
+    role: 'hammer',
+    kind,
+    options: { ...s.options, shared: name },
+    clockName,
+    writers: WRITERS,
+    step: s.step,
+    stopAt: s.stopAt,
+  }
   const runs = Array.from({ length: WRITERS }, () => {
     if (mode === 'threads') {
       return new Promise<{ admitted: number; takeovers: number }>((resolve, reject) => {
@@ -79,14 +92,17 @@ function runWriters(kind: Kind, mode: 'threads' | 'processes'): Promise<Array<{ 
 }
 
 describe.each(['token-bucket', 'sliding-window'] as const)('%s shared by several writers', (kind) => {
-  it.each(['threads', 'processes'] as const)(`${WRITERS} %s admit exactly what the limit allows over a fake clock`, async (mode) => {
-    const results = await runWriters(kind, mode)
-    const admitted = results.reduce((sum, r) => sum + r.admitted, 0)
-    expect(admitted).toBe(scenarios[kind].expected)
-    // The writers really overlapped, and nobody had to break a lock.
-    expect(results.filter((r) => r.admitted > 0).length).toBeGreaterThanOrEqual(2)
-    expect(results.every((r) => r.takeovers === 0)).toBe(true)
-  })
+  it.each(['threads', 'processes'] as const)(
+    `${WRITERS} %s admit exactly what the limit allows over a fake clock`,
+    async (mode) => {
+      const results = await runWriters(kind, mode)
+      const admitted = results.reduce((sum, r) => sum + r.admitted, 0)
+      expect(admitted).toBe(scenarios[kind].expected)
+      // The writers really overlapped, and nobody had to break a lock.
+      expect(results.filter((r) => r.admitted > 0).length).toBeGreaterThanOrEqual(2)
+      expect(results.every((r) => r.takeovers === 0)).toBe(true)
+    },
+  )
 })
 
 function holdLock(kind: Kind, options: object, halfway = 0): Promise<ChildProcess> {

@@ -93,7 +93,9 @@ describe('SlidingWindowLimiter', () => {
   it('validates its options', () => {
     expect(() => new SlidingWindowLimiter({ limit: 0, window: 1 })).toThrow(/option `limit`/)
     expect(() => new SlidingWindowLimiter({ limit: 1, window: -5 })).toThrow(/option `window`/)
-    expect(() => new SlidingWindowLimiter({ limit: 1, window: 10, buckets: 2.5 })).toThrow(/option `buckets` must be an integer/)
+    expect(() => new SlidingWindowLimiter({ limit: 1, window: 10, buckets: 2.5 })).toThrow(
+      /option `buckets` must be an integer/,
+    )
     expect(new SlidingWindowLimiter({ limit: 1, window: 10 }).buckets).toBe(10)
   })
 })

@@ -78,7 +78,8 @@ describe('TokenBucket', () => {
 
   it('a bad permit count is an InvalidArgumentError; a bad option an InvalidOptionError naming it', () => {
     const bucket = new TokenBucket({ rate: 10 })
-    for (const n of [0, -1, NaN, Infinity, '1' as unknown as number]) expect(() => bucket.tryTake(n)).toThrow(InvalidArgumentError)
+    for (const n of [0, -1, NaN, Infinity, '1' as unknown as number])
+      expect(() => bucket.tryTake(n)).toThrow(InvalidArgumentError)
     expect(() => bucket.retryAfterMs(-1)).toThrow(InvalidArgumentError)
     expect(() => new TokenBucket({ rate: 0 })).toThrow(/option `rate` must be a finite number > 0, got 0/)
     expect(() => new TokenBucket({ rate: 1, burst: -1 })).toThrow(InvalidOptionError)

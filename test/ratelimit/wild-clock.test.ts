@@ -20,7 +20,12 @@ describe('local limiters with a clock that jumps to a huge value', () => {
         }
         console.log(admitted)`
       const run = runScript(body, 5000)
-      expect({ value, timedOut: run.timedOut, status: run.status, stderr: run.stderr }).toEqual({ value, timedOut: false, status: 0, stderr: '' })
+      expect({ value, timedOut: run.timedOut, status: run.status, stderr: run.stderr }).toEqual({
+        value,
+        timedOut: false,
+        status: 0,
+        stderr: '',
+      })
       expect(Number(run.stdout.trim())).toBeLessThanOrEqual(5)
     }
   })

@@ -10,6 +10,7 @@ import { BbrLimiter, RegionCorruptError, RegionMismatchError } from '../../dist/
 import { uniqueName } from '../helpers/unique-name'
 
 const fixtures = path.join(__dirname, 'fixtures')
+// eslint-disable-next-line @typescript-eslint/no-require-imports
 const regionLayout = require('../../dist/cjs/native/load-native').native.layout.region
 const children: ChildProcess[] = []
 afterEach(() => {
@@ -61,11 +62,17 @@ describe('a node:cluster worker killed mid-request', () => {
     const name = uniqueName('cluster')
     const primary = spawnFixture('cluster-member.cjs', [name])
     const workers: Array<{ id: number; pid: number; port: number }> = []
-    await new Promise<void>((resolve) => primary.on('message', (m: any) => (workers.push(m), workers.length === 2 && resolve())))
+    await new Promise<void>((resolve) =>
+      primary.on('message', (m: any) => (workers.push(m), workers.length === 2 && resolve())),
+    )
     const [a, b] = workers
     for (let i = 0; i < 20; i++) hang(a.port)
     for (let i = 0; i < 5; i++) hang(b.port)
-    await until(() => get(b.port, '/stats'), (r) => r.body.inFlight === 25, 5000)
+    await until(
+      () => get(b.port, '/stats'),
+      (r) => r.body.inFlight === 25,
+      5000,
+    )
     for (let i = 0; i < 10; i++) expect((await get(b.port, '/ok')).status).toBe(200)
     const before = (await get(b.port, '/stats')).body
 
@@ -74,7 +81,11 @@ describe('a node:cluster worker killed mid-request', () => {
     // While the dead worker's requests are reclaimed, the survivor answers every request.
     const during: Array<Promise<{ status: number }>> = []
     const traffic = setInterval(() => during.push(get(b.port, '/ok')), 5)
-    const after = await until(() => get(b.port, '/stats'), (r) => r.body.inFlight === 5, 3000)
+    const after = await until(
+      () => get(b.port, '/stats'),
+      (r) => r.body.inFlight === 5,
+      3000,
+    )
     const reclaimMs = Date.now() - killedAt
     clearInterval(traffic)
     const answers = await Promise.all(during)
@@ -107,7 +118,9 @@ describe('regions that are not what they should be', () => {
     fs.closeSync(fd)
     const options = { shared: name, signal: () => 0, queueDelay: false as const }
     expect(() => new BbrLimiter(options)).toThrow(RegionMismatchError)
-    expect(() => new BbrLimiter(options)).toThrow(new RegExp(`layout version ${regionLayout.version + 1}.*rolling deploy`))
+    expect(() => new BbrLimiter(options)).toThrow(
+      new RegExp(`layout version ${regionLayout.version + 1}.*rolling deploy`),
+    )
     holder.send({ op: 'hold', n: 3 })
     expect(await nextMessage<{ held: number; shed: number }>(holder)).toEqual({ held: 3, shed: 0 })
     // Once that version's processes are gone, the region is rebuilt for this one.
@@ -175,15 +188,20 @@ describe('regions that are not what they should be', () => {
 describe('many processes attaching and detaching while others use the region', () => {
   it('no add is lost, gauges are given back, and the member table ends with only the ones still attached', async () => {
     const name = uniqueName('attach-churn')
-    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { attach } = require('./fixtures/attach-churn.cjs')
     const observer = attach(name)
-    const users = [spawnFixture('attach-churn.cjs', [name, 'user', '0']), spawnFixture('attach-churn.cjs', [name, 'user', '0'])]
+    const users = [
+      spawnFixture('attach-churn.cjs', [name, 'user', '0']),
+      spawnFixture('attach-churn.cjs', [name, 'user', '0']),
+    ]
     await Promise.all(users.map((u) => nextMessage(u)))
     const churners = Array.from({ length: 6 }, () => spawnFixture('attach-churn.cjs', [name, 'churn', '150']))
     const churned = await Promise.all(churners.map((c) => nextMessage<{ added: number }>(c)))
     await Promise.all(churners.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : undefined)))
-    const used = await Promise.all(users.map((u) => (u.send('stop'), nextMessage<{ added: number; members: number }>(u))))
+    const used = await Promise.all(
+      users.map((u) => (u.send('stop'), nextMessage<{ added: number; members: number }>(u))),
+    )
     await Promise.all(users.map((u) => (u.exitCode === null ? new Promise((r) => u.once('exit', r)) : undefined)))
     await new Promise((r) => setTimeout(r, 600)) // one reaper tick for any member that exited without detaching
     const added = [...churned, ...used].reduce((sum, r) => sum + r.added, 0)

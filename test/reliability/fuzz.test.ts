@@ -21,7 +21,13 @@ interface Report {
   failed?: number
 }
 
-function runTarget(target: string): Promise<{ code: number | null; signal: NodeJS.Signals | null; reports: Report[]; stderr: string; timedOut: boolean }> {
+function runTarget(target: string): Promise<{
+  code: number | null
+  signal: NodeJS.Signals | null
+  reports: Report[]
+  stderr: string
+  timedOut: boolean
+}> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [runner, target], { stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
@@ -35,7 +41,10 @@ function runTarget(target: string): Promise<{ code: number | null; signal: NodeJ
     }, TIME_LIMIT_MS)
     child.on('close', (code, signal) => {
       clearTimeout(timer)
-      const reports = stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Report)
+      const reports = stdout
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Report)
       resolve({ code, signal, reports, stderr, timedOut })
     })
   })
@@ -43,18 +52,29 @@ function runTarget(target: string): Promise<{ code: number | null; signal: NodeJ
 
 describe('fuzzing the public API (fast-check, one child process per target)', () => {
   for (const target of TARGETS) {
-    it(`${target}: every property holds, the process exits cleanly`, async () => {
-      const r = await runTarget(target)
-      const properties = r.reports.filter((p) => p.name !== undefined)
-      for (const p of properties) {
-        // Printed for the record: how many cases each property ran, and how long it took.
-        console.log(`${target} | ${p.ok ? 'ok  ' : 'FAIL'} | ${p.runs} runs | ${p.ms} ms | seed ${p.seed} | ${p.name}`)
-      }
-      const failures = properties.filter((p) => !p.ok).map((p) => `${p.name}\n${p.failure}`)
-      expect(failures).toEqual([])
-      expect({ timedOut: r.timedOut, signal: r.signal, code: r.code, stderr: r.stderr.slice(0, 2000) }).toEqual({ timedOut: false, signal: null, code: 0, stderr: '' })
-      expect(r.reports.at(-1)).toMatchObject({ done: true, failed: 0 })
-      expect(properties.length).toBeGreaterThan(0)
-    }, TIME_LIMIT_MS + 10_000)
+    it(
+      `${target}: every property holds, the process exits cleanly`,
+      async () => {
+        const r = await runTarget(target)
+        const properties = r.reports.filter((p) => p.name !== undefined)
+        for (const p of properties) {
+          // Printed for the record: how many cases each property ran, and how long it took.
+          console.log(
+            `${target} | ${p.ok ? 'ok  ' : 'FAIL'} | ${p.runs} runs | ${p.ms} ms | seed ${p.seed} | ${p.name}`,
+          )
+        }
+        const failures = properties.filter((p) => !p.ok).map((p) => `${p.name}\n${p.failure}`)
+        expect(failures).toEqual([])
+        expect({ timedOut: r.timedOut, signal: r.signal, code: r.code, stderr: r.stderr.slice(0, 2000) }).toEqual({
+          timedOut: false,
+          signal: null,
+          code: 0,
+          stderr: '',
+        })
+        expect(r.reports.at(-1)).toMatchObject({ done: true, failed: 0 })
+        expect(properties.length).toBeGreaterThan(0)
+      },
+      TIME_LIMIT_MS + 10_000,
+    )
   }
 })

@@ -46,8 +46,16 @@ describe.skipIf(!target)('RedisRateLimiter under load while Redis fails', () => 
 
   it('kill + restart, SIGSTOP + SIGCONT, SCRIPT FLUSH: bounded waits, fallback and return, no over-admission', async () => {
     const limiter = new RedisRateLimiter({
-      redis, algorithm: 'gcra', limit: RATE, window: 1000, burst: BURST, timeout: TIMEOUT, hosts: HOSTS,
-      openAfter: 3, probeInterval: 200, keyPrefix: `${uniqueName('faults')}:`,
+      redis,
+      algorithm: 'gcra',
+      limit: RATE,
+      window: 1000,
+      burst: BURST,
+      timeout: TIMEOUT,
+      hosts: HOSTS,
+      openAfter: 3,
+      probeInterval: 200,
+      keyPrefix: `${uniqueName('faults')}:`,
     })
     limiter.onError(() => undefined)
     const states: Array<{ at: number; state: string }> = []
@@ -69,9 +77,11 @@ describe.skipIf(!target)('RedisRateLimiter under load while Redis fails', () => 
       for (; credit >= 1; credit--) {
         const key = Math.random() < 50 / 650 ? 'cold' : 'hot'
         const start = performance.now()
-        pending.push(limiter.consume(key).then((d) => {
-          decisions.push({ key, at: start - t0, ms: performance.now() - start, source: d.source, allowed: d.allowed })
-        }))
+        pending.push(
+          limiter.consume(key).then((d) => {
+            decisions.push({ key, at: start - t0, ms: performance.now() - start, source: d.source, allowed: d.allowed })
+          }),
+        )
       }
     }, 2)
 
@@ -100,10 +110,17 @@ describe.skipIf(!target)('RedisRateLimiter under load while Redis fails', () => 
     const slack = 25 + timerLag
     const slowest = Math.max(...decisions.map((d) => d.ms))
     const between = (from: number, to: number) => decisions.filter((d) => d.at >= from && d.at < to)
-    const sources = (ds: Decision[]) => ({ redis: ds.filter((d) => d.source === 'redis').length, insurance: ds.filter((d) => d.source === 'insurance').length })
-    console.log(`${decisions.length} decisions; slowest ${slowest.toFixed(1)} ms (timeout ${TIMEOUT}, slack ${slack.toFixed(1)} ms of which timer lag ${timerLag.toFixed(1)})`)
+    const sources = (ds: Decision[]) => ({
+      redis: ds.filter((d) => d.source === 'redis').length,
+      insurance: ds.filter((d) => d.source === 'insurance').length,
+    })
+    console.log(
+      `${decisions.length} decisions; slowest ${slowest.toFixed(1)} ms (timeout ${TIMEOUT}, slack ${slack.toFixed(1)} ms of which timer lag ${timerLag.toFixed(1)})`,
+    )
     console.log(`states: ${states.map((s) => `${s.state}@${s.at.toFixed(0)}`).join(' ')}`)
-    console.log(`phases (redis/insurance): healthy ${JSON.stringify(sources(between(0, marks.kill)))}, down ${JSON.stringify(sources(between(marks.kill, marks.restart)))}, stopped ${JSON.stringify(sources(between(marks.stop, marks.resume)))}, after flush ${JSON.stringify(sources(between(marks.flush, marks.end)))}`)
+    console.log(
+      `phases (redis/insurance): healthy ${JSON.stringify(sources(between(0, marks.kill)))}, down ${JSON.stringify(sources(between(marks.kill, marks.restart)))}, stopped ${JSON.stringify(sources(between(marks.stop, marks.resume)))}, after flush ${JSON.stringify(sources(between(marks.flush, marks.end)))}`,
+    )
 
     // No decision waits past the timeout.
     expect(slowest).toBeLessThanOrEqual(TIMEOUT + slack)
@@ -139,7 +156,9 @@ describe.skipIf(!target)('RedisRateLimiter under load while Redis fails', () => 
       const admitted = decisions.filter((d) => d.key === key && d.allowed)
       const byRedis = admitted.filter((d) => d.source === 'redis').length
       const byInsurance = admitted.length - byRedis
-      console.log(`${key}: admitted ${byRedis} by Redis (bound ${redisBound.toFixed(0)}), ${byInsurance} by insurance (bound ${insuranceBound.toFixed(0)})`)
+      console.log(
+        `${key}: admitted ${byRedis} by Redis (bound ${redisBound.toFixed(0)}), ${byInsurance} by insurance (bound ${insuranceBound.toFixed(0)})`,
+      )
       expect(byRedis).toBeLessThanOrEqual(redisBound + 1)
       expect(byInsurance).toBeLessThanOrEqual(insuranceBound + 1)
     }

@@ -12,7 +12,8 @@ export const asanAddon = path.join(root, 'build-cmake-asan', 'Release', 'bulwark
 function newestSource(): number {
   let newest = 0
   for (const dir of ['core', 'binding']) {
-    for (const f of fs.readdirSync(path.join(root, 'native', dir))) newest = Math.max(newest, fs.statSync(path.join(root, 'native', dir, f)).mtimeMs)
+    for (const f of fs.readdirSync(path.join(root, 'native', dir)))
+      newest = Math.max(newest, fs.statSync(path.join(root, 'native', dir, f)).mtimeMs)
   }
   return newest
 }
@@ -23,7 +24,11 @@ function newestSource(): number {
  */
 export function ensureAsanBuild(): void {
   if (fs.existsSync(asanAddon) && fs.statSync(asanAddon).mtimeMs >= newestSource()) return
-  const r = spawnSync('flock', ['/tmp/bulwark-build.lock', 'npm', 'run', 'build:cmake:asan'], { cwd: root, encoding: 'utf8', timeout: 600_000 })
+  const r = spawnSync('flock', ['/tmp/bulwark-build.lock', 'npm', 'run', 'build:cmake:asan'], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 600_000,
+  })
   if (r.status !== 0) throw new Error(`npm run build:cmake:asan failed:\n${r.stdout}\n${r.stderr}`)
 }
 
@@ -32,7 +37,8 @@ export function asanEnv(extra: { detectLeaks?: boolean; logPath?: string } = {})
   const asan = [`detect_leaks=${extra.detectLeaks ? 1 : 0}`, 'abort_on_error=0', 'allocator_may_return_null=1']
   if (extra.logPath) asan.push(`log_path=${extra.logPath}`)
   const env: NodeJS.ProcessEnv = { ...process.env }
-  for (const key of Object.keys(env)) if (/^npm_/i.test(key) || key === 'NODE_OPTIONS' || key.startsWith('VITEST')) delete env[key]
+  for (const key of Object.keys(env))
+    if (/^npm_/i.test(key) || key === 'NODE_OPTIONS' || key.startsWith('VITEST')) delete env[key]
   return {
     ...env,
     BULWARK_NATIVE: asanAddon,
@@ -46,7 +52,9 @@ export function asanEnv(extra: { detectLeaks?: boolean; logPath?: string } = {})
 
 /** The sanitizer reports in a run's output: ASan errors and UBSan runtime errors. */
 export function sanitizerErrors(output: string): string[] {
-  return output.split('\n').filter((l) => /ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer: detected memory leaks/.test(l))
+  return output
+    .split('\n')
+    .filter((l) => /ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer: detected memory leaks/.test(l))
 }
 
 /** Leak blocks of a LeakSanitizer report that have a frame in bulwark's native code. */

@@ -19,10 +19,16 @@ describe('worker threads come and go', () => {
   it('RSS stays flat, descriptors and mappings are given back, no region is left behind', () => {
     const fixture = path.join(__dirname, 'fixtures', 'worker-churn.cjs')
     const prefix = `churn-${process.pid}`
-    const r = spawnSync(process.execPath, ['--expose-gc', fixture, prefix, '50', '50', '10'], { encoding: 'utf8', timeout: 600_000 })
+    const r = spawnSync(process.execPath, ['--expose-gc', fixture, prefix, '50', '50', '10'], {
+      encoding: 'utf8',
+      timeout: 600_000,
+    })
     console.log(r.stdout.trim())
     expect({ status: r.status, signal: r.signal, stderr: r.stderr }).toEqual({ status: 0, signal: null, stderr: '' })
-    const phases = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l))
+    const phases = r.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l))
     const [warm, , last] = phases as Phase[]
     expect(last.workers - warm.workers).toBe(200)
     expect(last.rss - warm.rss).toBeLessThan(RSS_BOUND)

@@ -7,7 +7,7 @@ import { AtomicCounter, LaneCounter, RollingWindow, SharedRegion } from '../../d
 import { uniqueName } from '../helpers/unique-name'
 
 // The adder runs from dist/ (a worker thread or a child process cannot load TypeScript sources).
-// eslint-disable-next-line @typescript-eslint/no-var-requires
+// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { describeRegion } = require('../fixtures/shared-adder.cjs')
 const adder = path.join(__dirname, '..', 'fixtures', 'shared-adder.cjs')
 const ADDS = 1_000_000

@@ -56,7 +56,9 @@ describe('region primitives refuse bad arguments with InvalidArgumentError namin
     expect(argumentOf(() => new LaneCounter(region, lanes, 1))).toBe('cell')
     expect(argumentOf(() => new AtomicCounter(region, 2))).toBe('offset')
     expect(argumentOf(() => new RollingWindow(region, { ...placement, size: 0 }))).toBe('placement.size')
-    expect(argumentOf(() => new RollingWindow(region, { ...placement, bucketsOffset: region.buffer.byteLength }))).toBe('placement.bucketsOffset')
+    expect(argumentOf(() => new RollingWindow(region, { ...placement, bucketsOffset: region.buffer.byteLength }))).toBe(
+      'placement.bucketsOffset',
+    )
     expect(argumentOf(() => new LaneCounter(region, lanes).add(Number.NaN))).toBe('value')
     const counter = new AtomicCounter(region, cell)
     expect(argumentOf(() => counter.add(1n as unknown as number))).toBe('value')
@@ -98,7 +100,8 @@ describe('region primitives refuse bad arguments with InvalidArgumentError namin
 describe('region primitives under a clock or header gone wrong', () => {
   it('RollingWindow reads terminate for a huge or infinite time (epochs are clamped)', () => {
     // In a child process: before the fix this looped forever, which cannot be stopped in this process.
-    const run = runScript(`
+    const run = runScript(
+      `
       const layout = new b.RegionLayout('k', 1)
       const placement = layout.window(10, 100, 0)
       const rolling = new b.RollingWindow(b.SharedRegion.local(layout), placement)
@@ -107,9 +110,14 @@ describe('region primitives under a clock or header gone wrong', () => {
         if (rolling.buckets(now).length !== 10 || !(rolling.total(now).count >= 0)) throw new Error('bad read at ' + now)
         rolling.record(1, now)
       }
-      console.log('done')`, 5000)
+      console.log('done')`,
+      5000,
+    )
     expect({ timedOut: run.timedOut, status: run.status, stderr: run.stderr, stdout: run.stdout.trim() }).toEqual({
-      timedOut: false, status: 0, stderr: '', stdout: 'done',
+      timedOut: false,
+      status: 0,
+      stderr: '',
+      stdout: 'done',
     })
   })
 

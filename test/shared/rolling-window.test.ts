@@ -40,7 +40,12 @@ describe('RollingWindow: reference behaviour (semantics.md §1)', () => {
   function fillWithGap(lastGap: number) {
     const clock = new ManualClock()
     const { window } = localWindow(3, 100)
-    for (const [gap, value] of [[0, 0], [101, 1], [101, 2], [lastGap, 4]]) {
+    for (const [gap, value] of [
+      [0, 0],
+      [101, 1],
+      [101, 2],
+      [lastGap, 4],
+    ]) {
       clock.advance(gap)
       window.add(value, clock.now())
     }

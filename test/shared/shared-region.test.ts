@@ -16,7 +16,7 @@ import {
 import { native } from '../../lib/native/load-native'
 import { uniqueName } from '../helpers/unique-name'
 
-// eslint-disable-next-line @typescript-eslint/no-var-requires
+// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { describeGauge } = require('../fixtures/region-holder.cjs')
 const holder = path.join(__dirname, '..', 'fixtures', 'region-holder.cjs')
 const L = native.layout.region
@@ -59,7 +59,10 @@ function layoutFor(kind: string, setting: string, lanes = 4) {
 }
 
 /** Writes a region file by hand, as another version or a broken writer would leave it. */
-function craftRegion(name: string, opts: { version?: number; magic?: number; totalSize?: number; fileSize?: number; memberPid?: number }) {
+function craftRegion(
+  name: string,
+  opts: { version?: number; magic?: number; totalSize?: number; fileSize?: number; memberPid?: number },
+) {
   const capacity = 4
   const payloadOffset = L.headerSize + capacity * L.memberSlotSize
   const fileSize = opts.fileSize ?? payloadOffset + 64
@@ -198,7 +201,9 @@ describe('SharedRegion: attach, header checks and lifetime', () => {
       const gauge = layout.lanes64(1, true)
       new LaneCounter(SharedRegion.open(${JSON.stringify(name)}, layout), gauge).add(5)
       process.exit(0)`
-    const code = await new Promise<number | null>((resolve) => spawn(process.execPath, ['-e', script], { stdio: 'inherit' }).once('exit', resolve))
+    const code = await new Promise<number | null>((resolve) =>
+      spawn(process.execPath, ['-e', script], { stdio: 'inherit' }).once('exit', resolve),
+    )
     expect(code).toBe(0)
     // Given back at exit, not by the reaper later: no waiting here.
     expect(new LaneCounter(region, d.gauge).total()).toBe(0)
@@ -232,11 +237,13 @@ describe('SharedRegion: attach, header checks and lifetime', () => {
         const layout = new RegionLayout('churn', 8).describe('x=1'); layout.cell()
         SharedRegion.open(${JSON.stringify(name)}, layout).close()
       }`
-    const runs = Array.from({ length: 6 }, () =>
-      new Promise<number>((resolve) => {
-        const child = spawn(process.execPath, ['-e', script], { stdio: 'inherit' })
-        child.once('exit', (code) => resolve(code ?? -1))
-      }),
+    const runs = Array.from(
+      { length: 6 },
+      () =>
+        new Promise<number>((resolve) => {
+          const child = spawn(process.execPath, ['-e', script], { stdio: 'inherit' })
+          child.once('exit', (code) => resolve(code ?? -1))
+        }),
     )
     expect(await Promise.all(runs)).toEqual([0, 0, 0, 0, 0, 0])
     expect(listRegions()).not.toContain(name)

@@ -25,7 +25,12 @@ function pick(random: () => number, alphabet: string, length: number): string {
 /** 400 names shaped like Kubernetes pod names of a few deployments. */
 function backends(): string[] {
   const random = seeded(400)
-  const deployments = ['business-1017704-7d965bf447', 'community-1017702-776667f8dd', 'web-1017700-5cf845955', 'app-1017698-5f99bdc4f5']
+  const deployments = [
+    'business-1017704-7d965bf447',
+    'community-1017702-776667f8dd',
+    'web-1017700-5cf845955',
+    'app-1017698-5f99bdc4f5',
+  ]
   const names = new Set<string>()
   while (names.size < 400) {
     const d = deployments[Math.floor(random() * deployments.length)]
@@ -56,7 +61,16 @@ describe('fnv1a32', () => {
   })
 
   it('hashes the UTF-8 bytes of any string, as Go hashes a string', () => {
-    for (const s of ['é', 'naïve', '€uro', '日本語', 'emoji 😀!', 'lone \ud800 high', 'lone \udc00 low', 'end \ud83d']) {
+    for (const s of [
+      'é',
+      'naïve',
+      '€uro',
+      '日本語',
+      'emoji 😀!',
+      'lone \ud800 high',
+      'lone \udc00 low',
+      'end \ud83d',
+    ]) {
       expect(fnv1a32(s)).toBe(fnvOfBytes(s))
     }
   })

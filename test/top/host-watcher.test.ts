@@ -34,12 +34,18 @@ describe('HostWatcher', () => {
     const second = watcher.sample()
     expect(second.interval).toBe(2)
     expect(limiterOf(second).rates).toEqual({ admitted: 25, shed: 0, shedInFlight: 0, shedQueueDelay: 0 })
-    expect(second.regions.find((r) => r.kind === 'heavykeeper')?.view).toMatchObject({ total: 30, rates: { counted: 15 } })
+    expect(second.regions.find((r) => r.kind === 'heavykeeper')?.view).toMatchObject({
+      total: 30,
+      rates: { counted: 15 },
+    })
 
     // A fading halves the counted total: no negative rate.
     keys.fading()
     clock.advance(1000)
-    expect(watcher.sample().regions.find((r) => r.kind === 'heavykeeper')?.view).toMatchObject({ total: 15, rates: { counted: 0 } })
+    expect(watcher.sample().regions.find((r) => r.kind === 'heavykeeper')?.view).toMatchObject({
+      total: 15,
+      rates: { counted: 0 },
+    })
 
     limiter.close() // the last member leaves: the name goes, and a new limiter of that name is a new region
     const again = new BbrLimiter({ shared: name, signal: () => 0, queueDelay: false })
@@ -64,9 +70,17 @@ describe('HostWatcher', () => {
       ['mystery', 'unknown'],
     ])
     expect(reports[0].detail).toContain('fingerprint "lanes=4 v9 window=10 buckets=2"')
-    expect(reports[1]).toMatchObject({ region: `mystery.${base}`, name: base, liveMembers: 1, pids: [process.pid], bytes: mystery.buffer.byteLength })
+    expect(reports[1]).toMatchObject({
+      region: `mystery.${base}`,
+      name: base,
+      liveMembers: 1,
+      pids: [process.pid],
+      bytes: mystery.buffer.byteLength,
+    })
     const text = renderFrame({ time: new Date().toISOString(), interval: 0, regions: reports })
-    expect(text).toMatch(new RegExp(`OTHER REGIONS.*\\n${base}\\s+bbr\\s+1\\s+[\\d.]+ K?i?B\\s+bbr region with fingerprint`))
+    expect(text).toMatch(
+      new RegExp(`OTHER REGIONS.*\\n${base}\\s+bbr\\s+1\\s+[\\d.]+ K?i?B\\s+bbr region with fingerprint`),
+    )
     expect(text).toMatch(new RegExp(`\\n${base}\\s+mystery\\s+1\\s+[\\d.]+ K?i?B\\s+kind not read by bulwark top`))
   })
 
@@ -85,7 +99,9 @@ describe('HostWatcher', () => {
 
   it('rejects bad options with typed errors', () => {
     expect(() => inspectRegions({ names: 'api' as never })).toThrow(InvalidOptionError)
-    expect(() => inspectRegions({ names: ['api', 3] as never })).toThrow(/option `names` must be an array of region or shared names/)
+    expect(() => inspectRegions({ names: ['api', 3] as never })).toThrow(
+      /option `names` must be an array of region or shared names/,
+    )
     expect(() => inspectRegions({ keys: -1 })).toThrow(/option `keys`/)
     expect(() => new HostWatcher({}, 5 as never)).toThrow(/option `clock` must be a function/)
   })
@@ -94,7 +110,10 @@ describe('HostWatcher', () => {
     const a = uniqueName('sel-a')
     const b = uniqueName('sel-b')
     open.push(new HeavyKeeper({ shared: a, k: 2 }), new HeavyKeeper({ shared: b, k: 2 }))
-    const names = (pattern: string[]) => inspectRegions({ names: pattern }).map((r) => r.name).sort()
+    const names = (pattern: string[]) =>
+      inspectRegions({ names: pattern })
+        .map((r) => r.name)
+        .sort()
     expect(names([a])).toEqual([a])
     expect(names([`heavykeeper.${b}`])).toEqual([b])
     expect(names([`${a.slice(0, -3)}*`, `heavykeeper.${b}`])).toEqual([a, b].sort())

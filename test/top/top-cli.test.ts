@@ -9,7 +9,15 @@ afterEach(closeAll)
 
 interface Frame {
   interval: number
-  regions: Array<Record<string, unknown> & { region: string; kind: string; liveMembers: number; pids: number[]; view: Record<string, unknown> }>
+  regions: Array<
+    Record<string, unknown> & {
+      region: string
+      kind: string
+      liveMembers: number
+      pids: number[]
+      view: Record<string, unknown>
+    }
+  >
 }
 
 /** Two processes sharing one of each component, driven to known states; each reports its own stats(). */
@@ -20,7 +28,12 @@ async function drivenHost() {
   await first.ask('drive')
   await second.ask('drive')
   const [own0, own1] = await Promise.all([first.ask('stats'), second.ask('stats')])
-  return { base, members: [first, second], own: own0.stats as Record<string, any>, own1: own1.stats as Record<string, any> }
+  return {
+    base,
+    members: [first, second],
+    own: own0.stats as Record<string, any>,
+    own1: own1.stats as Record<string, any>,
+  }
 }
 
 describe('bulwark top', () => {
@@ -32,7 +45,14 @@ describe('bulwark top', () => {
     const frame = JSON.parse(stdout) as Frame
     expect(frame.interval).toBeGreaterThan(0.05)
     const byKind = Object.fromEntries(frame.regions.map((r) => [r.kind, r]))
-    expect(Object.keys(byKind).sort()).toEqual(['bbr', 'circuit', 'heavykeeper', 'sliding-window', 'sre', 'token-bucket'])
+    expect(Object.keys(byKind).sort()).toEqual([
+      'bbr',
+      'circuit',
+      'heavykeeper',
+      'sliding-window',
+      'sre',
+      'token-bucket',
+    ])
     for (const r of frame.regions) {
       expect(r.region).toBe(`${r.kind}.${base}`)
       expect(r.status).toBe('ok')
@@ -41,9 +61,21 @@ describe('bulwark top', () => {
     }
 
     const limiter = byKind.bbr.view
-    expect(limiter).toMatchObject({ type: 'limiter', load: 1000, inFlight: 3, maxInFlight: 2, passed: 3, dropped: 5, droppedByInFlight: 5 })
+    expect(limiter).toMatchObject({
+      type: 'limiter',
+      load: 1000,
+      inFlight: 3,
+      maxInFlight: 2,
+      passed: 3,
+      dropped: 5,
+      droppedByInFlight: 5,
+    })
     expect(limiter.byClass).toEqual(own.limiter.byClass)
-    expect(limiter.byClass).toMatchObject({ critical: { admitted: 1 }, normal: { admitted: 2, shedInFlight: 2 }, low: { shedInFlight: 3 } })
+    expect(limiter.byClass).toMatchObject({
+      critical: { admitted: 1 },
+      normal: { admitted: 2, shedInFlight: 2 },
+      low: { shedInFlight: 3 },
+    })
     for (const field of ['inFlight', 'maxInFlight', 'maxPass', 'minRt', 'passed', 'dropped', 'invalidReleases']) {
       expect(limiter[field], field).toBe(own.limiter[field])
     }
@@ -53,19 +85,34 @@ describe('bulwark top', () => {
     expect(own.sre).toEqual({ accepts: 5, total: 25, dropProbability: 15 / 26, state: 'open' })
 
     const circuit = byKind.circuit.view
-    expect(circuit).toMatchObject({ type: 'circuit-breaker', state: 'open', calls: own.circuit.calls, badCalls: own.circuit.badCalls })
+    expect(circuit).toMatchObject({
+      type: 'circuit-breaker',
+      state: 'open',
+      calls: own.circuit.calls,
+      badCalls: own.circuit.badCalls,
+    })
     expect(own.circuit).toMatchObject({ state: 'open', calls: 5, badCalls: 5 })
     expect(circuit.stateAge as number).toBeGreaterThanOrEqual(0)
     expect(circuit.stateAge as number).toBeLessThan(60_000)
 
     expect(byKind.heavykeeper.view).toMatchObject({ type: 'hot-keys', k: 10, total: own.total, keys: own.keys })
-    expect(own.keys).toEqual([{ key: 'hot-a', count: 300 }, { key: 'hot-b', count: 300 }, { key: 'hot-c', count: 50 }])
+    expect(own.keys).toEqual([
+      { key: 'hot-a', count: 300 },
+      { key: 'hot-b', count: 300 },
+      { key: 'hot-c', count: 50 },
+    ])
     expect(own.total).toBe(650)
 
     expect(byKind['token-bucket'].view).toMatchObject({ type: 'token-bucket', rate: 0.001, burst: 100 })
     expect(byKind['token-bucket'].view.available).toBeCloseTo(own.available, 1)
     expect(own.available).toBeCloseTo(60, 1)
-    expect(byKind['sliding-window'].view).toEqual({ type: 'sliding-window', limit: 50, window: 600_000, used: 20, available: own.windowAvailable })
+    expect(byKind['sliding-window'].view).toEqual({
+      type: 'sliding-window',
+      limit: 50,
+      window: 600_000,
+      used: 20,
+      available: own.windowAvailable,
+    })
     expect(own.windowAvailable).toBe(30)
   })
 
@@ -89,7 +136,9 @@ describe('bulwark top', () => {
 
   it('does not count as a member: the regions go away when the real members leave while top watches', async () => {
     const { base, members } = await drivenHost()
-    const watcher = spawn(process.execPath, [cli, 'top', base, '--json', '--interval', '0.05'], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const watcher = spawn(process.execPath, [cli, 'top', base, '--json', '--interval', '0.05'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
     let frames: Frame[] = []
     watcher.stdout.setEncoding('utf8')
     let pending = ''
@@ -122,7 +171,9 @@ describe('bulwark top', () => {
     // The survivor's sampler reaps the dead member within about half a second (its reclaimable lanes are zeroed).
     let limiter: Record<string, unknown> = {}
     for (let attempt = 0; attempt < 20; attempt++) {
-      const frame = JSON.parse((await runCli(['top', `bbr.${base}`, '--once', '--json', '--interval', '0.05'])).stdout) as Frame
+      const frame = JSON.parse(
+        (await runCli(['top', `bbr.${base}`, '--once', '--json', '--interval', '0.05'])).stdout,
+      ) as Frame
       limiter = frame.regions[0]
       if (frame.regions[0].liveMembers === 1 && frame.regions[0].view.inFlight === 0) break
       await new Promise((r) => setTimeout(r, 200))

@@ -49,22 +49,29 @@ describe('bulwark top on a terminal', () => {
     expect(actions).toEqual(['quit']) // no longer listening
   })
 
-  it.skipIf(!hasScript)('exits cleanly when q is typed in a real pseudo-terminal, leaving the screen as it was', async () => {
-    // script(1) runs top on a pty: raw mode and the alternate screen are real; its stdin is what we type.
-    const child = spawn('script', ['-qfec', `${process.execPath} ${cli} top --interval 0.2 no-such-region`, '/dev/null'], {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    })
-    let out = ''
-    child.stdout.on('data', (d) => (out += d))
-    const start = Date.now()
-    while (!out.includes('q quits')) {
-      if (Date.now() - start > 10_000) throw new Error(`top did not draw: ${JSON.stringify(out)}`)
-      await new Promise((r) => setTimeout(r, 20))
-    }
-    child.stdin.write('q')
-    const code = await new Promise((resolve) => child.once('exit', resolve))
-    expect(code).toBe(0)
-    expect(out).toContain('\u001b[?1049h')
-    expect(out.lastIndexOf('\u001b[?1049l')).toBeGreaterThan(out.lastIndexOf('q quits'))
-  })
+  it.skipIf(!hasScript)(
+    'exits cleanly when q is typed in a real pseudo-terminal, leaving the screen as it was',
+    async () => {
+      // script(1) runs top on a pty: raw mode and the alternate screen are real; its stdin is what we type.
+      const child = spawn(
+        'script',
+        ['-qfec', `${process.execPath} ${cli} top --interval 0.2 no-such-region`, '/dev/null'],
+        {
+          stdio: ['pipe', 'pipe', 'inherit'],
+        },
+      )
+      let out = ''
+      child.stdout.on('data', (d) => (out += d))
+      const start = Date.now()
+      while (!out.includes('q quits')) {
+        if (Date.now() - start > 10_000) throw new Error(`top did not draw: ${JSON.stringify(out)}`)
+        await new Promise((r) => setTimeout(r, 20))
+      }
+      child.stdin.write('q')
+      const code = await new Promise((resolve) => child.once('exit', resolve))
+      expect(code).toBe(0)
+      expect(out).toContain('\u001b[?1049h')
+      expect(out.lastIndexOf('\u001b[?1049l')).toBeGreaterThan(out.lastIndexOf('q quits'))
+    },
+  )
 })

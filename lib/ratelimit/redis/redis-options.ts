@@ -68,7 +68,12 @@ const MAX_WINDOW = 365 * 86_400_000
 export function resolveRedisOptions(options: unknown): ResolvedRedisOptions {
   const o = checkOptions<RedisRateLimiterOptions>(options, 'options')
   const redis = o.redis as Partial<RedisScriptClient> | undefined
-  if (redis === null || typeof redis !== 'object' || typeof redis.evalsha !== 'function' || typeof redis.eval !== 'function') {
+  if (
+    redis === null ||
+    typeof redis !== 'object' ||
+    typeof redis.evalsha !== 'function' ||
+    typeof redis.eval !== 'function'
+  ) {
     throw new InvalidOptionError('redis', o.redis, 'an ioredis client (an object with evalsha and eval)')
   }
   const limit = checkNumber('limit', o.limit, { above: 0 })
@@ -82,14 +87,19 @@ export function resolveRedisOptions(options: unknown): ResolvedRedisOptions {
   // The GCRA interval (window / limit) and each host's insurance rate must be finite numbers > 0.
   const rate = (limit / hosts) * (1000 / window)
   if (!(window / limit < Infinity) || !(rate > 0)) {
-    throw new InvalidOptionError('limit', limit, `large enough that window / limit is finite and limit / hosts per window is > 0`)
+    throw new InvalidOptionError(
+      'limit',
+      limit,
+      `large enough that window / limit is finite and limit / hosts per window is > 0`,
+    )
   }
   return {
     redis: redis as RedisScriptClient,
     limit,
     window,
     keyPrefix,
-    algorithm: o.algorithm === undefined ? 'sliding-window' : checkOneOf('algorithm', o.algorithm, ['sliding-window', 'gcra']),
+    algorithm:
+      o.algorithm === undefined ? 'sliding-window' : checkOneOf('algorithm', o.algorithm, ['sliding-window', 'gcra']),
     burst: optionalNumber('burst', o.burst, limit, { above: 0 }),
     timeout: optionalNumber('timeout', o.timeout, 50, { min: 1, max: 60_000 }),
     hosts,

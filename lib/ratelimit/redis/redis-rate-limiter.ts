@@ -8,7 +8,13 @@ import type { KeyedLimiter } from '../keyed-limiter'
 import type { Limiter } from '../limiter'
 import { DeadlineQueue, type Deadlined } from './deadline-queue'
 import { RedisCircuit, Route } from './redis-circuit'
-import { type RedisAlgorithm, type RedisRateLimiterOptions, type RedisScriptClient, resolveInsurance, resolveRedisOptions } from './redis-options'
+import {
+  type RedisAlgorithm,
+  type RedisRateLimiterOptions,
+  type RedisScriptClient,
+  resolveInsurance,
+  resolveRedisOptions,
+} from './redis-options'
 import { GCRA_SCRIPT, SLIDING_WINDOW_SCRIPT, scriptSha } from './redis-scripts'
 
 /** One decision. Being limited is an answer, not an error. */
@@ -55,7 +61,13 @@ function isNoScript(error: unknown): boolean {
 
 /** The scripts answer { allowed, remaining, retry after µs }; anything else (a proxy, a wrong server) is an error. */
 function isDecisionReply(reply: unknown): reply is [number, number, number] {
-  return Array.isArray(reply) && reply.length >= 3 && typeof reply[0] === 'number' && typeof reply[1] === 'number' && typeof reply[2] === 'number'
+  return (
+    Array.isArray(reply) &&
+    reply.length >= 3 &&
+    typeof reply[0] === 'number' &&
+    typeof reply[1] === 'number' &&
+    typeof reply[2] === 'number'
+  )
 }
 
 /**
@@ -141,7 +153,15 @@ export class RedisRateLimiter {
     if (route === Route.Insurance) return Promise.resolve(this.insure(key, n))
     return new Promise((resolve) => {
       const deadline = performance.now() + this.timeout - this.pending.tick
-      const call = new PendingDecision(this, key, this.keyPrefix + '{' + key + this.keySuffix, n, route === Route.Probe, deadline, resolve)
+      const call = new PendingDecision(
+        this,
+        key,
+        this.keyPrefix + '{' + key + this.keySuffix,
+        n,
+        route === Route.Probe,
+        deadline,
+        resolve,
+      )
       this.pending.push(call)
       this.send(call)
     })
@@ -165,14 +185,20 @@ export class RedisRateLimiter {
   /** @internal */
   handleReply(call: PendingDecision, reply: unknown): void {
     if (call.settled) return // too late: the insurance limiter already decided
-    if (!isDecisionReply(reply)) return this.handleError(call, new Error(`unexpected reply from the rate-limit script: ${describeValue(reply)}`))
+    if (!isDecisionReply(reply))
+      return this.handleError(call, new Error(`unexpected reply from the rate-limit script: ${describeValue(reply)}`))
     call.settled = true
     this.circuit.succeeded(call.probe)
     this.counts.redis++
     this.pending.trim()
     const r = reply as [number, number, number]
     // Clamped: the scripts never answer a negative count or wait, but a server in front of them (a proxy) might.
-    call.resolve({ allowed: r[0] === 1, remaining: r[1] > 0 ? r[1] : 0, retryAfterMs: r[2] > 0 ? r[2] / 1000 : 0, source: 'redis' })
+    call.resolve({
+      allowed: r[0] === 1,
+      remaining: r[1] > 0 ? r[1] : 0,
+      retryAfterMs: r[2] > 0 ? r[2] / 1000 : 0,
+      source: 'redis',
+    })
   }
 
   /** @internal */
@@ -182,7 +208,9 @@ export class RedisRateLimiter {
       // The server lost its scripts (restart, SCRIPT FLUSH, failover): EVAL sends the script and caches it again.
       call.resent = true
       try {
-        this.redis.eval(this.script, 1, call.redisKey, this.arg1, this.arg2, call.cost, this.nowArg()).then(call.onReply, call.onError)
+        this.redis
+          .eval(this.script, 1, call.redisKey, this.arg1, this.arg2, call.cost, this.nowArg())
+          .then(call.onReply, call.onError)
       } catch (thrown) {
         this.handleError(call, thrown) // a client that throws instead of rejecting
       }
@@ -191,7 +219,9 @@ export class RedisRateLimiter {
     this.counts.errors++
     this.fail(call)
     // describeValue, not String(): String() of an object without a prototype throws.
-    this.errorEvents.emit(error instanceof Error ? error : new Error(`the Redis client failed with ${describeValue(error)}`))
+    this.errorEvents.emit(
+      error instanceof Error ? error : new Error(`the Redis client failed with ${describeValue(error)}`),
+    )
   }
 
   /** @internal */
@@ -209,7 +239,9 @@ export class RedisRateLimiter {
 
   private send(call: PendingDecision): void {
     try {
-      this.redis.evalsha(this.sha, 1, call.redisKey, this.arg1, this.arg2, call.cost, this.nowArg()).then(call.onReply, call.onError)
+      this.redis
+        .evalsha(this.sha, 1, call.redisKey, this.arg1, this.arg2, call.cost, this.nowArg())
+        .then(call.onReply, call.onError)
     } catch (error) {
       call.onError(error) // a client that throws instead of rejecting
     }

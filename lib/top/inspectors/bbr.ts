@@ -21,7 +21,12 @@ export function inspectBbr(snapshot: RegionSnapshot, now: number): LimiterView {
   const lanes = live.length > 0 ? live : usedLanes(region)
   const minInFlight = Math.max(0, ...laneValues(region, placement.stats, STAT.minInFlight, lanes))
   const passes = new RollingWindow(region, placement.passes)
-  const capacity = new CapacityEstimator(passes, new RollingWindow(region, placement.rts), window / buckets, minInFlight)
+  const capacity = new CapacityEstimator(
+    passes,
+    new RollingWindow(region, placement.rts),
+    window / buckets,
+    minInFlight,
+  )
   const maxInFlight = capacity.limit(now)
   const counters = sumBbrCounters(region, placement.stats)
   return {

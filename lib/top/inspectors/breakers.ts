@@ -1,4 +1,13 @@
-import { BreakerStateCell, CLOSED, genOf, HALF_OPEN, OPEN, permitsOf, placeBreakerState, stateOf } from '../../breakers/breaker-state'
+import {
+  BreakerStateCell,
+  CLOSED,
+  genOf,
+  HALF_OPEN,
+  OPEN,
+  permitsOf,
+  placeBreakerState,
+  stateOf,
+} from '../../breakers/breaker-state'
 import { sreStats } from '../../breakers/sre-breaker'
 import { type ResolvedWindowOptions, windowLayout } from '../../breakers/window-options'
 import { WindowTally } from '../../breakers/window-tally'
@@ -6,10 +15,20 @@ import type { Fingerprint } from '../fingerprint'
 import type { RegionSnapshot } from '../region-snapshot'
 import type { CircuitBreakerView, SreBreakerView } from '../views'
 
-const STATE_NAMES: Record<number, CircuitBreakerView['state']> = { [CLOSED]: 'closed', [OPEN]: 'open', [HALF_OPEN]: 'half-open' }
+const STATE_NAMES: Record<number, CircuitBreakerView['state']> = {
+  [CLOSED]: 'closed',
+  [OPEN]: 'open',
+  [HALF_OPEN]: 'half-open',
+}
 
 function windowOptions(f: Fingerprint, shared: string): ResolvedWindowOptions {
-  return { window: f.number('window'), buckets: f.number('buckets'), shared, maxMembers: f.number('lanes'), now: () => 0 }
+  return {
+    window: f.number('window'),
+    buckets: f.number('buckets'),
+    shared,
+    maxMembers: f.number('lanes'),
+    now: () => 0,
+  }
 }
 
 /** An SreBreaker's region: the window's requests and accepts, and the state and drop probability they give. */
@@ -17,7 +36,11 @@ export function inspectSre(snapshot: RegionSnapshot, now: number): SreBreakerVie
   const f = snapshot.fingerprint
   const success = f.number('success')
   const request = f.number('request')
-  const { layout, placement } = windowLayout('sre', windowOptions(f, snapshot.sharedName), `success=${success} request=${request}`)
+  const { layout, placement } = windowLayout(
+    'sre',
+    windowOptions(f, snapshot.sharedName),
+    `success=${success} request=${request}`,
+  )
   const tally = new WindowTally(snapshot.region(layout), placement)
   tally.refresh(now)
   const stats = sreStats(tally.sum, tally.count, 1 / success, request)

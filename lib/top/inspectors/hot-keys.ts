@@ -17,13 +17,19 @@ export function inspectHotKeys(snapshot: RegionSnapshot, _now: number, keys: num
   const reader = new native.HeavyKeeper(
     nativeKeeperConfig({ ...shape, minCount: 0, seed: 0 }, placement, region, readerLane(snapshot, lanes)),
   )
-  const listed: HotKey[] = reader.list(lanes).slice(0, keys).map((item) => {
-    const binary = typeof item.key !== 'string'
-    const key: HotKey = { key: binary ? Buffer.from(item.key as Uint8Array).toString('hex') : (item.key as string), count: item.count }
-    if (binary) key.binary = true
-    if (item.truncated) key.truncated = true
-    return key
-  })
+  const listed: HotKey[] = reader
+    .list(lanes)
+    .slice(0, keys)
+    .map((item) => {
+      const binary = typeof item.key !== 'string'
+      const key: HotKey = {
+        key: binary ? Buffer.from(item.key as Uint8Array).toString('hex') : (item.key as string),
+        count: item.count,
+      }
+      if (binary) key.binary = true
+      if (item.truncated) key.truncated = true
+      return key
+    })
   return { type: 'hot-keys', k: shape.k, total: reader.total(lanes), keys: listed }
 }
 

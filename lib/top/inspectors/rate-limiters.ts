@@ -13,7 +13,12 @@ export function inspectTokenBucket(snapshot: RegionSnapshot, now: number): Token
   const cells = placeTokenBucket(layout, rate, burst, 0)
   const region = snapshot.region(layout)
   const at = (offset: number) => region.f64[(region.base + offset) / 8]
-  return { type: 'token-bucket', rate, burst, available: tokensAvailable(at(cells.tat), ((now - at(cells.origin)) * rate) / 1000, burst) }
+  return {
+    type: 'token-bucket',
+    rate,
+    burst,
+    available: tokensAvailable(at(cells.tat), ((now - at(cells.origin)) * rate) / 1000, burst),
+  }
 }
 
 /** A SlidingWindowLimiter's region: the permits used in the window that ends now, and those left. */
@@ -30,6 +35,7 @@ export function inspectSlidingWindow(snapshot: RegionSnapshot, now: number): Sli
   const current = Math.max(newest, Math.floor((now - at(cells.origin)) / (window / buckets)))
   // A bucket counts while it is among the last `buckets` both as the region stores them and as of now.
   let used = 0
-  for (let k = Math.max(0, current - buckets + 1, newest - buckets + 1); k <= newest; k++) used += at(cells.counts + (k % buckets) * 8)
+  for (let k = Math.max(0, current - buckets + 1, newest - buckets + 1); k <= newest; k++)
+    used += at(cells.counts + (k % buckets) * 8)
   return { type: 'sliding-window', limit, window, used, available: Math.max(0, limit - used) }
 }

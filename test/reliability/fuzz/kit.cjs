@@ -10,8 +10,27 @@ const HUGE_BYTES = new Uint8Array(1 << 22).fill(7)
 
 /** Numbers that break careless code: NaN, infinities, -0, negatives, huge, tiny, fractional, integer edges. */
 const weirdNumber = fc.oneof(
-  fc.constantFrom(Number.NaN, Infinity, -Infinity, -0, 0, -1, 1, 0.5, 2 ** 31 - 1, 2 ** 31, 2 ** 32, 2 ** 53, -(2 ** 53),
-    Number.MAX_SAFE_INTEGER, Number.MAX_VALUE, Number.MIN_VALUE, -Number.MAX_VALUE, 1e-300, 1e300),
+  fc.constantFrom(
+    Number.NaN,
+    Infinity,
+    -Infinity,
+    -0,
+    0,
+    -1,
+    1,
+    0.5,
+    2 ** 31 - 1,
+    2 ** 31,
+    2 ** 32,
+    2 ** 53,
+    -(2 ** 53),
+    Number.MAX_SAFE_INTEGER,
+    Number.MAX_VALUE,
+    Number.MIN_VALUE,
+    -Number.MAX_VALUE,
+    1e-300,
+    1e300,
+  ),
   fc.integer({ min: -1e6, max: 1e6 }),
   fc.double(),
 )
@@ -47,14 +66,21 @@ const anySmall = fc.oneof(
  */
 function options(valid, extra = {}) {
   const fields = {}
-  for (const [name, good] of Object.entries(valid)) fields[name] = fc.oneof({ weight: 3, arbitrary: good }, { weight: 1, arbitrary: anyValue })
+  for (const [name, good] of Object.entries(valid))
+    fields[name] = fc.oneof({ weight: 3, arbitrary: good }, { weight: 1, arbitrary: anyValue })
   const record = fc.record({ ...fields, ...extra }, { requiredKeys: [] })
-  const withUnknown = fc.tuple(record, fc.dictionary(fc.string({ maxLength: 12 }), anyValue, { maxKeys: 3 })).map(([r, u]) => {
-    const out = { ...r }
-    for (const [k, v] of Object.entries(u || {})) if (!(k in valid) && !(k in extra) && k !== '__proto__') out[k] = v
-    return out
-  })
-  return fc.oneof({ weight: 6, arbitrary: record }, { weight: 2, arbitrary: withUnknown }, { weight: 1, arbitrary: anyValue })
+  const withUnknown = fc
+    .tuple(record, fc.dictionary(fc.string({ maxLength: 12 }), anyValue, { maxKeys: 3 }))
+    .map(([r, u]) => {
+      const out = { ...r }
+      for (const [k, v] of Object.entries(u || {})) if (!(k in valid) && !(k in extra) && k !== '__proto__') out[k] = v
+      return out
+    })
+  return fc.oneof(
+    { weight: 6, arbitrary: record },
+    { weight: 2, arbitrary: withUnknown },
+    { weight: 1, arbitrary: anyValue },
+  )
 }
 
 /** The value at a dotted / indexed path such as `queueDelay.target` or `allow[0].ttl`, or undefined. */
@@ -73,7 +99,9 @@ function valueAt(root, path) {
  */
 function checkTypedError(error, { fields = [], argumentsNamed = [], given } = {}) {
   if (!(error instanceof b.BulwarkError)) {
-    throw new Error(`not a typed error: ${error && error.constructor ? error.constructor.name : typeof error}: ${error && error.message}`)
+    throw new Error(
+      `not a typed error: ${error && error.constructor ? error.constructor.name : typeof error}: ${error && error.message}`,
+    )
   }
   assert.equal(typeof error.code, 'string')
   assert.ok(error.code.startsWith('ERR_BULWARK_'), error.code)
@@ -82,8 +110,15 @@ function checkTypedError(error, { fields = [], argumentsNamed = [], given } = {}
   assert.equal(typeof String(error), 'string')
   if (error instanceof b.InvalidOptionError) {
     const root = error.field.split(/[.[]/)[0]
-    assert.ok(error.field === 'options' || fields.includes(root), `field \`${error.field}\` is not one of ${fields.join(', ')}`)
-    if (error.field === 'options') assert.ok(given === null || typeof given !== 'object' || Array.isArray(given) || ArrayBuffer.isView(given), 'options blamed but was an object')
+    assert.ok(
+      error.field === 'options' || fields.includes(root),
+      `field \`${error.field}\` is not one of ${fields.join(', ')}`,
+    )
+    if (error.field === 'options')
+      assert.ok(
+        given === null || typeof given !== 'object' || Array.isArray(given) || ArrayBuffer.isView(given),
+        'options blamed but was an object',
+      )
     else if (given !== null && typeof given === 'object') {
       const at = valueAt(given, error.field)
       if (at !== undefined && !error.message.includes('multiple of') && !error.message.includes('fit')) {
@@ -92,7 +127,10 @@ function checkTypedError(error, { fields = [], argumentsNamed = [], given } = {}
     }
   } else if (error instanceof b.InvalidArgumentError) {
     const root = error.argument.split(/[.[]/)[0]
-    assert.ok(argumentsNamed.includes(root), `argument \`${error.argument}\` is not one of ${argumentsNamed.join(', ')}`)
+    assert.ok(
+      argumentsNamed.includes(root),
+      `argument \`${error.argument}\` is not one of ${argumentsNamed.join(', ')}`,
+    )
   }
   return error
 }
@@ -124,7 +162,10 @@ function neverThrows(what, fn) {
   try {
     return fn()
   } catch (error) {
-    throw new Error(`${what} threw ${error && error.constructor ? error.constructor.name : typeof error}: ${error && error.message}`)
+    throw new Error(
+      `${what} threw ${error && error.constructor ? error.constructor.name : typeof error}: ${error && error.message}`,
+      { cause: error },
+    )
   }
 }
 
@@ -133,4 +174,22 @@ function uniqueName(prefix) {
   return `${prefix}-${process.pid}-${++unique}`
 }
 
-module.exports = { b, fc, assert, weirdNumber, key, bytesKey, anyValue, anySmall, options, checkTypedError, typedOrValue, typedOrResolved, isCount, neverThrows, uniqueName, HUGE_STRING, HUGE_BYTES }
+module.exports = {
+  b,
+  fc,
+  assert,
+  weirdNumber,
+  key,
+  bytesKey,
+  anyValue,
+  anySmall,
+  options,
+  checkTypedError,
+  typedOrValue,
+  typedOrResolved,
+  isCount,
+  neverThrows,
+  uniqueName,
+  HUGE_STRING,
+  HUGE_BYTES,
+}

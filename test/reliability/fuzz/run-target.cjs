@@ -31,7 +31,9 @@ async function main() {
       failed++
     }
     if (after) await after()
-    process.stdout.write(`${JSON.stringify({ target, name, runs: numRuns, seed, ms: Date.now() - started, ok: !failure, failure })}\n`)
+    process.stdout.write(
+      `${JSON.stringify({ target, name, runs: numRuns, seed, ms: Date.now() - started, ok: !failure, failure })}\n`,
+    )
   }
   clearInterval(keepAlive)
   process.stdout.write(`${JSON.stringify({ target, done: true, failed })}\n`)

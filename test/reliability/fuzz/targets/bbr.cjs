@@ -1,8 +1,33 @@
 // BbrLimiter: options, the never-throwing hot path (tryAcquire / release with any argument), execute, stats.
 'use strict'
-const { b, fc, assert, anyValue, weirdNumber, options, typedOrValue, typedOrResolved, isCount, neverThrows, uniqueName } = require('../kit.cjs')
+const {
+  b,
+  fc,
+  assert,
+  anyValue,
+  weirdNumber,
+  options,
+  typedOrValue,
+  typedOrResolved,
+  isCount,
+  neverThrows,
+  uniqueName,
+} = require('../kit.cjs')
 
-const FIELDS = ['window', 'buckets', 'cpuThreshold', 'cooldown', 'minInFlight', 'signal', 'queueDelay', 'priorities', 'shared', 'maxMembers', 'rtSampling', 'now']
+const FIELDS = [
+  'window',
+  'buckets',
+  'cpuThreshold',
+  'cooldown',
+  'minInFlight',
+  'signal',
+  'queueDelay',
+  'priorities',
+  'shared',
+  'maxMembers',
+  'rtSampling',
+  'now',
+]
 const clock = fc.func(weirdNumber).map((f) => () => f())
 const good = {
   window: fc.constantFrom(1000, 10_000, 200),
@@ -10,16 +35,37 @@ const good = {
   cpuThreshold: fc.integer({ min: 1, max: 1000 }),
   cooldown: fc.integer({ min: 0, max: 5000 }),
   minInFlight: fc.integer({ min: 0, max: 100 }),
-  signal: fc.oneof(fc.constantFrom('max', 'cpu', 'elu'), fc.func(weirdNumber).map((f) => () => f()), fc.record({ load: fc.func(weirdNumber), delay: fc.func(weirdNumber) })),
-  queueDelay: fc.oneof(fc.constant(false), fc.record({ target: fc.integer({ min: 1, max: 100 }), interval: fc.integer({ min: 0, max: 500 }) }, { requiredKeys: [] })),
-  priorities: fc.record({ critical: fc.double({ min: 0.1, max: 2, noNaN: true }), low: anyValue }, { requiredKeys: [] }),
+  signal: fc.oneof(
+    fc.constantFrom('max', 'cpu', 'elu'),
+    fc.func(weirdNumber).map((f) => () => f()),
+    fc.record({ load: fc.func(weirdNumber), delay: fc.func(weirdNumber) }),
+  ),
+  queueDelay: fc.oneof(
+    fc.constant(false),
+    fc.record(
+      { target: fc.integer({ min: 1, max: 100 }), interval: fc.integer({ min: 0, max: 500 }) },
+      { requiredKeys: [] },
+    ),
+  ),
+  priorities: fc.record(
+    { critical: fc.double({ min: 0.1, max: 2, noNaN: true }), low: anyValue },
+    { requiredKeys: [] },
+  ),
   maxMembers: fc.integer({ min: 1, max: 8 }),
   rtSampling: fc.constantFrom(1, 2, 8, 3),
   now: clock,
 }
 
 function checkStats(s) {
-  for (const k of ['inFlight', 'maxInFlight', 'passed', 'dropped', 'droppedByInFlight', 'droppedByQueueDelay', 'invalidReleases']) {
+  for (const k of [
+    'inFlight',
+    'maxInFlight',
+    'passed',
+    'dropped',
+    'droppedByInFlight',
+    'droppedByQueueDelay',
+    'invalidReleases',
+  ]) {
     assert.ok(isCount(s[k]), `${k} = ${s[k]}`)
   }
   assert.equal(s.dropped, s.droppedByInFlight + s.droppedByQueueDelay)
@@ -45,28 +91,41 @@ module.exports = [
   {
     name: 'tryAcquire / release never throw, for any argument, and keep the counts consistent',
     runs: 3000,
-    property: fc.property(fc.array(fc.tuple(fc.boolean(), anyValue), { maxLength: 40 }), fc.integer({ min: 0, max: 1000 }), (ops, load) => {
-      const limiter = new b.BbrLimiter({ signal: () => load, minInFlight: 4, window: 1000, buckets: 10, now: () => 0 })
-      const held = []
-      for (const [acquire, arg] of ops) {
-        if (acquire) {
-          const token = neverThrows('tryAcquire', () => limiter.tryAcquire(arg))
-          assert.ok(typeof token === 'number' && (token >= 0 || token === b.SHED_IN_FLIGHT || token === b.SHED_QUEUE_DELAY), `token ${token}`)
-          if (token >= 0) held.push(token)
-        } else {
-          neverThrows('release', () => limiter.release(arg))
+    property: fc.property(
+      fc.array(fc.tuple(fc.boolean(), anyValue), { maxLength: 40 }),
+      fc.integer({ min: 0, max: 1000 }),
+      (ops, load) => {
+        const limiter = new b.BbrLimiter({
+          signal: () => load,
+          minInFlight: 4,
+          window: 1000,
+          buckets: 10,
+          now: () => 0,
+        })
+        const held = []
+        for (const [acquire, arg] of ops) {
+          if (acquire) {
+            const token = neverThrows('tryAcquire', () => limiter.tryAcquire(arg))
+            assert.ok(
+              typeof token === 'number' && (token >= 0 || token === b.SHED_IN_FLIGHT || token === b.SHED_QUEUE_DELAY),
+              `token ${token}`,
+            )
+            if (token >= 0) held.push(token)
+          } else {
+            neverThrows('release', () => limiter.release(arg))
+          }
         }
-      }
-      const s = limiter.stats()
-      checkStats(s)
-      assert.ok(s.inFlight <= held.length, 'made-up tokens never lower the count below what is held')
-      for (const t of held) neverThrows('release', () => limiter.release(t))
-      assert.equal(limiter.stats().inFlight, 0)
-      limiter.close()
-    }),
+        const s = limiter.stats()
+        checkStats(s)
+        assert.ok(s.inFlight <= held.length, 'made-up tokens never lower the count below what is held')
+        for (const t of held) neverThrows('release', () => limiter.release(t))
+        assert.equal(limiter.stats().inFlight, 0)
+        limiter.close()
+      },
+    ),
   },
   {
-    name: 'execute: any fn and priority settle with fn\'s outcome or OverloadError',
+    name: "execute: any fn and priority settle with fn's outcome or OverloadError",
     runs: 1000,
     property: fc.asyncProperty(anyValue, anyValue, async (result, priority) => {
       const limiter = new b.BbrLimiter({ signal: () => 0, now: () => 0 })

@@ -1,17 +1,55 @@
 // SreBreaker, CircuitBreaker, BreakerGroup: options, the never-throwing hot paths, execute, stats, events.
 'use strict'
-const { b, fc, assert, anyValue, weirdNumber, key, options, typedOrValue, typedOrResolved, isCount, neverThrows, uniqueName } = require('../kit.cjs')
+const {
+  b,
+  fc,
+  assert,
+  anyValue,
+  weirdNumber,
+  options,
+  typedOrValue,
+  typedOrResolved,
+  isCount,
+  neverThrows,
+  uniqueName,
+} = require('../kit.cjs')
 
 const clock = fc.func(weirdNumber).map((f) => () => f())
 const windowed = {
   window: fc.constantFrom(1000, 3000, 10),
   buckets: fc.integer({ min: 1, max: 20 }),
   maxMembers: fc.integer({ min: 1, max: 8 }),
-  now: fc.oneof(clock, fc.constant(() => 0)),
+  now: fc.oneof(
+    clock,
+    fc.constant(() => 0),
+  ),
 }
 const shared = { shared: fc.constantFrom('brk-fuzz', 'bad name', '') }
-const SRE_FIELDS = ['success', 'request', 'window', 'buckets', 'countRejections', 'shared', 'maxMembers', 'now', 'random']
-const CB_FIELDS = ['strategy', 'threshold', 'slowCallDuration', 'minimumCalls', 'window', 'buckets', 'openDuration', 'halfOpenCalls', 'probeTimeout', 'shared', 'maxMembers', 'now']
+const SRE_FIELDS = [
+  'success',
+  'request',
+  'window',
+  'buckets',
+  'countRejections',
+  'shared',
+  'maxMembers',
+  'now',
+  'random',
+]
+const CB_FIELDS = [
+  'strategy',
+  'threshold',
+  'slowCallDuration',
+  'minimumCalls',
+  'window',
+  'buckets',
+  'openDuration',
+  'halfOpenCalls',
+  'probeTimeout',
+  'shared',
+  'maxMembers',
+  'now',
+]
 
 function uniqueShared(o) {
   if (o && typeof o === 'object' && o.shared === 'brk-fuzz') o.shared = uniqueName('brk-fuzz')
@@ -36,7 +74,16 @@ module.exports = [
     name: 'SreBreaker constructor: a breaker or a typed error naming the option',
     runs: 2000,
     property: fc.property(
-      options({ ...windowed, success: fc.double({ min: 0.01, max: 1, noNaN: true }), request: fc.integer({ min: 0, max: 200 }), countRejections: fc.boolean(), random: fc.func(weirdNumber) }, shared),
+      options(
+        {
+          ...windowed,
+          success: fc.double({ min: 0.01, max: 1, noNaN: true }),
+          request: fc.integer({ min: 0, max: 200 }),
+          countRejections: fc.boolean(),
+          random: fc.func(weirdNumber),
+        },
+        shared,
+      ),
       (o) => {
         const r = typedOrValue(() => new b.SreBreaker(uniqueShared(o)), { fields: SRE_FIELDS, given: o })
         if (r.value) {
@@ -49,31 +96,39 @@ module.exports = [
   {
     name: 'SreBreaker allow / markSuccess / markFailed never throw, with any clock and random source',
     runs: 2000,
-    property: fc.property(clock, fc.func(weirdNumber), fc.array(fc.integer({ min: 0, max: 2 }), { maxLength: 300 }), (now, random, ops) => {
-      const sre = new b.SreBreaker({ now, random: () => random(), request: 5 })
-      for (const op of ops) {
-        if (op === 0) assert.equal(typeof neverThrows('allow', () => sre.allow()), 'boolean')
-        else if (op === 1) neverThrows('markSuccess', () => sre.markSuccess())
-        else neverThrows('markFailed', () => sre.markFailed())
-      }
-      checkSreStats(sre.stats())
-      sre.close()
-    }),
+    property: fc.property(
+      clock,
+      fc.func(weirdNumber),
+      fc.array(fc.integer({ min: 0, max: 2 }), { maxLength: 300 }),
+      (now, random, ops) => {
+        const sre = new b.SreBreaker({ now, random: () => random(), request: 5 })
+        for (const op of ops) {
+          if (op === 0) assert.equal(typeof neverThrows('allow', () => sre.allow()), 'boolean')
+          else if (op === 1) neverThrows('markSuccess', () => sre.markSuccess())
+          else neverThrows('markFailed', () => sre.markFailed())
+        }
+        checkSreStats(sre.stats())
+        sre.close()
+      },
+    ),
   },
   {
     name: 'CircuitBreaker constructor: a breaker or a typed error naming the option',
     runs: 2000,
     property: fc.property(
-      options({
-        ...windowed,
-        strategy: fc.constantFrom('errorRatio', 'slowCallRatio', 'errorCount'),
-        threshold: fc.oneof(fc.double({ min: 0.01, max: 1, noNaN: true }), fc.integer({ min: 1, max: 50 })),
-        slowCallDuration: fc.integer({ min: 0, max: 2000 }),
-        minimumCalls: fc.integer({ min: 1, max: 50 }),
-        openDuration: fc.integer({ min: 0, max: 10_000 }),
-        halfOpenCalls: fc.integer({ min: 1, max: 1000 }),
-        probeTimeout: fc.integer({ min: 1, max: 10_000 }),
-      }, shared),
+      options(
+        {
+          ...windowed,
+          strategy: fc.constantFrom('errorRatio', 'slowCallRatio', 'errorCount'),
+          threshold: fc.oneof(fc.double({ min: 0.01, max: 1, noNaN: true }), fc.integer({ min: 1, max: 50 })),
+          slowCallDuration: fc.integer({ min: 0, max: 2000 }),
+          minimumCalls: fc.integer({ min: 1, max: 50 }),
+          openDuration: fc.integer({ min: 0, max: 10_000 }),
+          halfOpenCalls: fc.integer({ min: 1, max: 1000 }),
+          probeTimeout: fc.integer({ min: 1, max: 10_000 }),
+        },
+        shared,
+      ),
       (o) => {
         const r = typedOrValue(() => new b.CircuitBreaker(uniqueShared(o)), { fields: CB_FIELDS, given: o })
         if (r.value) {
@@ -91,7 +146,13 @@ module.exports = [
       fc.constantFrom('errorRatio', 'slowCallRatio', 'errorCount'),
       fc.array(fc.tuple(fc.integer({ min: 0, max: 2 }), anyValue), { maxLength: 200 }),
       (now, strategy, ops) => {
-        const cb = new b.CircuitBreaker({ now, strategy, minimumCalls: 3, threshold: strategy === 'errorCount' ? 3 : 0.5, slowCallDuration: 10 })
+        const cb = new b.CircuitBreaker({
+          now,
+          strategy,
+          minimumCalls: 3,
+          threshold: strategy === 'errorCount' ? 3 : 0.5,
+          slowCallDuration: 10,
+        })
         const seen = []
         cb.onStateChange((change) => seen.push(change))
         for (const [op, duration] of ops) {
@@ -106,7 +167,7 @@ module.exports = [
     ),
   },
   {
-    name: 'execute on both breakers: fn\'s outcome or BreakerOpenError, for any fn result',
+    name: "execute on both breakers: fn's outcome or BreakerOpenError, for any fn result",
     runs: 1000,
     property: fc.asyncProperty(anyValue, fc.boolean(), async (result, sre) => {
       const breaker = sre ? new b.SreBreaker({ now: () => 0 }) : new b.CircuitBreaker({ now: () => 0 })
@@ -130,11 +191,17 @@ module.exports = [
     name: 'BreakerGroup: any options, keys and factories give breakers or typed errors; the group stays bounded',
     runs: 1000,
     property: fc.property(
-      options({ maxKeys: fc.integer({ min: 1, max: 5 }), idleTimeout: fc.integer({ min: 1, max: 100 }), now: clock }, { shared: fc.constantFrom('grp-fuzz', 'x'.repeat(65)) }),
+      options(
+        { maxKeys: fc.integer({ min: 1, max: 5 }), idleTimeout: fc.integer({ min: 1, max: 100 }), now: clock },
+        { shared: fc.constantFrom('grp-fuzz', 'x'.repeat(65)) },
+      ),
       fc.array(anyValue, { maxLength: 20 }),
       (o, keys) => {
         if (o && typeof o === 'object' && o.shared === 'grp-fuzz') o.shared = uniqueName('grp')
-        const group = typedOrValue(() => new b.BreakerGroup((k, s) => new b.SreBreaker({ shared: s }), o), { fields: ['maxKeys', 'idleTimeout', 'shared', 'now', 'factory'], given: o }).value
+        const group = typedOrValue(() => new b.BreakerGroup((k, s) => new b.SreBreaker({ shared: s }), o), {
+          fields: ['maxKeys', 'idleTimeout', 'shared', 'now', 'factory'],
+          given: o,
+        }).value
         if (!group) return
         for (const k of keys) {
           const r = typedOrValue(() => group.get(k), { argumentsNamed: ['key'] })
@@ -142,7 +209,10 @@ module.exports = [
           typedOrValue(() => group.has(k), {})
           typedOrValue(() => group.delete(k), {})
         }
-        assert.ok(group.size <= (o && typeof o.maxKeys === 'number' && Number.isInteger(o.maxKeys) && o.maxKeys >= 1 ? o.maxKeys : 1000))
+        assert.ok(
+          group.size <=
+            (o && typeof o.maxKeys === 'number' && Number.isInteger(o.maxKeys) && o.maxKeys >= 1 ? o.maxKeys : 1000),
+        )
         group.close()
         assert.equal(group.size, 0)
       },

@@ -1,13 +1,40 @@
 // HeavyKeeper, HotKeyCache, murmur3: options, keys of every shape (huge strings and byte arrays included), counts.
 'use strict'
-const { b, fc, assert, anyValue, weirdNumber, key, bytesKey, options, typedOrValue, isCount, uniqueName } = require('../kit.cjs')
+const {
+  b,
+  fc,
+  assert,
+  anyValue,
+  weirdNumber,
+  key,
+  bytesKey,
+  options,
+  typedOrValue,
+  isCount,
+  uniqueName,
+} = require('../kit.cjs')
 
 const HK_FIELDS = ['k', 'width', 'depth', 'decay', 'minCount', 'shared', 'seed', 'members']
-const CACHE_FIELDS = ['k', 'capacity', 'ttl', 'autoCache', 'minCount', 'allow', 'deny', 'fadeEvery', 'now', 'shared', 'seed']
+const CACHE_FIELDS = [
+  'k',
+  'capacity',
+  'ttl',
+  'autoCache',
+  'minCount',
+  'allow',
+  'deny',
+  'fadeEvery',
+  'now',
+  'shared',
+  'seed',
+]
 const anyKey = fc.oneof(key, bytesKey, anyValue)
 const anyIncr = fc.oneof(fc.integer({ min: 0, max: 1000 }), weirdNumber, anyValue)
 const rule = fc.oneof(
-  fc.record({ key: fc.oneof(key, anyValue), ttl: fc.oneof(fc.integer({ min: 1, max: 100 }), anyValue) }, { requiredKeys: ['key'] }),
+  fc.record(
+    { key: fc.oneof(key, anyValue), ttl: fc.oneof(fc.integer({ min: 1, max: 100 }), anyValue) },
+    { requiredKeys: ['key'] },
+  ),
   fc.record({ pattern: fc.oneof(fc.constantFrom('^a', '(', '[', '.*', /b+/gy), anyValue) }),
   anyValue,
 )
@@ -26,7 +53,18 @@ module.exports = [
     name: 'HeavyKeeper constructor: a sketch or a typed error naming the option',
     runs: 1500,
     property: fc.property(
-      options({ k: fc.integer({ min: 1, max: 50 }), width: fc.integer({ min: 1, max: 4096 }), depth: fc.integer({ min: 1, max: 8 }), decay: fc.double({ min: 0.01, max: 0.99, noNaN: true }), minCount: fc.integer({ min: 0, max: 5 }), seed: fc.nat(), members: fc.integer({ min: 1, max: 8 }) }, { shared: fc.constantFrom('hk-fuzz', 'x y') }),
+      options(
+        {
+          k: fc.integer({ min: 1, max: 50 }),
+          width: fc.integer({ min: 1, max: 4096 }),
+          depth: fc.integer({ min: 1, max: 8 }),
+          decay: fc.double({ min: 0.01, max: 0.99, noNaN: true }),
+          minCount: fc.integer({ min: 0, max: 5 }),
+          seed: fc.nat(),
+          members: fc.integer({ min: 1, max: 8 }),
+        },
+        { shared: fc.constantFrom('hk-fuzz', 'x y') },
+      ),
       (o) => {
         if (o && typeof o === 'object' && o.shared === 'hk-fuzz') o.shared = uniqueName('hk-fuzz')
         const r = typedOrValue(() => new b.HeavyKeeper(o), { fields: HK_FIELDS, given: o })
@@ -40,40 +78,60 @@ module.exports = [
   {
     name: 'HeavyKeeper add / addMany / count / fadingOnce: typed errors for bad keys and increments, counts stay sane',
     runs: 2000,
-    property: fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 4 }), anyKey, anyIncr), { maxLength: 30 }), fc.boolean(), (ops, shared) => {
-      const hk = new b.HeavyKeeper({ k: 5, width: 64, depth: 3, seed: 1, shared: shared ? uniqueName('hk-ops') : undefined })
-      const expelled = []
-      const sub = hk.onExpelled((item) => expelled.push(item))
-      const expect = { argumentsNamed: ['key', 'incr', 'keys', 'epoch'] }
-      for (const [op, k, incr] of ops) {
-        if (op === 0) {
-          const r = typedOrValue(() => hk.add(k, incr), expect)
-          if (!r.error) assert.equal(typeof r.value, 'boolean')
-        } else if (op === 1) {
-          const r = typedOrValue(() => hk.addMany([k, k], incr), expect)
-          if (!r.error) assert.ok(isCount(r.value))
-        } else if (op === 2) {
-          const r = typedOrValue(() => hk.count(k), expect)
-          if (!r.error) assert.ok(isCount(r.value))
-        } else if (op === 3) {
-          typedOrValue(() => hk.fadingOnce(incr), expect)
-        } else {
-          hk.fading()
+    property: fc.property(
+      fc.array(fc.tuple(fc.integer({ min: 0, max: 4 }), anyKey, anyIncr), { maxLength: 30 }),
+      fc.boolean(),
+      (ops, shared) => {
+        const hk = new b.HeavyKeeper({
+          k: 5,
+          width: 64,
+          depth: 3,
+          seed: 1,
+          shared: shared ? uniqueName('hk-ops') : undefined,
+        })
+        const expelled = []
+        const sub = hk.onExpelled((item) => expelled.push(item))
+        const expect = { argumentsNamed: ['key', 'incr', 'keys', 'epoch'] }
+        for (const [op, k, incr] of ops) {
+          if (op === 0) {
+            const r = typedOrValue(() => hk.add(k, incr), expect)
+            if (!r.error) assert.equal(typeof r.value, 'boolean')
+          } else if (op === 1) {
+            const r = typedOrValue(() => hk.addMany([k, k], incr), expect)
+            if (!r.error) assert.ok(isCount(r.value))
+          } else if (op === 2) {
+            const r = typedOrValue(() => hk.count(k), expect)
+            if (!r.error) assert.ok(isCount(r.value))
+          } else if (op === 3) {
+            typedOrValue(() => hk.fadingOnce(incr), expect)
+          } else {
+            hk.fading()
+          }
         }
-      }
-      checkList(hk.list(), 5)
-      assert.ok(isCount(hk.total))
-      for (const item of expelled) assert.ok(isCount(item.count))
-      sub.dispose()
-      hk.close()
-      assert.equal(hk.add('after close'), false)
-    }),
+        checkList(hk.list(), 5)
+        assert.ok(isCount(hk.total))
+        for (const item of expelled) assert.ok(isCount(item.count))
+        sub.dispose()
+        hk.close()
+        assert.equal(hk.add('after close'), false)
+      },
+    ),
   },
   {
     name: 'HotKeyCache constructor and methods: a cache or typed errors; the cache stays within capacity',
     runs: 1000,
     property: fc.property(
-      options({ k: fc.integer({ min: 1, max: 20 }), capacity: fc.integer({ min: 1, max: 10 }), ttl: fc.integer({ min: 1, max: 100 }), autoCache: fc.boolean(), minCount: fc.nat(3), allow: fc.array(rule, { maxLength: 3 }), deny: fc.array(rule, { maxLength: 3 }), now: fc.func(weirdNumber), seed: fc.nat() }),
+      options({
+        k: fc.integer({ min: 1, max: 20 }),
+        capacity: fc.integer({ min: 1, max: 10 }),
+        ttl: fc.integer({ min: 1, max: 100 }),
+        autoCache: fc.boolean(),
+        minCount: fc.nat(3),
+        allow: fc.array(rule, { maxLength: 3 }),
+        deny: fc.array(rule, { maxLength: 3 }),
+        now: fc.func(weirdNumber),
+        seed: fc.nat(),
+      }),
       fc.array(fc.tuple(fc.integer({ min: 0, max: 3 }), anyKey, anyIncr), { maxLength: 30 }),
       (o, ops) => {
         if (o && typeof o === 'object' && o.fadeEvery !== undefined) delete o.fadeEvery // a timer: not for thousands of runs

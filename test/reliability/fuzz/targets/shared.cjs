@@ -2,10 +2,21 @@
 // listRegions / removeRegion; and attaching to region files whose bytes were overwritten at random.
 'use strict'
 const fs = require('fs')
-const { b, fc, assert, anyValue, weirdNumber, key, typedOrValue, isCount, uniqueName } = require('../kit.cjs')
+const { b, fc, assert, anyValue, weirdNumber, key, typedOrValue, uniqueName } = require('../kit.cjs')
 
-const L = require('../../../../dist/cjs/native/load-native').native.layout.region
-const layoutArgs = ['kind', 'lanes', 'part', 'initial', 'ownLine', 'bytes', 'cells', 'reclaim', 'size', 'bucketMs', 'start']
+const layoutArgs = [
+  'kind',
+  'lanes',
+  'part',
+  'initial',
+  'ownLine',
+  'bytes',
+  'cells',
+  'reclaim',
+  'size',
+  'bucketMs',
+  'start',
+]
 const smallInt = fc.oneof(fc.integer({ min: 0, max: 64 }), weirdNumber, anyValue)
 
 /** Builds a layout from fuzzed calls; returns it with the placements that succeeded. */
@@ -41,7 +52,10 @@ function exercise(region, placed, values) {
       const r = typedOrValue(() => counter.add(v), { argumentsNamed: ['value'] })
       if (!r.error) sum += v
     }
-    assert.ok(Object.is(counter.local, sum) || Math.abs(counter.local - sum) <= Math.abs(sum) * 1e-9 + 1e-9, `lane ${counter.local} vs ${sum}`)
+    assert.ok(
+      Object.is(counter.local, sum) || Math.abs(counter.local - sum) <= Math.abs(sum) * 1e-9 + 1e-9,
+      `lane ${counter.local} vs ${sum}`,
+    )
   }
   for (const offset of placed.cells) {
     const atomic = new b.AtomicCounter(region, offset)
@@ -68,29 +82,45 @@ module.exports = [
   {
     name: 'RegionLayout + SharedRegion.local + primitives: any arguments give typed errors or consistent counters',
     runs: 2000,
-    property: fc.property(fc.oneof(fc.constantFrom('k', 'kind-1', 'a.b'), key, anyValue), fc.oneof(fc.integer({ min: 1, max: 8 }), smallInt), fc.array(layoutCall, { maxLength: 8 }), fc.array(value, { maxLength: 8 }), (kind, lanes, calls, values) => {
-      const built = buildLayout(kind, lanes, calls)
-      if (!built) return
-      const region = b.SharedRegion.local(built.layout)
-      exercise(region, built.placed, values)
-      region.close()
-    }),
+    property: fc.property(
+      fc.oneof(fc.constantFrom('k', 'kind-1', 'a.b'), key, anyValue),
+      fc.oneof(fc.integer({ min: 1, max: 8 }), smallInt),
+      fc.array(layoutCall, { maxLength: 8 }),
+      fc.array(value, { maxLength: 8 }),
+      (kind, lanes, calls, values) => {
+        const built = buildLayout(kind, lanes, calls)
+        if (!built) return
+        const region = b.SharedRegion.local(built.layout)
+        exercise(region, built.placed, values)
+        region.close()
+      },
+    ),
   },
   {
     name: 'SharedRegion.open / forComponent: any name gives a region or a typed error; no file is left behind',
     runs: 1000,
-    property: fc.property(fc.oneof(fc.constantFrom('ok'), key, anyValue), fc.array(layoutCall, { maxLength: 4 }), fc.array(value, { maxLength: 4 }), fc.boolean(), (name, calls, values, viaComponent) => {
-      const built = buildLayout('fz', 4, calls)
-      if (!built || built.layout.payloadSize > 1 << 20) return // no 4 GiB files in /dev/shm
-      const full = name === 'ok' ? uniqueName('fz-open') : name
-      const r = typedOrValue(() => (viaComponent ? b.SharedRegion.forComponent(full, built.layout) : b.SharedRegion.open(full, built.layout)), { argumentsNamed: ['name', 'shared', 'layout'] })
-      if (r.error) return
-      const region = r.value
-      exercise(region, built.placed, values)
-      assert.equal(region.members().length, region.shared ? 1 : 0)
-      region.close()
-      if (region.shared) assert.ok(!b.listRegions().includes(region.name), 'the last member removes the name')
-    }),
+    property: fc.property(
+      fc.oneof(fc.constantFrom('ok'), key, anyValue),
+      fc.array(layoutCall, { maxLength: 4 }),
+      fc.array(value, { maxLength: 4 }),
+      fc.boolean(),
+      (name, calls, values, viaComponent) => {
+        const built = buildLayout('fz', 4, calls)
+        if (!built || built.layout.payloadSize > 1 << 20) return // no 4 GiB files in /dev/shm
+        const full = name === 'ok' ? uniqueName('fz-open') : name
+        const r = typedOrValue(
+          () =>
+            viaComponent ? b.SharedRegion.forComponent(full, built.layout) : b.SharedRegion.open(full, built.layout),
+          { argumentsNamed: ['name', 'shared', 'layout'] },
+        )
+        if (r.error) return
+        const region = r.value
+        exercise(region, built.placed, values)
+        assert.equal(region.members().length, region.shared ? 1 : 0)
+        region.close()
+        if (region.shared) assert.ok(!b.listRegions().includes(region.name), 'the last member removes the name')
+      },
+    ),
   },
   {
     name: 'removeRegion / removeStaleRegions / listRegions: any argument gives a typed error or a list',
@@ -98,7 +128,12 @@ module.exports = [
     property: fc.property(fc.oneof(key, anyValue), fc.oneof(fc.func(fc.boolean()), anyValue), (name, filter) => {
       typedOrValue(() => b.removeRegion(name), { fields: ['name'], argumentsNamed: ['name'] })
       // Never without a filter: other test files may hold killed regions they are about to check.
-      const own = typeof filter === 'function' ? (n) => n.includes(`-${process.pid}-`) && filter(n) : filter === undefined ? () => false : filter
+      const own =
+        typeof filter === 'function'
+          ? (n) => n.includes(`-${process.pid}-`) && filter(n)
+          : filter === undefined
+            ? () => false
+            : filter
       const removed = typedOrValue(() => b.removeStaleRegions(own), { argumentsNamed: ['filter'] })
       if (!removed.error) assert.ok(Array.isArray(removed.value))
       assert.ok(Array.isArray(b.listRegions()))
@@ -107,37 +142,51 @@ module.exports = [
   {
     name: 'attaching to a region file with random bytes overwritten or truncated: a region or a typed error, never a crash',
     runs: 1500,
-    property: fc.property(fc.array(fc.tuple(fc.nat(4096 + 512), fc.nat(255)), { maxLength: 12 }), fc.option(fc.nat(8192)), fc.boolean(), (writes, truncateTo, otherLive) => {
-      const name = uniqueName('fz-corrupt')
-      const layout = new b.RegionLayout('fz', 4).describe('corrupt=1')
-      const gauge = layout.lanes64(1, true)
-      const first = b.SharedRegion.open(name, layout)
-      const file = `/dev/shm/bulwark.${name}`
-      // otherLive: the writer stays attached while the bytes change (its process lives); else it has detached and
-      // the file was recreated from a copy, as a region left behind by a dead process would be.
-      let bytes = fs.readFileSync(file)
-      if (!otherLive) first.close()
-      for (const [at, v] of writes) if (at < bytes.length) bytes[at] = v
-      if (truncateTo !== null) bytes = bytes.subarray(0, Math.min(truncateTo, bytes.length))
-      if (otherLive) {
-        // Overwrite in place (header and payload) but never shrink a live mapping (that can SIGBUS: a documented limitation).
-        const fd = fs.openSync(file, 'r+')
-        fs.writeSync(fd, bytes, 0, bytes.length, 0)
-        fs.closeSync(fd)
-      } else {
-        fs.writeFileSync(file, bytes)
-      }
-      const r = typedOrValue(() => b.SharedRegion.open(name, layout), {})
-      if (!r.error) {
-        new b.LaneCounter(r.value, gauge).add(1)
-        assert.ok(r.value.laneHighWater() <= 4)
-        r.value.members()
-        r.value.close()
-      } else {
-        assert.ok(r.error instanceof b.RegionCorruptError || r.error instanceof b.RegionMismatchError || r.error instanceof b.SharedMemoryError, r.error.constructor.name)
-      }
-      if (otherLive) first.close()
-      try { fs.unlinkSync(file) } catch { /* removed by the last member */ }
-    }),
+    property: fc.property(
+      fc.array(fc.tuple(fc.nat(4096 + 512), fc.nat(255)), { maxLength: 12 }),
+      fc.option(fc.nat(8192)),
+      fc.boolean(),
+      (writes, truncateTo, otherLive) => {
+        const name = uniqueName('fz-corrupt')
+        const layout = new b.RegionLayout('fz', 4).describe('corrupt=1')
+        const gauge = layout.lanes64(1, true)
+        const first = b.SharedRegion.open(name, layout)
+        const file = `/dev/shm/bulwark.${name}`
+        // otherLive: the writer stays attached while the bytes change (its process lives); else it has detached and
+        // the file was recreated from a copy, as a region left behind by a dead process would be.
+        let bytes = fs.readFileSync(file)
+        if (!otherLive) first.close()
+        for (const [at, v] of writes) if (at < bytes.length) bytes[at] = v
+        if (truncateTo !== null) bytes = bytes.subarray(0, Math.min(truncateTo, bytes.length))
+        if (otherLive) {
+          // Overwrite in place (header and payload) but never shrink a live mapping (that can SIGBUS: a documented limitation).
+          const fd = fs.openSync(file, 'r+')
+          fs.writeSync(fd, bytes, 0, bytes.length, 0)
+          fs.closeSync(fd)
+        } else {
+          fs.writeFileSync(file, bytes)
+        }
+        const r = typedOrValue(() => b.SharedRegion.open(name, layout), {})
+        if (!r.error) {
+          new b.LaneCounter(r.value, gauge).add(1)
+          assert.ok(r.value.laneHighWater() <= 4)
+          r.value.members()
+          r.value.close()
+        } else {
+          assert.ok(
+            r.error instanceof b.RegionCorruptError ||
+              r.error instanceof b.RegionMismatchError ||
+              r.error instanceof b.SharedMemoryError,
+            r.error.constructor.name,
+          )
+        }
+        if (otherLive) first.close()
+        try {
+          fs.unlinkSync(file)
+        } catch {
+          /* removed by the last member */
+        }
+      },
+    ),
   },
 ]
