@@ -117,7 +117,7 @@ export { GrpcStatus } from './integrations/grpc-module'
 export type { BreakerChoice, GuardBreaker } from './integrations/breaker-port'
 export { undiciGuard } from './integrations/undici-guard'
 export type { UndiciGuardOptions, UndiciInterceptor } from './integrations/undici-guard'
-export type { DispatchHandler } from './integrations/guarded-request'
+export type { DispatchHandler } from './integrations/undici-handler-api'
 
 // Observability: a read-only view of the host's shared regions (what `npx bulwark top` shows). The Prometheus and
 // OpenTelemetry exporters are in the subpaths 'bulwark/prometheus' and 'bulwark/opentelemetry' (optional peers).

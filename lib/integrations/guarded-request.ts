@@ -3,20 +3,8 @@ import type { RetryBudget } from '../resilience/retry-budget'
 import { fullJitterDelay } from '../resilience/backoff'
 import { callStart, type GuardBreaker, permit, report } from './breaker-port'
 
-/** An undici (v6) dispatch handler: the methods a guarded request forwards. */
-export interface DispatchHandler {
-  onConnect?(abort: (reason?: unknown) => void, context?: unknown): void
-  onError?(error: unknown): void
-  onUpgrade?(statusCode: number, headers: unknown, socket: unknown): void
-  onResponseStarted?(): void
-  onHeaders?(statusCode: number, headers: unknown, resume: () => void, statusText: string): boolean
-  onData?(chunk: Buffer): boolean
-  onComplete?(trailers: unknown): void
-  onBodySent?(chunk: unknown): void
-  onRequestSent?(): void
-}
-
-export type Dispatch = (options: any, handler: DispatchHandler) => boolean
+/** The next dispatch of an undici interceptor chain; the handler is one of the two handler APIs. */
+export type Dispatch = (options: any, handler: any) => boolean
 
 /** What every request of one guard shares. */
 export interface GuardPolicy {
@@ -33,38 +21,47 @@ function retryLater(request: GuardedRequest): void {
 }
 
 /**
- * One request through the guard: the origin's breaker is asked before each attempt and told how it went (a
- * failing status or an error before the response counts as a failure, unless the caller aborted). A failed
- * attempt of a replayable request is retried after full-jitter backoff while attempts and the retry budget
- * allow; its response is read to the end and dropped (so the connection stays usable), and the caller sees only
- * the last attempt. The caller's abort function stays valid across attempts.
+ * One request through the guard, whatever undici's handler API: the origin's breaker is asked before each attempt
+ * and told how it went (a failing status or an error before the response counts as a failure, unless the caller
+ * aborted). A failed attempt of a replayable request is retried after full-jitter backoff while attempts and the
+ * retry budget allow; its response is read to the end and dropped (so the connection stays usable), and the
+ * caller sees only the last attempt. The caller's abort stays valid across attempts.
+ *
+ * Subclasses speak one handler API on both sides (docs/guide/integrations.md, "undici handler APIs"): they receive an
+ * attempt's events, ask this class what to do with each, and pass on to the caller what it lets through.
  */
-export class GuardedRequest implements DispatchHandler {
+export abstract class GuardedRequest {
   private attempt = 0
   private startedAt = 0
   private reported = false
-  private connected = false
+  private started = false
   private forwarded = false
-  private discarding = false
-  private aborted = false
-  private abortReason: unknown = undefined
-  private abortAttempt: ((reason?: unknown) => void) | undefined = undefined
+  /** The current attempt failed and will be retried: its response goes nowhere. */
+  protected discarding = false
+  /** The caller aborted the request. */
+  protected aborted = false
+  protected abortReason: unknown = undefined
   private timer: ReturnType<typeof setTimeout> | undefined = undefined
 
   constructor(
     private readonly policy: GuardPolicy,
     private readonly dispatch: Dispatch,
     private readonly options: unknown,
-    private readonly handler: DispatchHandler,
     private readonly breaker: GuardBreaker,
     private readonly name: string,
     private readonly replayable: boolean,
   ) {}
 
+  /** Gives the caller an error that ends the request. */
+  protected abstract fail(error: unknown): void
+
+  /** Aborts the attempt in flight (a no-op once it is over). */
+  protected abstract abortAttempt(reason: unknown): void
+
   /** Starts the next attempt, or fails the request with BreakerOpenError if the breaker refuses it. */
   run(): boolean {
     if (!permit(this.breaker)) {
-      this.handler.onError?.(new BreakerOpenError(this.breaker.shared ?? this.name))
+      this.fail(new BreakerOpenError(this.breaker.shared ?? this.name))
       return true
     }
     this.startedAt = callStart(this.breaker)
@@ -76,75 +73,76 @@ export class GuardedRequest implements DispatchHandler {
   /** Called by the backoff timer. */
   retry(): void {
     this.timer = undefined
-    if (!this.aborted) this.run()
-  }
-
-  onConnect(abort: (reason?: unknown) => void, context?: unknown): void {
-    this.abortAttempt = abort
-    if (this.aborted) return abort(this.abortReason)
-    if (this.connected) return
-    this.connected = true
-    this.handler.onConnect?.(this.abortByCaller, context)
-  }
-
-  onHeaders(statusCode: number, headers: unknown, resume: () => void, statusText: string): boolean {
-    if (statusCode >= 200) {
-      const failed = this.policy.isFailure(statusCode)
-      this.reportOnce(!failed)
-      if (failed && this.mayRetry()) {
-        this.discarding = true
-        return true
-      }
-      this.forwarded = true
+    if (this.aborted) return
+    try {
+      this.run()
+    } catch (error) {
+      // A dispatcher that throws (one that does not speak the caller's handler API, say) fails the request: from a
+      // timer, a throw would be an uncaught exception, and swallowing it would leave the caller waiting forever.
+      this.fail(error)
     }
-    return this.handler.onHeaders?.(statusCode, headers, resume, statusText) ?? true
   }
 
-  onData(chunk: Buffer): boolean {
-    if (this.discarding) return true
-    return this.handler.onData?.(chunk) ?? true
+  /** An attempt is connected: true when the caller is to hear of it (the first attempt only). */
+  protected attemptStarted(): boolean {
+    if (this.aborted) {
+      this.abortAttempt(this.abortReason)
+      return false
+    }
+    if (this.started) return false
+    this.started = true
+    return true
   }
 
-  onComplete(trailers: unknown): void {
-    if (this.discarding) return this.backOff()
-    this.handler.onComplete?.(trailers)
+  /** A response status arrived: false when the response is to be dropped (a failed attempt that will be retried). */
+  protected responseStarted(statusCode: number): boolean {
+    if (statusCode < 200) return true // informational: passed on as it is
+    const failed = this.policy.isFailure(statusCode)
+    this.reportOnce(!failed)
+    if (failed && this.mayRetry()) {
+      this.discarding = true
+      return false
+    }
+    this.forwarded = true
+    return true
   }
 
-  onError(error: unknown): void {
-    if (this.forwarded || this.aborted) return this.handler.onError?.(error)
-    if (this.discarding) return this.backOff() // the retry was granted when the failing status arrived
+  /** The attempt's response ended: false when it was dropped and the next attempt is scheduled. */
+  protected responseEnded(): boolean {
+    if (!this.discarding) return true
+    this.backOff()
+    return false
+  }
+
+  /** The attempt failed with an error: true when the caller is to get it, false when a retry is scheduled. */
+  protected attemptFailed(): boolean {
+    if (this.forwarded || this.aborted) return true
+    if (this.discarding) {
+      this.backOff() // the retry was granted when the failing status arrived
+      return false
+    }
     this.reportOnce(false)
-    if (this.mayRetry()) return this.backOff()
-    this.handler.onError?.(error)
+    if (!this.mayRetry()) return true
+    this.backOff()
+    return false
   }
 
-  onUpgrade(statusCode: number, headers: unknown, socket: unknown): void {
+  /** The connection was upgraded: the origin answered. */
+  protected upgraded(): void {
     this.reportOnce(true)
     this.forwarded = true
-    this.handler.onUpgrade?.(statusCode, headers, socket)
   }
 
-  onResponseStarted(): void {
-    this.handler.onResponseStarted?.()
-  }
-
-  onBodySent(chunk: unknown): void {
-    this.handler.onBodySent?.(chunk)
-  }
-
-  onRequestSent(): void {
-    this.handler.onRequestSent?.()
-  }
-
-  private readonly abortByCaller = (reason?: unknown): void => {
+  /** The caller's abort: valid whichever attempt is in flight, and between attempts. */
+  protected readonly abortByCaller = (reason?: unknown): void => {
     if (this.aborted) return
     this.aborted = true
     this.abortReason = reason
-    if (this.timer === undefined) return this.abortAttempt?.(reason)
+    if (this.timer === undefined) return this.abortAttempt(reason)
     // Between attempts: nothing is in flight to abort, so the request ends here.
     clearTimeout(this.timer)
     this.timer = undefined
-    this.handler.onError?.(reason ?? new Error('the request was aborted'))
+    this.fail(reason ?? new Error('the request was aborted'))
   }
 
   private reportOnce(ok: boolean): void {

@@ -4,7 +4,8 @@ import { InvalidOptionError } from '../errors/invalid-option-error'
 import { RetryBudget } from '../resilience/retry-budget'
 import { checkOptions, optionalFunction, optionalNumber } from '../validate'
 import { type BreakerChoice, type GuardBreaker, resolveBreakers } from './breaker-port'
-import { type Dispatch, type DispatchHandler, GuardedRequest, type GuardPolicy } from './guarded-request'
+import type { Dispatch, GuardPolicy } from './guarded-request'
+import { guardedRequest } from './undici-handler-api'
 
 export interface UndiciGuardOptions<B extends GuardBreaker = SreBreaker> extends BreakerChoice<B> {
   /** Caps retries at a share of requests (default: a new RetryBudget, 10 % plus 10 per second); false: no cap. */
@@ -91,11 +92,12 @@ export function undiciGuard<B extends GuardBreaker = SreBreaker>(
   // undici checks that the composed dispatch takes exactly (options, handler).
   const interceptor =
     (dispatch: Dispatch) =>
-    (opts: any, handler: DispatchHandler): boolean => {
+    (opts: any, handler: unknown): boolean => {
       const origin = originOf(opts.origin)
-      policy.budget?.recordRequest()
       const replayable = methods.has(opts.method) && replayableBody(opts.body) && !opts.upgrade
-      return new GuardedRequest(policy, dispatch, opts, handler, group.get(origin), origin, replayable).run()
+      const request = guardedRequest(handler, opts, policy, dispatch, opts, group.get(origin), origin, replayable)
+      policy.budget?.recordRequest()
+      return request.run()
     }
   return Object.assign(interceptor, {
     breakers: group,

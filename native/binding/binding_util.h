@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "core/util/status.h"
+#include "core/status.h"
 
 namespace bulwark {
 namespace binding {
