@@ -1,3 +1,4 @@
+import { describeLatency, type LatencyPlacement } from '../adaptive/latency-layout'
 import { RegionLayout, type LanePlacement, type WindowPlacement } from '../shared/region-layout'
 import type { SharedRegion } from '../shared/shared-region'
 import type { ResolvedBbrOptions } from './bbr-options'
@@ -11,8 +12,9 @@ export const STAT = {
   invalidReleases: 12,
   load: 13, // this member's last load, permille (for watchers)
   admitFraction: 14, // this member's queueing-delay admit fraction
-  minInFlight: 15, // this member's floor on maxInFlight (for watchers; the lane stride stays 128 bytes)
-  cells: 16,
+  minInFlight: 15, // this member's floor on maxInFlight (for watchers)
+  shedLatency: 16, // + class
+  cells: 20,
 } as const
 
 export interface BbrPlacement {
@@ -23,6 +25,7 @@ export interface BbrPlacement {
   stats: LanePlacement
   passes: WindowPlacement
   rts: WindowPlacement
+  latency: LatencyPlacement
 }
 
 /** The BBR limiter's region: its shared cells, per-member lanes and the two rolling windows. */
@@ -31,7 +34,7 @@ export function describeBbr(
   start: number,
 ): BbrPlacement {
   const layout = new RegionLayout('bbr', o.shared === undefined ? 1 : o.maxMembers).describe(
-    `v1 window=${o.window} buckets=${o.buckets}`,
+    `v2 window=${o.window} buckets=${o.buckets}`,
   )
   return {
     layout,
@@ -41,6 +44,7 @@ export function describeBbr(
     stats: layout.lanes64(STAT.cells),
     passes: layout.window(o.buckets, o.bucketMs, start),
     rts: layout.window(o.buckets, o.bucketMs, start),
+    latency: describeLatency(layout),
   }
 }
 
@@ -49,6 +53,7 @@ export interface ClassCounts {
   admitted: number
   shedInFlight: number
   shedQueueDelay: number
+  shedLatency: number
 }
 
 /** The statistics lanes summed over the members that ever used the region (what stats() reports host-wide). */
@@ -57,6 +62,7 @@ export interface BbrCounters {
   passed: number
   droppedByInFlight: number
   droppedByQueueDelay: number
+  droppedByLatency: number
   invalidReleases: number
 }
 
@@ -77,6 +83,7 @@ export function sumBbrCounters(region: SharedRegion, stats: LanePlacement): BbrC
     passed: 0,
     droppedByInFlight: 0,
     droppedByQueueDelay: 0,
+    droppedByLatency: 0,
     invalidReleases: sum(STAT.invalidReleases),
   }
   PRIORITY_NAMES.forEach((name, c) => {
@@ -84,11 +91,13 @@ export function sumBbrCounters(region: SharedRegion, stats: LanePlacement): BbrC
       admitted: sum(STAT.admitted + c),
       shedInFlight: sum(STAT.shedInFlight + c),
       shedQueueDelay: sum(STAT.shedDelay + c),
+      shedLatency: sum(STAT.shedLatency + c),
     }
     byClass[name] = counts
     counters.passed += counts.admitted
     counters.droppedByInFlight += counts.shedInFlight
     counters.droppedByQueueDelay += counts.shedQueueDelay
+    counters.droppedByLatency += counts.shedLatency
   })
   return counters
 }

@@ -1,3 +1,5 @@
+import { LatencyController } from '../adaptive/latency-controller'
+import type { LatencyStats } from '../adaptive/latency-stats'
 import { OverloadError } from '../errors/overload-error'
 import { LaneCounter } from '../shared/lane-counter'
 import type { LanePlacement } from '../shared/region-layout'
@@ -5,23 +7,20 @@ import { RollingWindow } from '../shared/rolling-window'
 import { SharedRegion } from '../shared/shared-region'
 import { preciseNow } from '../signals/clock'
 import { cell, loopCell, signalCells } from '../signals/signal-cells'
-import { eventLoopDelayRaw } from '../signals/signals'
-
-/** When the sampler last measured this thread's loop. */
-const loopTickAt = () => (loopCell >= 0 ? signalCells[loopCell + cell.loopTickAt] : 0)
-/** The loop was idle less than 5 % of the last tick: it did not catch up. */
-const loopSaturated = () => loopCell >= 0 && signalCells[loopCell + cell.loopEluRaw] >= 950
 import { type ClassCounts, describeBbr, STAT, sumBbrCounters } from './bbr-layout'
-import { limiterClock, resolveBbrOptions, type BbrLimiterOptions, type LoadSignal } from './bbr-options'
+import { limiterClock, resolveBbrOptions, type BbrLimiterOptions } from './bbr-options'
 import { CapacityEstimator } from './capacity-estimator'
 import { PRIORITY_NAMES, Priority, priorityIndex, type PriorityName } from './priority'
-import { QueueDelayController, type QueueDelayOptions } from './queue-delay-controller'
+import type { QueueDelayController } from './queue-delay-controller'
+import { queueRule } from './queue-rule'
 import { INVALID, NOT_SAMPLED, TokenTable } from './token-table'
 
 /** tryAcquire result: shed because requests in flight exceed the capacity estimate. */
 export const SHED_IN_FLIGHT = -1
 /** tryAcquire result: shed because the event loop's queueing delay stayed over target. */
 export const SHED_QUEUE_DELAY = -2
+/** tryAcquire result: shed because requests in flight are over the limit learned from latency. */
+export const SHED_LATENCY = -4
 
 const MODE_MAX = 0
 const MODE_CPU = 1
@@ -40,10 +39,13 @@ export interface BbrStats {
   minRt: number
   /** Admitted requests, host-wide when shared. */
   passed: number
-  /** Shed requests, host-wide when shared (both reasons). */
+  /** Shed requests, host-wide when shared (every reason). */
   dropped: number
   droppedByInFlight: number
   droppedByQueueDelay: number
+  droppedByLatency: number
+  /** The adaptive concurrency rule (undefined when it is off). */
+  latency: LatencyStats | undefined
   /** This thread's event-loop queueing delay at the last control step, ms. */
   queueDelay: number
   /** Share of normal-class requests this thread admits under queueing delay (1 = no shedding). */
@@ -79,6 +81,7 @@ export class BbrLimiter {
   private readonly rts: RollingWindow
   private readonly capacity: CapacityEstimator
   private readonly delayRule: QueueDelayController | undefined
+  private readonly latencyRule: LatencyController | undefined
   private readonly tokens = new TokenTable()
   private readonly sampleMask: number
   private readonly forcedSampleEvery: number
@@ -119,16 +122,23 @@ export class BbrLimiter {
       this.mode = signal === 'cpu' ? MODE_CPU : signal === 'elu' ? MODE_ELU : MODE_MAX
       this.loadFn = undefined
     }
-    // A function signal replaces every measured input, the queueing delay included; { load, delay } injects both
-    // (the loop then counts as saturated while the injected load is at or over the threshold).
-    this.delayRule = o.queueDelay ? this.queueRule(o.queueDelay, signal) : undefined
+    const serviceTime = () => this.capacity.minRt
+    const onFraction = this.publishFraction
+    this.delayRule = o.queueDelay
+      ? queueRule(o.queueDelay, signal, { threshold: o.cpuThreshold, serviceTime, onFraction })
+      : undefined
+    const windows = { passes: this.passes, rts: this.rts }
+    const inFlight = () => this.inFlightCounter.total()
+    this.latencyRule = o.latency
+      ? new LatencyController(this.region, placement.latency, windows, o.latency, inFlight)
+      : undefined
     this.f64[this.statsBase + STAT.admitFraction] = 1
     this.f64[this.statsBase + STAT.minInFlight] = o.minInFlight
   }
 
   /**
    * Asks to admit one request of class `priority` (default normal). Returns a token >= 0 to pass to release(), or
-   * a negative number when the request is shed: SHED_IN_FLIGHT or SHED_QUEUE_DELAY.
+   * a negative number when the request is shed: SHED_IN_FLIGHT, SHED_QUEUE_DELAY or SHED_LATENCY.
    */
   tryAcquire(priority?: number | PriorityName): number {
     const p = priority === undefined ? Priority.normal : priorityIndex(priority)
@@ -156,6 +166,12 @@ export class BbrLimiter {
         }
       }
     }
+    const latencyRule = this.latencyRule
+    if (latencyRule !== undefined) {
+      if (now >= latencyRule.stepAt) latencyRule.step(now)
+      const cap = this.f64[latencyRule.capIndex] // 0 while the rule does not shed
+      if (cap > 0 && this.exceeds(cap, p)) return this.shed(p, STAT.shedLatency, SHED_LATENCY)
+    }
     return this.admit(p, now)
   }
 
@@ -181,7 +197,10 @@ export class BbrLimiter {
   /** Runs `fn` if admitted (releasing when it settles), else rejects with OverloadError. */
   async execute<T>(fn: () => T | Promise<T>, priority?: number | PriorityName): Promise<T> {
     const token = this.tryAcquire(priority)
-    if (token < 0) throw new OverloadError(token === SHED_QUEUE_DELAY ? 'queue-delay' : 'in-flight')
+    if (token < 0)
+      throw new OverloadError(
+        token === SHED_QUEUE_DELAY ? 'queue-delay' : token === SHED_LATENCY ? 'latency' : 'in-flight',
+      )
     try {
       return await fn()
     } finally {
@@ -201,7 +220,7 @@ export class BbrLimiter {
     const byPriority = {} as Record<PriorityName, { admitted: number; shed: number }>
     for (const name of PRIORITY_NAMES) {
       const c = counters.byClass[name]
-      byPriority[name] = { admitted: c.admitted, shed: c.shedInFlight + c.shedQueueDelay }
+      byPriority[name] = { admitted: c.admitted, shed: c.shedInFlight + c.shedQueueDelay + c.shedLatency }
     }
     return {
       load: this.f64[this.statsBase + STAT.load],
@@ -210,9 +229,11 @@ export class BbrLimiter {
       maxPass: this.capacity.maxPass,
       minRt: this.capacity.minRt,
       passed: counters.passed,
-      dropped: counters.droppedByInFlight + counters.droppedByQueueDelay,
+      dropped: counters.droppedByInFlight + counters.droppedByQueueDelay + counters.droppedByLatency,
       droppedByInFlight: counters.droppedByInFlight,
       droppedByQueueDelay: counters.droppedByQueueDelay,
+      droppedByLatency: counters.droppedByLatency,
+      latency: this.latencyRule?.stats(),
       queueDelay: this.delayRule?.measuredDelay ?? 0,
       admitFraction: this.delayRule?.fraction ?? 1,
       invalidReleases: counters.invalidReleases,
@@ -246,33 +267,22 @@ export class BbrLimiter {
   }
 
   private overLimit(now: number, p: number): boolean {
-    const inFlight = this.inFlightCounter.total()
-    if (inFlight <= 1) return false
     const limit = this.capacity.limit(now)
     this.f64[this.maxInFlightIndex] = limit
-    return inFlight > limit * this.shares[p]
+    return this.exceeds(limit, p)
+  }
+
+  /**
+   * The one place a limit on requests in flight meets a request's class: whether the host's requests in flight
+   * (the one being decided excluded) are over the class's share of `limit`. Every in-flight rule sheds here.
+   */
+  private exceeds(limit: number, p: number): boolean {
+    const inFlight = this.inFlightCounter.total()
+    return inFlight > 1 && inFlight > limit * this.shares[p]
   }
 
   private readonly publishFraction = (fraction: number): void => {
     this.f64[this.statsBase + STAT.admitFraction] = fraction
-  }
-
-  private queueRule(options: QueueDelayOptions, signal: LoadSignal): QueueDelayController | undefined {
-    if (typeof signal === 'function') return undefined
-    if (typeof signal === 'object') {
-      const delay = signal.delay
-      if (delay === undefined) return undefined
-      const load = signal.load
-      const saturated = () => load() >= this.threshold
-      return new QueueDelayController(options, { delay, saturated, onFraction: this.publishFraction })
-    }
-    return new QueueDelayController(options, {
-      delay: eventLoopDelayRaw,
-      saturated: loopSaturated,
-      measuredAt: loopTickAt,
-      serviceTime: () => this.capacity.minRt,
-      onFraction: this.publishFraction,
-    })
   }
 
   private readLoad(): number {

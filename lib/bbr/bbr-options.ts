@@ -1,3 +1,4 @@
+import { type LatencyOptions, resolveLatencyOptions } from '../adaptive/latency-options'
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { resolveSharing } from '../shared/sharing-options'
 import { coarseNow } from '../signals/clock'
@@ -30,6 +31,11 @@ export interface BbrLimiterOptions {
   signal?: LoadSignal
   /** Shed on queueing delay (CoDel-style); false turns the rule off. Default { target: 10, interval: 100 }. */
   queueDelay?: Partial<QueueDelayOptions> | false
+  /**
+   * Shed when requests in flight pass the limit learned from latency (the adaptive concurrency rule, for
+   * gateways that wait on an upstream; docs/adaptive-concurrency.md); false turns the rule off.
+   */
+  latency?: Partial<LatencyOptions> | false
   /** Share of maxInFlight each priority class may fill (defaults: critical 1.2, high 1.1, normal 1, low 0.8). */
   priorities?: Partial<Record<PriorityName, number>>
   /** One limiter for every thread and process of the host that uses this name. */
@@ -51,6 +57,7 @@ export interface ResolvedBbrOptions {
   minInFlight: number
   signal: LoadSignal
   queueDelay: QueueDelayOptions | false
+  latency: LatencyOptions | false
   shares: Float64Array
   shared: string | undefined
   maxMembers: number
@@ -118,6 +125,7 @@ export function resolveBbrOptions(options: unknown): ResolvedBbrOptions {
     minInFlight: optionalNumber('minInFlight', o.minInFlight, 20, { integer: true, min: 0, max: 1e9 }),
     signal: resolveSignal(o.signal),
     queueDelay: resolveQueueDelay(o.queueDelay),
+    latency: o.latency === false ? false : resolveLatencyOptions(o.latency, 'latency'),
     shares: resolveShares(o.priorities),
     shared,
     maxMembers,

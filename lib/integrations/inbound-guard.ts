@@ -1,4 +1,4 @@
-import { type BbrLimiter, type BbrStats, SHED_IN_FLIGHT, SHED_QUEUE_DELAY } from '../bbr/bbr-limiter'
+import { type BbrLimiter, type BbrStats, SHED_IN_FLIGHT, SHED_LATENCY, SHED_QUEUE_DELAY } from '../bbr/bbr-limiter'
 import { PRIORITY_NAMES, type PriorityName } from '../bbr/priority'
 import { type Event, EventSource } from '../events/event-source'
 import {
@@ -8,11 +8,11 @@ import {
   resolveInboundOptions,
 } from './inbound-options'
 
-export { SHED_IN_FLIGHT, SHED_QUEUE_DELAY }
+export { SHED_IN_FLIGHT, SHED_LATENCY, SHED_QUEUE_DELAY }
 /** acquire result: shed because the request's key (or the global rate) is over its rate limit. */
 export const SHED_RATE_LIMIT = -3
 
-export type ShedReason = 'in-flight' | 'queue-delay' | 'rate-limit'
+export type ShedReason = 'in-flight' | 'queue-delay' | 'rate-limit' | 'latency'
 
 export interface ShedEvent {
   reason: ShedReason
@@ -175,7 +175,13 @@ export class InboundGuard<Req> {
   private shed(reason: number, p: number): number {
     if (this.sheds.hasListeners) {
       const name: ShedReason =
-        reason === SHED_RATE_LIMIT ? 'rate-limit' : reason === SHED_QUEUE_DELAY ? 'queue-delay' : 'in-flight'
+        reason === SHED_RATE_LIMIT
+          ? 'rate-limit'
+          : reason === SHED_QUEUE_DELAY
+            ? 'queue-delay'
+            : reason === SHED_LATENCY
+              ? 'latency'
+              : 'in-flight'
       this.sheds.emit({ reason: name, priority: PRIORITY_NAMES[p], retryAfter: this.retryAfter })
     }
     return reason

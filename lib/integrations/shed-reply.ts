@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'http'
 
-import { SHED_QUEUE_DELAY, SHED_RATE_LIMIT } from './inbound-guard'
+import { SHED_LATENCY, SHED_QUEUE_DELAY, SHED_RATE_LIMIT } from './inbound-guard'
 
 /** What a shed request is answered: status and a small JSON body (built once, never per request). */
 export interface ShedReply {
@@ -17,13 +17,23 @@ function reply(status: 503 | 429, body: object): ShedReply {
 
 const IN_FLIGHT = reply(503, { error: 'overloaded', reason: 'in-flight' })
 const QUEUE_DELAY = reply(503, { error: 'overloaded', reason: 'queue-delay' })
+const LATENCY = reply(503, { error: 'overloaded', reason: 'latency' })
 const RATE_LIMITED = reply(429, { error: 'rate limited' })
 
 export const JSON_TYPE = 'application/json; charset=utf-8'
 
 /** The answer for a negative acquire result. */
 export function shedReply(reason: number): ShedReply {
-  return reason === SHED_RATE_LIMIT ? RATE_LIMITED : reason === SHED_QUEUE_DELAY ? QUEUE_DELAY : IN_FLIGHT
+  switch (reason) {
+    case SHED_RATE_LIMIT:
+      return RATE_LIMITED
+    case SHED_QUEUE_DELAY:
+      return QUEUE_DELAY
+    case SHED_LATENCY:
+      return LATENCY
+    default:
+      return IN_FLIGHT
+  }
 }
 
 // Retry-After values as strings, made once each (announced values are few: mostly 1 s, up to a day).
@@ -33,7 +43,7 @@ export function retryAfterText(seconds: number): string {
 }
 
 // Raw header lists by reason (index -reason) and Retry-After seconds, each made once: a shed allocates nothing.
-const headerLists: string[][][] = [[], [], [], []]
+const headerLists: string[][][] = [[], [], [], [], []]
 
 /** Answers a shed request on a raw node:http response (node:http and Express). */
 export function writeShed(res: ServerResponse, reason: number, retryAfter: number): void {

@@ -54,6 +54,7 @@ function sampleLimiter(name: string, limiter: BbrLimiter, emit: Emit): void {
     emit(METRIC.limiterAdmitted, c.admitted, { name, priority })
     emit(METRIC.limiterShed, c.shedInFlight, { name, priority, reason: 'in-flight' })
     emit(METRIC.limiterShed, c.shedQueueDelay, { name, priority, reason: 'queue-delay' })
+    emit(METRIC.limiterShed, c.shedLatency, { name, priority, reason: 'latency' })
   }
 }
 

@@ -103,7 +103,7 @@ const defs = {
     'shed',
     '{request}',
     ['name', 'priority', 'reason'],
-    'Requests shed, by priority class and reason (in-flight, queue-delay).',
+    'Requests shed, by priority class and reason (in-flight, queue-delay, latency).',
   ),
   limiterInvalidReleases: counter(
     'limiter',

@@ -64,6 +64,11 @@ export class RollingWindow {
     return e > 0 ? (e < MAX_EPOCH ? e : MAX_EPOCH) : 0
   }
 
+  /** When bucket `epoch` begins. */
+  epochStart(epoch: number): number {
+    return this.start + epoch * this.bucketMs
+  }
+
   /** Adds `value` (>= 0) to the current bucket. Adding 0 raises the count but not the sum. */
   add(value: number, now: number): void {
     if (typeof value !== 'number' || !(value >= 0)) throw new InvalidArgumentError('value', value, 'a number >= 0')

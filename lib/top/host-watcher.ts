@@ -51,11 +51,13 @@ function addRates(report: RegionReport, before: Previous, seconds: number): void
   if (view?.type === 'limiter' && before.view.type === 'limiter') {
     const shedInFlight = perSecond(view.droppedByInFlight, before.view.droppedByInFlight, seconds)
     const shedQueueDelay = perSecond(view.droppedByQueueDelay, before.view.droppedByQueueDelay, seconds)
+    const shedLatency = perSecond(view.droppedByLatency, before.view.droppedByLatency, seconds)
     view.rates = {
       admitted: perSecond(view.passed, before.view.passed, seconds),
-      shed: shedInFlight + shedQueueDelay,
+      shed: shedInFlight + shedQueueDelay + shedLatency,
       shedInFlight,
       shedQueueDelay,
+      shedLatency,
     }
   } else if (view?.type === 'hot-keys' && before.view.type === 'hot-keys') {
     view.rates = { counted: perSecond(view.total, before.view.total, seconds) }

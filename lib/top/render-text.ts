@@ -41,7 +41,7 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
       const shed =
         v.rates === undefined
           ? '-'
-          : `${rate(v.rates.shed)} (${rate(v.rates.shedInFlight)} + ${rate(v.rates.shedQueueDelay)})`
+          : `${rate(v.rates.shed)} (${rate(v.rates.shedInFlight)} + ${rate(v.rates.shedQueueDelay)} + ${rate(v.rates.shedLatency)})`
       rows.limiters.push([
         r.name,
         members(r),
@@ -108,7 +108,7 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
         'load',
         'in flight / max',
         'admitted/s',
-        'shed/s (in-flight + delay)',
+        'shed/s (in-flight + delay + latency)',
         'min RT',
         'max pass',
         'admitted',

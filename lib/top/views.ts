@@ -8,7 +8,7 @@ import type { BbrStats } from '../bbr/bbr-limiter'
  */
 export interface LimiterView extends Omit<BbrStats, 'queueDelay' | 'byPriority'> {
   type: 'limiter'
-  rates?: { admitted: number; shed: number; shedInFlight: number; shedQueueDelay: number }
+  rates?: { admitted: number; shed: number; shedInFlight: number; shedQueueDelay: number; shedLatency: number }
 }
 
 export interface SreBreakerView {

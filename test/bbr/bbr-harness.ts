@@ -1,7 +1,10 @@
 import { BbrLimiter, type BbrLimiterOptions } from '../../lib/index'
 import { ManualClock } from '../helpers/manual-clock'
 
-/** A limiter on a hand-moved clock with a hand-set load, the reference test configuration by default. */
+/**
+ * A limiter on a hand-moved clock with a hand-set load, the reference test configuration by default: the CPU
+ * rule alone (the latency rule, which the reference does not have, is tested in test/adaptive/).
+ */
 export function referenceLimiter(options: BbrLimiterOptions = {}) {
   const clock = new ManualClock()
   const signal = { load: 0 }
@@ -11,6 +14,7 @@ export function referenceLimiter(options: BbrLimiterOptions = {}) {
     cpuThreshold: 800,
     signal: () => signal.load,
     now: clock.now,
+    latency: false,
     ...options,
   })
   /** One request admitted at `at - rt` and released at `at`. */

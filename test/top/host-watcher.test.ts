@@ -33,7 +33,13 @@ describe('HostWatcher', () => {
     clock.advance(2000)
     const second = watcher.sample()
     expect(second.interval).toBe(2)
-    expect(limiterOf(second).rates).toEqual({ admitted: 25, shed: 0, shedInFlight: 0, shedQueueDelay: 0 })
+    expect(limiterOf(second).rates).toEqual({
+      admitted: 25,
+      shed: 0,
+      shedInFlight: 0,
+      shedQueueDelay: 0,
+      shedLatency: 0,
+    })
     expect(second.regions.find((r) => r.kind === 'heavykeeper')?.view).toMatchObject({
       total: 30,
       rates: { counted: 15 },

@@ -79,7 +79,8 @@ describe('bulwark top', () => {
     for (const field of ['inFlight', 'maxInFlight', 'maxPass', 'minRt', 'passed', 'dropped', 'invalidReleases']) {
       expect(limiter[field], field).toBe(own.limiter[field])
     }
-    expect(limiter.rates).toEqual({ admitted: 0, shed: 0, shedInFlight: 0, shedQueueDelay: 0 })
+    expect(limiter.latency).toEqual(own.limiter.latency)
+    expect(limiter.rates).toEqual({ admitted: 0, shed: 0, shedInFlight: 0, shedQueueDelay: 0, shedLatency: 0 })
 
     expect(byKind.sre.view).toEqual({ type: 'sre-breaker', ...own.sre, failureRatio: 20 / 25 })
     expect(own.sre).toEqual({ accepts: 5, total: 25, dropProbability: 15 / 26, state: 'open' })
@@ -126,7 +127,7 @@ describe('bulwark top', () => {
       const start = lines.findIndex((l) => l.startsWith(section))
       return lines.slice(start + 1).find((l) => l.startsWith(base) && l.includes(kind)) ?? ''
     }
-    expect(row('LIMITERS')).toMatch(/\b2 \(2 pids\)\s+100%\s+3 \/ 2\s+0\s+0 \(0 \+ 0\)\s+1\.00 ms\s+1\s+3\s+5$/)
+    expect(row('LIMITERS')).toMatch(/\b2 \(2 pids\)\s+100%\s+3 \/ 2\s+0\s+0 \(0 \+ 0 \+ 0\)\s+1\.00 ms\s+1\s+3\s+5$/)
     expect(row('BREAKERS', 'sre')).toMatch(/sre\s+2 \(2 pids\)\s+open\s+58%\s+80%\s+25$/)
     expect(row('BREAKERS', 'circuit')).toMatch(/circuit\s+2 \(2 pids\)\s+open [\d.]+ m?s\s+-\s+100%\s+5$/)
     expect(row('RATE LIMITS', 'token')).toMatch(/token bucket\s+2 \(2 pids\)\s+60\.0 \/ 100\s+refills 0\.0010\/s$/)

@@ -1,3 +1,4 @@
+import { latencyStats } from '../../adaptive/latency-stats'
 import { describeBbr, STAT, sumBbrCounters } from '../../bbr/bbr-layout'
 import { CapacityEstimator } from '../../bbr/capacity-estimator'
 import { LaneCounter } from '../../shared/lane-counter'
@@ -37,9 +38,12 @@ export function inspectBbr(snapshot: RegionSnapshot, now: number): LimiterView {
     maxPass: capacity.maxPass,
     minRt: capacity.minRt,
     passed: counters.passed,
-    dropped: counters.droppedByInFlight + counters.droppedByQueueDelay,
+    dropped: counters.droppedByInFlight + counters.droppedByQueueDelay + counters.droppedByLatency,
     droppedByInFlight: counters.droppedByInFlight,
     droppedByQueueDelay: counters.droppedByQueueDelay,
+    droppedByLatency: counters.droppedByLatency,
+    // A limiter made with `latency: false` leaves these cells at zero (limit 0, not shedding).
+    latency: latencyStats(region.f64, (region.base + placement.latency.cells) / 8),
     admitFraction: Math.min(1, ...laneValues(region, placement.stats, STAT.admitFraction, live)),
     invalidReleases: counters.invalidReleases,
     byClass: counters.byClass,

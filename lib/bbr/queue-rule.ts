@@ -1,0 +1,46 @@
+import { cell, loopCell, signalCells } from '../signals/signal-cells'
+import { eventLoopDelayRaw } from '../signals/signals'
+import type { LoadSignal } from './bbr-options'
+import { QueueDelayController, type QueueDelayOptions } from './queue-delay-controller'
+
+/** When the sampler last measured this thread's loop. */
+const loopTickAt = () => (loopCell >= 0 ? signalCells[loopCell + cell.loopTickAt] : 0)
+/** The loop was idle less than 5 % of the last tick: it did not catch up. */
+const loopSaturated = () => loopCell >= 0 && signalCells[loopCell + cell.loopEluRaw] >= 950
+
+/** What the queueing-delay rule needs from its limiter. */
+export interface QueueRuleHost {
+  /** Load in permille at or above which the limiter counts as saturated. */
+  threshold: number
+  /** The requests' smallest mean response time, ms. */
+  serviceTime: () => number
+  /** Told each new admit fraction. */
+  onFraction: (fraction: number) => void
+}
+
+/**
+ * The queueing-delay rule for a load signal. A function signal replaces every measured input, the queueing delay
+ * included (no rule); { load, delay } injects both (the loop then counts as saturated while the injected load is
+ * at or over the threshold); a measured signal reads this thread's loop.
+ */
+export function queueRule(
+  options: QueueDelayOptions,
+  signal: LoadSignal,
+  host: QueueRuleHost,
+): QueueDelayController | undefined {
+  if (typeof signal === 'function') return undefined
+  if (typeof signal === 'object') {
+    const delay = signal.delay
+    if (delay === undefined) return undefined
+    const load = signal.load
+    const saturated = () => load() >= host.threshold
+    return new QueueDelayController(options, { delay, saturated, onFraction: host.onFraction })
+  }
+  return new QueueDelayController(options, {
+    delay: eventLoopDelayRaw,
+    saturated: loopSaturated,
+    measuredAt: loopTickAt,
+    serviceTime: host.serviceTime,
+    onFraction: host.onFraction,
+  })
+}
