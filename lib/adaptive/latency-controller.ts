@@ -50,7 +50,7 @@ const MAX_GAP_FACTOR = 32
 const clamp = (v: number, lo: number, hi: number) => (v < lo ? lo : v > hi ? hi : v)
 
 /**
- * A concurrency limit learned from latency alone (docs/adaptive-concurrency.md). The response time a request
+ * A concurrency limit learned from latency alone (docs/rules/latency.md). The response time a request
  * admitted now can expect is the requests in flight over the rate the upstream completes them (Little's law);
  * when it stays over the learned base (plus a buffer) and the queue is not draining, requests over the limit are
  * shed, the limit following Envoy's gradient. The base is measured again while shedding (probes), as Envoy and

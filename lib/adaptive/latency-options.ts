@@ -1,6 +1,6 @@
 import { checkOptions, optionalNumber } from '../validate'
 
-/** How the adaptive concurrency rule learns its limit from latency (docs/adaptive-concurrency.md). */
+/** How the adaptive concurrency rule learns its limit from latency (docs/rules/latency.md). */
 export interface LatencyOptions {
   /**
    * Response-time inflation over the learned base that still counts as no queueing, as a share of the base

@@ -33,7 +33,7 @@ export interface BbrLimiterOptions {
   queueDelay?: Partial<QueueDelayOptions> | false
   /**
    * Shed when requests in flight pass the limit learned from latency (the adaptive concurrency rule, for
-   * gateways that wait on an upstream; docs/adaptive-concurrency.md); false turns the rule off.
+   * gateways that wait on an upstream; docs/rules/latency.md); false turns the rule off.
    */
   latency?: Partial<LatencyOptions> | false
   /** Share of maxInFlight each priority class may fill (defaults: critical 1.2, high 1.1, normal 1, low 0.8). */
