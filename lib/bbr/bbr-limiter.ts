@@ -58,7 +58,7 @@ export interface BbrStats {
 }
 
 /**
- * The BBR adaptive limiter (semantics.md §3) with the queueing-delay rule for synchronous handlers, priorities,
+ * The BBR adaptive limiter (docs/rules/bbr.md) with the queueing-delay rule for synchronous handlers, priorities,
  * and optional host-wide state. tryAcquire and release allocate nothing and never throw.
  */
 export class BbrLimiter {

@@ -1,7 +1,7 @@
 import type { BucketTotals, RollingWindow } from '../shared/rolling-window'
 
 /**
- * Little's law capacity from the rolling windows (semantics.md §3): maxPass is the busiest completed bucket,
+ * Little's law capacity from the rolling windows (docs/rules/bbr.md): maxPass is the busiest completed bucket,
  * minRt the smallest mean response time of a completed bucket, and maxInFlight = maxPass * minRt * buckets per
  * second / 1000. Recomputed at most once per bucket (the windows only change meaningfully when a bucket
  * completes), so the hot path reads three cached numbers.

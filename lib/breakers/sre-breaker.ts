@@ -44,8 +44,8 @@ export interface SreBreakerStats {
 }
 
 /**
- * Google SRE client-side adaptive throttling (semantics.md §4): once the window holds at least `request` requests
- * and more than K = 1/success times the accepted ones, each call is rejected with probability
+ * Google SRE client-side adaptive throttling (docs/rules/sre-breaker.md): once the window holds at least `request`
+ * requests and more than K = 1/success times the accepted ones, each call is rejected with probability
  * max(0, (total - K * accepts) / (total + 1)). It needs no timer and no half-open state: the rejection rate falls
  * as successes come back.
  */

@@ -25,8 +25,8 @@ type AddFn = (key: unknown, incr: unknown) => number
 const closedAdd: AddFn = () => 0
 
 /**
- * HeavyKeeper top-k (semantics.md §5): finds the k heaviest keys of a stream in fixed memory. The sketch and the
- * heap are native; keys are hashed from their bytes (a string's UTF-8 or a Uint8Array as is) with murmur3, so a
+ * HeavyKeeper top-k (docs/rules/heavykeeper.md): finds the k heaviest keys of a stream in fixed memory. The sketch
+ * and the heap are native; keys are hashed from their bytes (a string's UTF-8 or a Uint8Array as is) with murmur3, so a
  * Go service using the reference puts a key in the same buckets.
  *
  * With `shared`, every thread and process of the host that uses the same name updates one sketch in shared memory

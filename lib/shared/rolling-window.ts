@@ -19,8 +19,8 @@ export interface BucketTotals {
 }
 
 /**
- * A rolling window of `size` buckets (semantics.md §1) in a region: every member writes its own lane, readers
- * merge lanes. Adds are plain stores to this member's lane (no contention, nothing lost); a rotation clears a
+ * A rolling window of `size` buckets (docs/rules/rolling-window.md) in a region: every member writes its own lane,
+ * readers merge lanes. Adds are plain stores to this member's lane (no contention, nothing lost); a rotation clears a
  * bucket behind a tag so that a concurrent reader never mistakes old sums for the current epoch.
  *
  * Buckets are anchored at the window's start time. A bucket is live when its epoch is one of the last `size`

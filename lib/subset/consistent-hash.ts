@@ -34,7 +34,7 @@ export function checkPickCount(n: unknown): number {
 }
 
 /**
- * A consistent-hash ring, bit-compatible with the reference (semantics.md §6): each member gets `replicas` points,
+ * A consistent-hash ring, bit-compatible with the reference (docs/rules/subset.md): each member gets `replicas` points,
  * point i hashed as FNV-1a 32 of the decimal `i` followed by the member's string; a key starts at the first point
  * strictly greater than its hash, wrapping. Points that collide belong to the member added last, and removing a
  * member removes its points, as in the reference, so that a Go service and a Node service agree after the same

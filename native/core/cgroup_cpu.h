@@ -1,4 +1,4 @@
-// CPU usage of the cgroup this process runs in (semantics.md §2), with a host-wide fallback.
+// CPU usage of the cgroup this process runs in (docs/rules/signals.md), with a host-wide fallback.
 //
 // Everything is read below an injectable root directory ("/" in production, a fixture tree in tests):
 // <root>/proc/self/cgroup, <root>/proc/self/mountinfo, <root>/sys/fs/cgroup/..., <root>/proc/stat.

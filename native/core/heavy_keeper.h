@@ -1,4 +1,4 @@
-// HeavyKeeper top-k (semantics.md §5, with our fixes): a depth x width sketch of (fingerprint, count) buckets
+// HeavyKeeper top-k (docs/rules/heavykeeper.md, with our fixes): a depth x width sketch of (fingerprint, count) buckets
 // decayed exponentially by colliding keys, and a min-heap of the k heaviest keys seen.
 //
 // The sketch lives in memory the caller provides (a region's payload): with `shared`, every member of the region

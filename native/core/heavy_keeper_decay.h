@@ -1,4 +1,5 @@
-// HeavyKeeper's exponential decay of a bucket owned by another key (semantics.md §5), for any increment in O(1).
+// HeavyKeeper's exponential decay of a bucket owned by another key, for any increment in O(1)
+// (docs/rules/heavykeeper.md).
 //
 // The reference spends `incr` coin flips: each unit decrements the bucket's count c with probability
 // lookup[min(c, 255)], and when c reaches 0 the new key takes the bucket with the units left (the current one

@@ -1,4 +1,4 @@
-// A rolling window laid out in shared memory as one lane per member (semantics.md §1).
+// A rolling window laid out in shared memory as one lane per member (docs/rules/rolling-window.md).
 //
 // Every attachment writes only its own lane, so adds need no atomic read-modify-write and never contend on a
 // cache line; a reader merges the lanes bucket by bucket. Each bucket carries a tag naming the epoch (bucket

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 
 import { referenceLimiter } from './bbr-harness'
 
-// semantics.md §3, through the public API, with our fractional minRt (the reference's numbers in comments).
+// docs/rules/bbr.md, through the public API, with our fractional minRt (the reference's numbers in comments).
 describe('BbrLimiter: the reference behaviour', () => {
   it('maxPass is the busiest completed bucket, and 1 when fresh', () => {
     const fresh = referenceLimiter()

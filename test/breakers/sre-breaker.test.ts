@@ -23,7 +23,7 @@ function repeat(n: number, fn: () => void) {
   for (let i = 0; i < n; i++) fn()
 }
 
-describe('SreBreaker: reference tests (semantics.md §4)', () => {
+describe('SreBreaker: reference tests (docs/rules/sre-breaker.md)', () => {
   it('allows 80 successes, then 120 more', () => {
     const { breaker } = referenceBreaker()
     repeat(80, () => breaker.markSuccess())

@@ -1,4 +1,4 @@
-// Each reference defect we fix (semantics.md §5, "Ours"), shown through the public API.
+// Each reference defect we fix (docs/rules/heavykeeper.md, "Ours"), shown through the public API.
 import { describe, expect, it } from 'vitest'
 
 import { HeavyKeeper, type TopKItem } from '../../lib/hotkeys/heavy-keeper'

@@ -13,7 +13,7 @@ function collectExpelled<K extends string | Uint8Array>(hk: HeavyKeeper<K>): Top
   return out
 }
 
-describe('HeavyKeeper: reference behaviour (semantics.md §5)', () => {
+describe('HeavyKeeper: reference behaviour (docs/rules/heavykeeper.md)', () => {
   it('lists the top 10 of a Zipf(3) stream in order, with their exact counts', () => {
     // The reference test: rand.NewZipf(s = 3, v = 2, imax = 1000), 10 000 adds, k 10, width 10 000, depth 5.
     const next = zipfSampler({ s: 3, v: 2, n: 1001, seed: 7 })

@@ -13,7 +13,7 @@ describe('murmur3 (x86_32, the hash HeavyKeeper and the Go reference use)', () =
     ['hello', 0, 613153351],
     ['hello', 1, 3142237357],
     ['hello', 4, 1221526385],
-  ])('murmur3(%j, %i) = %i (semantics.md golden)', (key, seed, hash) => {
+  ])('murmur3(%j, %i) = %i (docs/rules/heavykeeper.md golden)', (key, seed, hash) => {
     expect(murmur3(key, seed)).toBe(hash)
     expect(murmur3(Buffer.from(key), seed)).toBe(hash)
   })

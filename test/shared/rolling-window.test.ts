@@ -17,7 +17,7 @@ function localWindow(size: number, bucketMs: number, start = 0) {
 const sums = (w: RollingWindow, now: number) => w.buckets(now).map((b) => b.sum)
 const counts = (w: RollingWindow, now: number) => w.buckets(now).map((b) => b.count)
 
-describe('RollingWindow: reference behaviour (semantics.md §1)', () => {
+describe('RollingWindow: reference behaviour (docs/rules/rolling-window.md)', () => {
   it('size 3, bucket 1 s: buckets fill and roll oldest first', () => {
     const clock = new ManualClock()
     const { window } = localWindow(3, 1000)
