@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "bulwark",
-      "sources": ["<!@(node scripts/native-sources.js)"],
+      "sources": ["<!@(node scripts/native-sources.js --platform <(OS))"],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "native"],
       "defines": ["NAPI_VERSION=8", "NAPI_DISABLE_CPP_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED"],
       "cflags!": ["-fno-exceptions"],

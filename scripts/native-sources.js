@@ -1,11 +1,24 @@
 #!/usr/bin/env node
 'use strict'
-// The one list of native sources, shared by binding.gyp (node-gyp) and CMakeLists.txt (cmake-js):
-// every .cc file under native/, in a stable order. Adding a file needs no build-file edit.
+// The one list of native sources, shared by binding.gyp (node-gyp), CMakeLists.txt (cmake-js), the C++ harnesses
+// (scripts/native-tests.sh) and the cross builds: every .cc file under native/, in a stable order, skipping test
+// directories. Adding a file needs no build-file edit.
+//
+// A file named <stem>_<os>.cc holds one platform's side of an OS difference (native/core/platform/, one header per
+// difference and one file per OS, as fs-native-extensions does): it is built only for that platform.
+//
+// Usage: node scripts/native-sources.js [--cmake] [--platform linux|darwin|win32] [--dir native/core]
+//   --cmake     ';' between files (a CMake list) instead of ' ' (gyp's <!@(...) expansion)
+//   --platform  the target OS (default: this one); gyp's names 'mac' and 'win' are accepted
+//   --dir       list only the files under this folder
 const fs = require('fs')
 const path = require('path')
 
 const root = path.join(__dirname, '..')
+
+const osSuffix = /_(posix|linux|darwin|windows)\.cc$/
+const suffixesOf = { linux: ['posix', 'linux'], darwin: ['posix', 'darwin'], win32: ['windows'] }
+const aliases = { mac: 'darwin', win: 'win32' }
 
 // Files under `dir` (relative to the package root) that `keep` accepts, skipping test directories.
 function collect(dir, keep = (name) => name.endsWith('.cc')) {
@@ -21,9 +34,27 @@ function collect(dir, keep = (name) => name.endsWith('.cc')) {
   return out.sort()
 }
 
-const sources = collect('native')
-if (require.main === module) {
-  // ';' for CMake lists, ' ' (the default) for gyp's <!@(...) expansion.
-  process.stdout.write(sources.join(process.argv[2] === '--cmake' ? ';' : ' '))
+/** The .cc files under `dir` that a build for `platform` compiles. */
+function sourcesFor(platform = process.platform, dir = 'native') {
+  const target = aliases[platform] ?? platform
+  const suffixes = suffixesOf[target]
+  if (suffixes === undefined) throw new Error(`bulwark has no native platform layer for '${platform}'`)
+  return collect(dir, (name) => {
+    if (!name.endsWith('.cc')) return false
+    const match = osSuffix.exec(name)
+    return match === null || suffixes.includes(match[1])
+  })
 }
-module.exports = { sources, collect }
+
+function option(argv, name) {
+  const i = argv.indexOf(name)
+  return i >= 0 ? argv[i + 1] : undefined
+}
+
+const sources = sourcesFor()
+if (require.main === module) {
+  const argv = process.argv.slice(2)
+  const list = sourcesFor(option(argv, '--platform'), option(argv, '--dir'))
+  process.stdout.write(list.join(argv.includes('--cmake') ? ';' : ' '))
+}
+module.exports = { sources, sourcesFor, collect }

@@ -9,7 +9,7 @@ out=${1:-$root/build-native-tests}
 cxx=${CXX:-g++}
 flags=(-std=c++17 -fno-exceptions -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined
   -fno-sanitize-recover=undefined -Wall -Wextra -Wno-unused-parameter -I"$root/native")
-mkdir -p "$out/core"
+mkdir -p "$out"
 
 # Leaks are checked here (no Node around): the harnesses must free what they allocate.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}
@@ -25,8 +25,11 @@ args_for() {
 }
 
 objects=()
-for source in "$root"/native/core/*.cc; do
-  object="$out/core/$(basename "${source%.cc}").o"
+for rel in $(node "$root/scripts/native-sources.js" --dir native/core); do
+  source="$root/$rel"
+  object="$out/${rel#native/}"
+  object="${object%.cc}.o"
+  mkdir -p "$(dirname "$object")"
   if [ ! -f "$object" ] || [ "$source" -nt "$object" ] || [ -n "$(find "$root/native/core" -name '*.h' -newer "$object")" ]; then
     "$cxx" "${flags[@]}" -c "$source" -o "$object"
   fi

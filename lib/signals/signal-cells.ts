@@ -1,4 +1,4 @@
-// This thread's view of the sampler's signals block (native/core/sampler.h). Reading a signal is one load.
+// This thread's view of the sampler's signals block (native/core/sampler/sampler.h). Reading a signal is one load.
 import { native } from '../native/load-native'
 
 const signalsLayout = native.layout.signals

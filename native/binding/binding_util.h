@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "core/status.h"
+#include "core/util/status.h"
 
 namespace bulwark {
 namespace binding {

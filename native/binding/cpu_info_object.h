@@ -2,7 +2,7 @@
 #pragma once
 #include <napi.h>
 
-#include "core/cgroup_cpu.h"
+#include "core/cpu/cgroup_cpu.h"
 
 namespace bulwark {
 namespace binding {

@@ -9,7 +9,7 @@
 #include "binding/binding_util.h"
 #include "binding/cpu_info_object.h"
 #include "binding/env_data.h"
-#include "core/cgroup_cpu.h"
+#include "core/cpu/cgroup_cpu.h"
 
 namespace bulwark {
 namespace binding {

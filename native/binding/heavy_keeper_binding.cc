@@ -16,9 +16,9 @@
 #include "binding/binding_util.h"
 #include "binding/env_data.h"
 #include "binding/key_bytes.h"
-#include "core/heavy_keeper.h"
-#include "core/heavy_keeper_layout.h"
-#include "core/murmur3.h"
+#include "core/hotkeys/heavy_keeper.h"
+#include "core/hotkeys/heavy_keeper_layout.h"
+#include "core/util/murmur3.h"
 
 namespace bulwark {
 namespace binding {

@@ -2,9 +2,9 @@
 #include <napi.h>
 
 #include "binding/env_data.h"
-#include "core/lane_window.h"
-#include "core/region_layout.h"
-#include "core/sampler.h"
+#include "core/region/lane_window.h"
+#include "core/region/region_layout.h"
+#include "core/sampler/sampler.h"
 
 namespace bulwark {
 namespace binding {

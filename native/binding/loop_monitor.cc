@@ -4,9 +4,9 @@
 #include <uv.h>
 
 #include "binding/env_data.h"
-#include "core/monotonic_clock.h"
-#include "core/sampler.h"
-#include "core/shared_region.h"
+#include "core/platform/clock.h"
+#include "core/region/shared_region.h"
+#include "core/sampler/sampler.h"
 
 namespace bulwark {
 namespace binding {

@@ -5,7 +5,7 @@
 
 #include "binding/binding_util.h"
 #include "binding/env_data.h"
-#include "core/shared_region.h"
+#include "core/region/shared_region.h"
 
 namespace bulwark {
 namespace binding {

@@ -4,8 +4,8 @@
 #include "binding/binding_util.h"
 #include "binding/cpu_info_object.h"
 #include "binding/env_data.h"
-#include "core/monotonic_clock.h"
-#include "core/sampler.h"
+#include "core/platform/clock.h"
+#include "core/sampler/sampler.h"
 
 namespace bulwark {
 namespace binding {

@@ -4,7 +4,7 @@
 
 #include "binding/binding_util.h"
 #include "binding/env_data.h"
-#include "core/lane_window.h"
+#include "core/region/lane_window.h"
 
 namespace bulwark {
 namespace binding {

@@ -1,4 +1,4 @@
-// Unit and robustness checks for core/cgroup_cpu.cc and the files it is split into, outside Node, meant to run
+// Unit and robustness checks for core/cpu/cgroup_cpu.cc and the files it is split into, outside Node, meant to run
 // under the sanitizers (scripts/native-tests.sh builds it against every core source):
 //
 //   g++ -std=c++17 -fno-exceptions -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "core/cgroup_cpu.h"
+#include "core/cpu/cgroup_cpu.h"
 #include "test/check.h"
 
 namespace fs = std::filesystem;

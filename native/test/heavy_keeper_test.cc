@@ -1,9 +1,5 @@
-// Checks for the HeavyKeeper core outside Node, meant to run under the sanitizers:
-//
-//   g++ -std=c++17 -fno-exceptions -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -Inative
-//       native/core/murmur3.cc native/core/random_source.cc native/core/heavy_keeper_decay.cc
-//       native/core/top_k_heap.cc native/core/heavy_keeper_lanes.cc native/core/heavy_keeper.cc
-//       native/core/status.cc native/test/heavy_keeper_test.cc -o /tmp/heavy_keeper_test && /tmp/heavy_keeper_test
+// Checks for the HeavyKeeper core outside Node, meant to run under the sanitizers (scripts/native-tests.sh builds
+// and runs it with every core source).
 //
 // Murmur3 goldens, the exact-in-distribution decay against the reference's coin flips, the binomial sampler's
 // moments, heap order and index under churn, and Create's refusal of bad configurations.
@@ -15,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "core/heavy_keeper.h"
-#include "core/heavy_keeper_decay.h"
-#include "core/heavy_keeper_layout.h"
-#include "core/murmur3.h"
-#include "core/random_source.h"
-#include "core/top_k_heap.h"
+#include "core/hotkeys/heavy_keeper.h"
+#include "core/hotkeys/heavy_keeper_decay.h"
+#include "core/hotkeys/heavy_keeper_layout.h"
+#include "core/hotkeys/top_k_heap.h"
+#include "core/util/murmur3.h"
+#include "core/util/random_source.h"
 #include "test/check.h"
 
 using namespace bulwark;

@@ -1,5 +1,5 @@
-// Checks for core/shared_region.cc outside Node, meant to run under the sanitizers (scripts/native-tests.sh builds
-// and runs it with every core source):
+// Checks for core/region/shared_region.cc outside Node, meant to run under the sanitizers (scripts/native-tests.sh
+// builds and runs it with every core source):
 //
 //   attach / detach and removal of the name; many attach-detach rounds (no leaked descriptor or mapping);
 //   refusal of a bad spec; a region file whose bytes are overwritten at random or truncated, attached to (an error
@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "core/region_layout.h"
-#include "core/shared_region.h"
+#include "core/region/region_layout.h"
+#include "core/region/shared_region.h"
 #include "test/check.h"
 
 using namespace bulwark;

@@ -1,0 +1,248 @@
+#include "core/hotkeys/heavy_keeper.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "core/hotkeys/heavy_keeper_layout.h"
+#include "core/util/murmur3.h"
+
+namespace bulwark {
+
+namespace hl = heavy_keeper_layout;
+
+namespace {
+
+constexpr uint32_t kMaxK = 1u << 24;
+constexpr uint32_t kMaxWidth = 1u << 28;
+constexpr uint32_t kMaxDepth = 64;
+
+inline uint64_t Pack(uint32_t fingerprint, uint32_t count) { return (uint64_t(fingerprint) << 32) | count; }
+inline uint32_t SaturatingAdd(uint32_t a, uint32_t b) { return a > UINT32_MAX - b ? UINT32_MAX : a + b; }
+
+// [offset, offset + bytes) lies in [0, size) and offset is 8-byte aligned.
+bool Fits(size_t offset, uint64_t bytes, size_t size) {
+  return offset % 8 == 0 && offset <= size && bytes <= size - offset;
+}
+
+Status Invalid(const char* message) { return Status::Error(StatusCode::kInvalidArgument, message); }
+
+}  // namespace
+
+Status HeavyKeeper::Create(const HeavyKeeperConfig& c, std::unique_ptr<HeavyKeeper>* out) {
+  if (c.k < 1 || c.k > kMaxK) return Invalid("k must be an integer in [1, 2^24]");
+  if (c.width < 1 || c.width > kMaxWidth) return Invalid("width must be an integer in [1, 2^28]");
+  if (c.depth < 1 || c.depth > kMaxDepth) return Invalid("depth must be an integer in [1, 64]");
+  if (!(c.decay > 0 && c.decay < 1)) return Invalid("decay must be in (0, 1)");
+  if (c.memory == nullptr || reinterpret_cast<uintptr_t>(c.memory) % 8 != 0)
+    return Invalid("the memory view must be 8-byte aligned");
+  if (c.laneCapacity < 1 || c.member >= c.laneCapacity) return Invalid("member must be below laneCapacity");
+  uint64_t sketchBytes = uint64_t(c.width) * c.depth * hl::kBucketSize;
+  uint64_t laneBytes = hl::LaneSize(c.shared ? c.k : 0);
+  if (!Fits(c.controlOffset, hl::kControlSize, c.memorySize)) return Invalid("control block outside the memory");
+  if (!Fits(c.sketchOffset, sketchBytes, c.memorySize)) return Invalid("sketch outside the memory");
+  if (c.aliveStride < 8 || c.aliveStride % 8 != 0 ||
+      !Fits(c.aliveOffset, uint64_t(c.laneCapacity - 1) * c.aliveStride + 8, c.memorySize))
+    return Invalid("alive flags outside the memory");
+  if (c.laneStride < laneBytes || c.laneStride % 8 != 0 ||
+      !Fits(c.lanesOffset, uint64_t(c.laneCapacity) * c.laneStride, c.memorySize))
+    return Invalid("lanes outside the memory");
+  out->reset(new HeavyKeeper(c));
+  return Status::Ok();
+}
+
+HeavyKeeper::HeavyKeeper(const HeavyKeeperConfig& c)
+    : config_(c),
+      rng_(c.seed + uint64_t(c.member) * 0x9e3779b97f4a7c15ull),
+      sketch_(reinterpret_cast<uint64_t*>(c.memory + c.sketchOffset)),
+      control_(c.memory + c.controlOffset),
+      lanes_(c.memory + c.lanesOffset, c.laneStride, c.memory + c.aliveOffset, c.aliveStride, c.member,
+             c.shared ? c.k : 0),
+      heap_(c.k) {
+  widthInverse_ = ModInverse(c.width);
+  for (int i = 0; i < kDecayTableSize; i++) lookup_[i] = std::pow(c.decay, i);
+  seen_ = Generation();
+  lanes_.Claim(seen_);
+}
+
+uint32_t HeavyKeeper::Generation() const {
+  return __atomic_load_n(reinterpret_cast<const uint32_t*>(control_ + hl::kGenerationOffset), __ATOMIC_ACQUIRE);
+}
+
+// One row: returns the count this key holds in the bucket afterwards (0 when another key keeps it).
+uint32_t HeavyKeeper::UpdateRow(uint64_t* bucket, uint32_t fingerprint, uint32_t incr) {
+  uint64_t old = __atomic_load_n(bucket, __ATOMIC_RELAXED);
+  for (;;) {
+    const uint32_t owner = static_cast<uint32_t>(old >> 32);
+    const uint32_t count = static_cast<uint32_t>(old);
+    uint32_t mine = 0;
+    uint64_t next = old;
+    if (count == 0) {
+      mine = incr;
+      next = incr ? Pack(fingerprint, incr) : old;
+    } else if (owner == fingerprint) {
+      mine = SaturatingAdd(count, incr);
+      next = Pack(owner, mine);
+    } else if (incr > 0) {
+      DecayOutcome d = Decay(count, incr, lookup_, rng_);
+      mine = d.taken ? d.count : 0;
+      next = Pack(d.taken ? fingerprint : owner, d.count);
+    }
+    if (next == old) return mine;
+    if (!config_.shared) {
+      __atomic_store_n(bucket, next, __ATOMIC_RELAXED);
+      return mine;
+    }
+    // Another member changed the bucket: redo the update on what it holds now.
+    if (__atomic_compare_exchange_n(bucket, &old, next, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return mine;
+  }
+}
+
+int HeavyKeeper::Add(const uint8_t* key, size_t length, uint32_t incr, bool binary) {
+  CatchUp();
+  uint32_t hashes[kMaxDepth];
+  Murmur3X86_32Seeds(key, length, config_.depth, hashes);
+  const uint32_t fingerprint = hashes[0];  // row 0's seed is the fingerprint's
+  uint32_t maxCount = 0;
+  for (uint32_t row = 0; row < config_.depth; row++) {
+    maxCount = std::max(maxCount, UpdateRow(Bucket(row, hashes[row]), fingerprint, incr));
+  }
+  lanes_.AddTotal(incr);
+
+  int32_t slot = heap_.Find(key, length, fingerprint);
+  if (slot >= 0) {
+    // Ours: a key already in the heap stays there and its count never goes down (the reference overwrites it
+    // with the sketch's count, which collisions may have lowered, and reports it absent when that is below the
+    // heap's minimum).
+    if (heap_.Raise(slot, maxCount) && config_.shared) lanes_.PublishCount(slot, maxCount);
+    return kInTopK | Pending();
+  }
+  // Ours: a zero count never enters, and an equal count does not displace the minimum (the reference reports
+  // such a key as in the top-k without inserting it).
+  if (maxCount == 0 || maxCount < config_.minCount) return Pending();
+  if (heap_.full() && maxCount <= heap_.min().count) return Pending();
+  ExpelledKey expelled;
+  bool didExpel = false;
+  slot = heap_.Insert(key, length, fingerprint, maxCount, binary, &expelled, &didExpel);
+  if (didExpel) Expel(std::move(expelled));
+  if (config_.shared) {
+    lanes_.PublishKey(slot, heap_.entry(slot));
+    lanes_.PublishSlotsUsed(heap_.slotHighWater());
+  }
+  return kInTopK | Pending();
+}
+
+uint64_t HeavyKeeper::Count(const uint8_t* key, size_t length) {
+  CatchUp();
+  uint32_t hashes[kMaxDepth];
+  Murmur3X86_32Seeds(key, length, config_.depth, hashes);
+  const uint32_t fingerprint = hashes[0];
+  uint64_t best = 0;
+  for (uint32_t row = 0; row < config_.depth; row++) {
+    uint64_t word = __atomic_load_n(Bucket(row, hashes[row]), __ATOMIC_RELAXED);
+    if (static_cast<uint32_t>(word >> 32) == fingerprint) best = std::max<uint64_t>(best, static_cast<uint32_t>(word));
+  }
+  int32_t slot = heap_.Find(key, length, fingerprint);
+  if (slot >= 0) best = std::max(best, heap_.entry(slot).count);
+  return best;
+}
+
+void HeavyKeeper::Fading() {
+  const size_t buckets = size_t(config_.width) * config_.depth;
+  for (size_t i = 0; i < buckets; i++) {
+    uint64_t old = __atomic_load_n(sketch_ + i, __ATOMIC_RELAXED);
+    for (;;) {
+      uint64_t next = (old & 0xffffffff00000000ull) | (static_cast<uint32_t>(old) >> 1);
+      if (next == old) break;
+      if (!config_.shared) {
+        __atomic_store_n(sketch_ + i, next, __ATOMIC_RELAXED);
+        break;
+      }
+      if (__atomic_compare_exchange_n(sketch_ + i, &old, next, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) break;
+    }
+  }
+  __atomic_add_fetch(reinterpret_cast<uint32_t*>(control_ + hl::kGenerationOffset), 1u, __ATOMIC_ACQ_REL);
+  CatchUp();
+}
+
+bool HeavyKeeper::FadeOnce(int64_t epoch) {
+  int64_t* claimed = reinterpret_cast<int64_t*>(control_ + hl::kFadeEpochOffset);
+  int64_t current = __atomic_load_n(claimed, __ATOMIC_ACQUIRE);
+  for (;;) {
+    if (current >= epoch + 1) return false;
+    if (__atomic_compare_exchange_n(claimed, &current, epoch + 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) break;
+  }
+  Fading();
+  return true;
+}
+
+// Applies the fadings this member has not seen yet to its heap and total. Ours: keys halved to 0 leave the heap
+// (expelled, never listed with count 0) and the heap order is restored (halving can make counts equal).
+void HeavyKeeper::CatchUp() {
+  const uint32_t generation = Generation();
+  if (generation == seen_) return;
+  const uint32_t shift = generation - seen_;
+  seen_ = generation;
+  std::vector<ExpelledKey> removed;
+  std::vector<int32_t> freed;
+  heap_.Halve(shift, &removed, &freed);
+  lanes_.CatchUpTotal(generation);
+  if (config_.shared) {
+    for (int32_t slot : freed) lanes_.PublishEmpty(slot);
+    for (int32_t slot : heap_.Sorted()) lanes_.PublishCount(slot, heap_.entry(slot).count);
+  }
+  for (ExpelledKey& key : removed) Expel(std::move(key));
+}
+
+void HeavyKeeper::Expel(ExpelledKey&& key) {
+  if (collect_) expelled_.push_back(std::move(key));
+}
+
+std::vector<ListedKey> HeavyKeeper::List(uint32_t lanes) {
+  CatchUp();
+  std::vector<ListedKey> items;
+  for (int32_t slot : heap_.Sorted()) {
+    const TopKEntry& e = heap_.entry(slot);
+    items.push_back(ListedKey{e.key, e.count, e.binary, false});
+  }
+  if (!config_.shared) return items;
+
+  // Merge the other members' published heaps: one entry per key, with the highest count any member saw.
+  std::unordered_map<std::string, size_t> byIdentity;
+  for (size_t i = 0; i < items.size(); i++) byIdentity.emplace(HeavyKeeperLanes::Identity(items[i].key), i);
+  std::vector<PublishedKey> published;
+  lanes_.ReadOthers(std::min(lanes, config_.laneCapacity), Generation(), &published);
+  for (PublishedKey& p : published) {
+    auto found = byIdentity.find(p.identity);
+    if (found != byIdentity.end()) {
+      items[found->second].count = std::max(items[found->second].count, p.count);
+      continue;
+    }
+    byIdentity.emplace(p.identity, items.size());
+    items.push_back(ListedKey{std::move(p.shown), p.count, p.binary, p.truncated});
+  }
+  std::sort(items.begin(), items.end(), [](const ListedKey& a, const ListedKey& b) {
+    if (a.count != b.count) return a.count > b.count;
+    return CompareKeys(a.key, b.key) < 0;
+  });
+  if (items.size() > config_.k) items.resize(config_.k);
+  return items;
+}
+
+uint64_t HeavyKeeper::Total(uint32_t lanes) {
+  CatchUp();
+  return lanes_.Total(std::min(lanes, config_.laneCapacity), Generation());
+}
+
+void HeavyKeeper::CollectExpelled(bool on) {
+  collect_ = on;
+  if (!on) expelled_.clear();
+}
+
+std::vector<ExpelledKey> HeavyKeeper::TakeExpelled() {
+  std::vector<ExpelledKey> out;
+  out.swap(expelled_);
+  return out;
+}
+
+}  // namespace bulwark

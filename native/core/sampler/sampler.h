@@ -1,0 +1,140 @@
+// The background sampler: one thread per process, however many JavaScript threads load the addon.
+//
+// It writes every signal into one block of process memory (the "signals block") that each JavaScript thread
+// views through a Float64Array, so reading a signal is one load and never crosses into C++:
+// - container CPU (permille, EMA), sampled every cpuInterval;
+// - for each registered event loop: utilization (ELU, permille, EMA), queueing delay (ms: how long the loop has
+//   gone without returning to poll, raw and EMA) and a coarse clock, every loopInterval;
+// - every cpuInterval it also reaps dead members of the shared regions this process has open.
+//
+// The thread never touches V8 or a loop directly: the binding registers each loop with an idle-time callback
+// (libuv's uv_metrics_idle_time, which is safe to call from another thread) and unregisters it, under the
+// sampler's lock, before the loop goes away.
+#pragma once
+#include <pthread.h>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "core/cpu/cgroup_cpu.h"
+
+namespace bulwark {
+
+namespace signals_layout {
+// Process section (byte offsets into the signals block).
+constexpr size_t kCpuEma = 0;         // f64 permille
+constexpr size_t kCpuRaw = 8;         // f64 permille, last sample
+constexpr size_t kCores = 16;         // f64 effective cores
+constexpr size_t kSource = 24;        // f64 CpuSourceKind
+constexpr size_t kCpuSamples = 32;    // f64 count of CPU samples
+constexpr size_t kLoopTicks = 40;     // f64 count of loop ticks
+constexpr size_t kReaped = 48;        // f64 dead members reaped so far
+constexpr size_t kRunning = 56;       // f64 1 while the thread runs
+constexpr size_t kCpuInterval = 64;   // f64 ms
+constexpr size_t kLoopInterval = 72;  // f64 ms
+constexpr size_t kCpuDecay = 80;      // f64
+constexpr size_t kLoopDecay = 88;     // f64
+constexpr size_t kProcessNow = 96;    // f64 monotonic ms at the last tick
+constexpr size_t kLoopSlots = 256;
+constexpr size_t kLoopSlotSize = 64;
+constexpr size_t kMaxLoops = 1024;
+// Loop slot fields.
+constexpr size_t kLoopNow = 0;        // f64 coarse monotonic ms: advanced at each poll entry/exit and each tick
+constexpr size_t kLoopElu = 8;        // f64 permille, EMA
+constexpr size_t kLoopDelay = 16;     // f64 ms, EMA
+constexpr size_t kLoopDelayRaw = 24;  // f64 ms, last tick
+constexpr size_t kLoopEluRaw = 32;    // f64 permille, last tick
+constexpr size_t kLoopActive = 40;    // f64 1 while registered
+constexpr size_t kLoopTickAt = 48;    // f64 monotonic ms of the last tick that measured this loop
+// f64 ms: the shortest busy stretch of the last tick (the ongoing one if none completed). CoDel's signal: a queue
+// is standing only if even the best moment of an interval was over target.
+constexpr size_t kLoopDelayMin = 56;
+constexpr size_t kSize = kLoopSlots + kMaxLoops * kLoopSlotSize;
+}  // namespace signals_layout
+
+struct SamplerOptions {
+  double cpuIntervalMs = 500;
+  double loopIntervalMs = 50;
+  double cpuDecay = 0.95;
+  double loopDecay = 0.75;
+  // While every loop is nearly idle the loop tick stretches by this factor: wakeups are the sampler's main cost
+  // (tens of microseconds each on a virtual machine), and an idle loop has nothing to report.
+  double idleStretch = 4;
+};
+
+using IdleTimeFn = uint64_t (*)(void* ctx);  // cumulative idle ns of a loop
+
+// Pure EMA step, exposed for tests: value * decay + sample * (1 - decay).
+inline double EmaStep(double value, double sample, double decay) { return value * decay + sample * (1 - decay); }
+
+class Sampler {
+ public:
+  static Sampler& Instance();
+
+  uint8_t* block() { return block_; }
+
+  // Loops. RegisterLoop returns the slot, or -1 when every slot is taken.
+  int RegisterLoop(IdleTimeFn idle, void* ctx, uint64_t nowNs, uint64_t idleNs);
+  void UnregisterLoop(int slot);
+  // Called on the loop's own thread: just before it blocks in poll, and just after poll returns.
+  void OnPollEnter(int slot, uint64_t nowNs, uint64_t idleNs);
+  void OnPollExit(int slot, uint64_t nowNs);
+
+  // Environments that use the sampler; the thread runs while there is at least one.
+  void Acquire();
+  void Release();
+  // Stops and joins the thread whatever the count (process exit).
+  void Shutdown();
+
+  void Configure(const SamplerOptions& options);
+  SamplerOptions options();
+  // Replaces the CPU reader (cgroup root for tests, or "/" again). Takes effect before the next CPU tick.
+  void SetCgroupRoot(const std::string& root);
+  CpuSourceInfo cpuInfo();
+
+ private:
+  Sampler();
+  static void* RunThread(void* self);
+  void Run();
+  void StopAndJoin(bool onlyWhenUnused);
+  // Returns true when some loop is busy enough to deserve the short interval.
+  bool TickLoops(uint64_t nowNs);
+  void TickCpu(uint64_t nowNs);
+
+  struct LoopState {
+    bool used = false;
+    IdleTimeFn idle = nullptr;
+    void* ctx = nullptr;
+    // Written on the loop thread; read by the sampler through the seqlock.
+    uint32_t seq = 0;
+    uint64_t entryNs = 0;
+    uint64_t entryIdleNs = 0;
+    double maxBusyMs = 0;      // longest completed busy stretch since the last tick (CAS max / exchange)
+    double minBusyMs = 1e300;  // shortest completed busy stretch since the last tick (CAS min / exchange)
+    // Loop-thread private.
+    uint64_t prevEntryNs = 0;
+    uint64_t prevEntryIdleNs = 0;
+    // Sampler private.
+    bool primed = false;
+    uint64_t tickNs = 0;
+    uint64_t tickIdleNs = 0;
+  };
+
+  uint8_t* block_;
+  LoopState* loops_;
+  std::mutex mutex_;  // guards loops_ registration, options, reader, and the thread's lifecycle
+  std::condition_variable wake_;
+  pthread_t thread_{};
+  bool threadRunning_ = false;
+  bool stop_ = false;
+  int users_ = 0;
+  bool atexitRegistered_ = false;
+  SamplerOptions options_;
+  CgroupCpuReader* reader_ = nullptr;
+  std::string pendingRoot_;
+  bool rootChanged_ = false;
+};
+
+}  // namespace bulwark
