@@ -20,6 +20,7 @@ export {
   configureSampler,
 } from './signals/signals'
 export type { LoadInfo, SamplerOptions } from './signals/signals'
+export { SAMPLER_DEFAULTS } from './signals/sampler-defaults'
 export { coarseNow, preciseNow } from './signals/clock'
 export type { Clock } from './signals/clock'
 

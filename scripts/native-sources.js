@@ -7,10 +7,14 @@
 // A file named <stem>_<os>.cc holds one platform's side of an OS difference (native/core/platform/, one header per
 // difference and one file per OS, as fs-native-extensions does): it is built only for that platform.
 //
-// Usage: node scripts/native-sources.js [--cmake] [--platform linux|darwin|win32] [--dir native/core]
-//   --cmake     ';' between files (a CMake list) instead of ' ' (gyp's <!@(...) expansion)
-//   --platform  the target OS (default: this one); gyp's names 'mac' and 'win' are accepted
-//   --dir       list only the files under this folder
+// The natives only tests use (windowAdd, CpuReader) are in native/binding/test/: development builds add them
+// (gyp variable bulwark_test_natives=1, CMake option BULWARK_TEST_NATIVES), release builds never do.
+//
+// Usage: node scripts/native-sources.js [--cmake] [--platform linux|darwin|win32] [--dir native/core] [--test-natives]
+//   --cmake         ';' between files (a CMake list) instead of ' ' (gyp's <!@(...) expansion)
+//   --platform      the target OS (default: this one); gyp's names 'mac' and 'win' are accepted
+//   --dir           list only the files under this folder
+//   --test-natives  list the test-only natives instead
 const fs = require('fs')
 const path = require('path')
 
@@ -34,6 +38,8 @@ function collect(dir, keep = (name) => name.endsWith('.cc')) {
   return out.sort()
 }
 
+const testNativesDir = 'native/binding/test'
+
 /** The .cc files under `dir` that a build for `platform` compiles. */
 function sourcesFor(platform = process.platform, dir = 'native') {
   const target = aliases[platform] ?? platform
@@ -54,7 +60,13 @@ function option(argv, name) {
 const sources = sourcesFor()
 if (require.main === module) {
   const argv = process.argv.slice(2)
-  const list = sourcesFor(option(argv, '--platform'), option(argv, '--dir'))
+  const list = argv.includes('--test-natives')
+    ? fs
+        .readdirSync(path.join(root, testNativesDir))
+        .filter((name) => name.endsWith('.cc'))
+        .sort()
+        .map((name) => `${testNativesDir}/${name}`)
+    : sourcesFor(option(argv, '--platform'), option(argv, '--dir'))
   process.stdout.write(list.join(argv.includes('--cmake') ? ';' : ' '))
 }
 module.exports = { sources, sourcesFor, collect }

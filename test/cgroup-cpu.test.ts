@@ -3,7 +3,7 @@ import * as os from 'os'
 import * as path from 'path'
 import { afterAll, describe, expect, it } from 'vitest'
 
-import { native } from '../lib/native/load-native'
+import { CpuReader } from './helpers/test-natives'
 import type { NativeCpuReader, NativeLoadInfo } from '../lib/native/native-types'
 
 const fixtures = path.join(__dirname, 'fixtures', 'cgroup')
@@ -27,7 +27,7 @@ function copyFixture(name: string): string {
 
 function readerFor(name: string): { root: string; reader: NativeCpuReader } {
   const root = copyFixture(name)
-  return { root, reader: new native.CpuReader(root, AFFINITY) }
+  return { root, reader: new CpuReader(root, AFFINITY) }
 }
 
 function write(root: string, file: string, content: string): void {
@@ -94,7 +94,7 @@ describe('CpuReader: detection on fixture trees', () => {
   for (const [name, expected] of Object.entries(cases)) {
     it(name, () => {
       const root = path.join(fixtures, name)
-      const info = new native.CpuReader(root, AFFINITY).info()
+      const info = new CpuReader(root, AFFINITY).info()
       const { note, ...fields } = expected
       expect(info).toMatchObject({ ...fields, affinityCpus: AFFINITY })
       if (note === '') expect(info.note).toBe('')
@@ -104,18 +104,18 @@ describe('CpuReader: detection on fixture trees', () => {
   }
 
   it('reads the usage file of the process own cgroup, not the mount root', () => {
-    const info = new native.CpuReader(path.join(fixtures, 'v1-limit'), AFFINITY).info()
+    const info = new CpuReader(path.join(fixtures, 'v1-limit'), AFFINITY).info()
     expect(info.usagePath).toBe(path.join(fixtures, 'v1-limit', V1_LIMIT_USAGE))
   })
 
   it('takes the affinity mask when it is the smallest limit', () => {
-    expect(new native.CpuReader(path.join(fixtures, 'v2-no-limit'), 3).info().cores).toBe(3)
+    expect(new CpuReader(path.join(fixtures, 'v2-no-limit'), 3).info().cores).toBe(3)
   })
 
   it('reports a missing /proc/stat and never samples', () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'bulwark-cgroup-empty-'))
     tempRoots.push(root)
-    const reader = new native.CpuReader(root, AFFINITY)
+    const reader = new CpuReader(root, AFFINITY)
     const info = reader.info()
     expect(info.source).toBe('host')
     expect(info.note).toMatch(/proc\/stat: No such file.*no CPU usage available/)
@@ -200,17 +200,17 @@ describe('CpuReader: sampling', () => {
 
 describe('CpuReader: arguments', () => {
   it('rejects a root that is not a non-empty string', () => {
-    expect(() => new native.CpuReader(3 as unknown as string)).toThrow(TypeError)
-    expect(() => new native.CpuReader('')).toThrow(TypeError)
+    expect(() => new CpuReader(3 as unknown as string)).toThrow(TypeError)
+    expect(() => new CpuReader('')).toThrow(TypeError)
   })
 
   it('rejects an affinity that is not a whole number >= 0', () => {
-    expect(() => new native.CpuReader('/', -1)).toThrow(TypeError)
-    expect(() => new native.CpuReader('/', 1.5)).toThrow(TypeError)
+    expect(() => new CpuReader('/', -1)).toThrow(TypeError)
+    expect(() => new CpuReader('/', 1.5)).toThrow(TypeError)
   })
 
   it('rejects a wall time that is not a non-negative number', () => {
-    const reader = new native.CpuReader(path.join(fixtures, 'v1-limit'), AFFINITY)
+    const reader = new CpuReader(path.join(fixtures, 'v1-limit'), AFFINITY)
     expect(() => reader.sample('1' as unknown as number)).toThrow(TypeError)
     expect(() => reader.sample(-1)).toThrow(TypeError)
     expect(() => reader.sample(Number.NaN)).toThrow(TypeError)
@@ -219,7 +219,7 @@ describe('CpuReader: arguments', () => {
 
 describe('CpuReader: this machine', () => {
   it('finds a source, positive cores and samples within [0, 1000]', () => {
-    const reader = new native.CpuReader('/')
+    const reader = new CpuReader('/')
     const info = reader.info()
     expect(['host', 'cgroup-v1', 'cgroup-v2']).toContain(info.source)
     expect(info.cores).toBeGreaterThan(0)

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 
 import { native } from '../lib/native/load-native'
+import { windowAdd } from './helpers/test-natives'
 
 // The binding is reached only through lib/, which validates first; these calls go around it on purpose: the native
 // side must still answer with an error, never a conversion with undefined behaviour or a crash.
@@ -22,7 +23,7 @@ describe('native binding: out-of-range numbers', () => {
       [0, 1e300],
       [5000, 1],
     ]) {
-      expect(() => native.windowAdd(view, 0, 100, 3, lane, 0, 1, times)).toThrow(
+      expect(() => windowAdd(view, 0, 100, 3, lane, 0, 1, times)).toThrow(
         expect.objectContaining({ code: 'ERR_BULWARK_INVALID_ARGUMENT' }),
       )
     }

@@ -3,6 +3,7 @@ import * as path from 'path'
 import { threadId } from 'worker_threads'
 
 import { NativeLoadError } from '../errors/native-load-error'
+import { SAMPLER_DEFAULTS } from '../signals/sampler-defaults'
 import type { NativeBinding } from './native-types'
 
 // The package root (where build/ and prebuilds/ live): the nearest binding.gyp above this file, which is in
@@ -61,3 +62,4 @@ function loadBinding(): NativeBinding {
 /** The addon, loaded once per thread. */
 export const native: NativeBinding = loadBinding()
 native.setThreadId(threadId)
+native.samplerStart(SAMPLER_DEFAULTS)

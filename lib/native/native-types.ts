@@ -60,6 +60,15 @@ export interface SignalsLayoutOffsets {
   size: number
 }
 
+/** The sampler's settings as the native side takes them (ms and decays per sample). */
+export interface SamplerSettings {
+  cpuInterval?: number
+  loopInterval?: number
+  cpuDecay?: number
+  loopDecay?: number
+  idleStretch?: number
+}
+
 export interface NativeRegionSpec {
   name: string
   kind: string
@@ -168,16 +177,13 @@ export interface NativeBinding {
   regionReap(): number
   regionRemoveIfStale(name: string): boolean
   signals(): { buffer: ArrayBuffer; loopSlot: number }
-  samplerConfigure(options: {
-    cpuInterval?: number
-    loopInterval?: number
-    cpuDecay?: number
-    loopDecay?: number
-    cgroupRoot?: string
-  }): void
+  /** This thread uses the sampler until it ends; the defaults apply if nothing has configured it yet. */
+  samplerStart(defaults: Readonly<Required<SamplerSettings>>): void
+  samplerConfigure(options: SamplerSettings & { cgroupRoot?: string }): void
   loadInfo(): NativeLoadInfo
   monotonicNow(): number
-  windowAdd(
+  /** Test-only (development builds, native/binding/test/): C++ adds to a rolling window in a JavaScript view. */
+  windowAdd?(
     view: Uint8Array,
     startMs: number,
     bucketMs: number,
@@ -187,8 +193,11 @@ export interface NativeBinding {
     value: number,
     times: number,
   ): void
-  /** A cgroup CPU reader of its own below `root` ("/" in production); affinityCpus replaces the affinity mask. */
-  CpuReader: new (root: string, affinityCpus?: number) => NativeCpuReader
+  /**
+   * Test-only (development builds): a cgroup CPU reader of its own below `root` ("/" in production); affinityCpus
+   * replaces the affinity mask.
+   */
+  CpuReader?: new (root: string, affinityCpus?: number) => NativeCpuReader
   HeavyKeeper: new (config: NativeHeavyKeeperConfig) => NativeHeavyKeeper
   heavyKeeperLayout: HeavyKeeperLayoutSizes
   murmur3(key: unknown, seed: number): number

@@ -78,14 +78,15 @@ export function loadInfo(): LoadInfo {
   }
 }
 
+/** The sampler's settings; each defaults to its value in `SAMPLER_DEFAULTS`. */
 export interface SamplerOptions {
-  /** CPU sampling interval, ms (default 500). */
+  /** CPU sampling interval, ms. */
   cpuInterval?: number
-  /** Event-loop sampling interval, ms (default 50). */
+  /** Event-loop sampling interval, ms. */
   loopInterval?: number
-  /** CPU EMA decay per sample (default 0.95: `cpu = cpu * 0.95 + sample * 0.05`). */
+  /** CPU EMA decay per sample. */
   cpuDecay?: number
-  /** Event-loop EMA decay per sample (default 0.75, so a saturated loop reads over 800 within 300 ms). */
+  /** Event-loop EMA decay per sample. */
   loopDecay?: number
   /** Read cgroup files below this directory instead of "/" (tests, unusual mounts). */
   cgroupRoot?: string

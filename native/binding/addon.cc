@@ -24,15 +24,17 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   auto* data = new EnvData();
   data->id = g_nextEnvId.fetch_add(1);
   env.SetInstanceData<EnvData>(data);
-  StartLoopMonitor(env, data);
+  StartEnvironment(env, data);
   exports.Set("setThreadId", Napi::Function::New(env, SetThreadId, "setThreadId"));
   exports.Set("napiVersion", Napi::Number::New(env, NAPI_VERSION));
   InitLayout(env, exports);
   InitRegion(env, exports);
   InitSignals(env, exports);
-  InitCpuReader(env, exports);
-  InitWindow(env, exports);
   InitHeavyKeeper(env, exports);
+#ifdef BULWARK_TEST_NATIVES
+  InitWindow(env, exports);
+  InitCpuReader(env, exports);
+#endif
   return exports;
 }
 

@@ -28,21 +28,41 @@ Napi::Value Signals(const Napi::CallbackInfo& info) {
   return result;
 }
 
+// Sampler settings from an options object: fields absent from it keep their value in `out`.
+bool ReadSamplerOptions(Napi::Object o, SamplerOptions* out) {
+  return GetNumberProp(o, "cpuInterval", out->cpuIntervalMs, &out->cpuIntervalMs) &&
+         GetNumberProp(o, "loopInterval", out->loopIntervalMs, &out->loopIntervalMs) &&
+         GetNumberProp(o, "cpuDecay", out->cpuDecay, &out->cpuDecay) &&
+         GetNumberProp(o, "loopDecay", out->loopDecay, &out->loopDecay) &&
+         GetNumberProp(o, "idleStretch", out->idleStretch, &out->idleStretch);
+}
+
+bool GetOptionsObject(const Napi::CallbackInfo& info, const char* function, Napi::Object* out) {
+  if (info.Length() < 1 || !info[0].IsObject()) {
+    ThrowTypeError(info.Env(), std::string(function) + " expects an options object");
+    return false;
+  }
+  *out = info[0].As<Napi::Object>();
+  return true;
+}
+
+// samplerStart(defaults): this environment uses the sampler until it goes away (once per environment); the
+// defaults, which lib/signals/sampler-defaults.ts holds, apply if nothing has configured the sampler yet.
+Napi::Value SamplerStart(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object o;
+  SamplerOptions defaults;
+  if (!GetOptionsObject(info, "samplerStart", &o) || !ReadSamplerOptions(o, &defaults)) return env.Undefined();
+  StartSampler(GetEnvData(env), defaults);
+  return env.Undefined();
+}
+
 // samplerConfigure({ cpuInterval, loopInterval, cpuDecay, loopDecay, cgroupRoot? }), all validated in TypeScript.
 Napi::Value SamplerConfigure(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsObject()) {
-    ThrowTypeError(env, "samplerConfigure expects an options object");
-    return env.Undefined();
-  }
-  Napi::Object o = info[0].As<Napi::Object>();
-  SamplerOptions current = Sampler::Instance().options();
-  SamplerOptions next;
-  if (!GetNumberProp(o, "cpuInterval", current.cpuIntervalMs, &next.cpuIntervalMs) ||
-      !GetNumberProp(o, "loopInterval", current.loopIntervalMs, &next.loopIntervalMs) ||
-      !GetNumberProp(o, "cpuDecay", current.cpuDecay, &next.cpuDecay) ||
-      !GetNumberProp(o, "loopDecay", current.loopDecay, &next.loopDecay))
-    return env.Undefined();
+  Napi::Object o;
+  SamplerOptions next = Sampler::Instance().options();
+  if (!GetOptionsObject(info, "samplerConfigure", &o) || !ReadSamplerOptions(o, &next)) return env.Undefined();
   Sampler::Instance().Configure(next);
   Napi::Value root = o.Get("cgroupRoot");
   if (root.IsString()) Sampler::Instance().SetCgroupRoot(root.As<Napi::String>().Utf8Value());
@@ -61,6 +81,7 @@ Napi::Value MonotonicNow(const Napi::CallbackInfo& info) { return Napi::Number::
 
 void InitSignals(Napi::Env env, Napi::Object exports) {
   exports.Set("signals", Napi::Function::New(env, Signals, "signals"));
+  exports.Set("samplerStart", Napi::Function::New(env, SamplerStart, "samplerStart"));
   exports.Set("samplerConfigure", Napi::Function::New(env, SamplerConfigure, "samplerConfigure"));
   exports.Set("loadInfo", Napi::Function::New(env, LoadInfo, "loadInfo"));
   exports.Set("monotonicNow", Napi::Function::New(env, MonotonicNow, "monotonicNow"));

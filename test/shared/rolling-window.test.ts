@@ -4,7 +4,7 @@ import { RegionLayout } from '../../lib/shared/region-layout'
 import { RollingWindow } from '../../lib/shared/rolling-window'
 import { SharedRegion } from '../../lib/shared/shared-region'
 import { InvalidArgumentError } from '../../lib/errors/invalid-argument-error'
-import { native } from '../../lib/native/load-native'
+import { windowAdd } from '../helpers/test-natives'
 import { ManualClock } from '../helpers/manual-clock'
 
 function localWindow(size: number, bucketMs: number, start = 0) {
@@ -110,9 +110,9 @@ describe('RollingWindow: C++ and JavaScript writers share one layout', () => {
     const window = new RollingWindow(region, placement)
     window.add(2, 120)
     const view = new Uint8Array(region.buffer, region.base + placement.bucketsOffset)
-    native.windowAdd(view, 0, 100, 5, 0, 130, 3, 4) // lane 0, epoch 1, value 3, four times
+    windowAdd(view, 0, 100, 5, 0, 130, 3, 4) // lane 0, epoch 1, value 3, four times
     expect(window.total(130)).toEqual({ count: 5, sum: 14 })
-    native.windowAdd(view, 0, 100, 5, 0, 1000, 1, 1) // epoch 10 clears slot 0 for its new epoch
+    windowAdd(view, 0, 100, 5, 0, 1000, 1, 1) // epoch 10 clears slot 0 for its new epoch
     expect(window.buckets(1000).map((b) => b.count)).toEqual([0, 0, 0, 0, 1])
   })
 })

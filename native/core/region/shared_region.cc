@@ -25,11 +25,6 @@ using namespace region_detail;
 namespace {
 
 uint32_t g_nextSerial = 1;
-bool g_atExitRegistered = false;
-
-// A process that ends with process.exit() (no environment cleanup) still leaves its regions as a clean exit would:
-// members detached, lanes given back, and the name removed if it was the last member.
-void CloseAllAtExit() { RegionRegistry::Instance().CloseAll(); }
 
 // Gives back the member's slot and lanes; the last live member removes the name. Caller holds the registry mutex.
 void DetachLocked(Mapping& m) {
@@ -92,10 +87,6 @@ Status RegionRegistry::Open(const RegionSpec& spec, RegionAttachment* out) {
   if (!st.ok()) return st;
   const std::string path = RegionPath(spec.name);
   std::lock_guard<std::mutex> guard(RegistryMutex());
-  if (!g_atExitRegistered) {
-    g_atExitRegistered = true;
-    std::atexit(CloseAllAtExit);
-  }
 
   for (int attempt = 0; attempt < 8; attempt++) {
     int fd = shm_open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);

@@ -17,8 +17,6 @@ using namespace signals_layout;
 
 uint8_t* Slot(uint8_t* block, int slot) { return block + kLoopSlots + size_t(slot) * kLoopSlotSize; }
 
-void AtExitShutdown() { Sampler::Instance().Shutdown(); }
-
 double NsToMs(double ns) { return ns / 1e6; }
 
 // A loop above either mark is sampled at the full rate.
@@ -96,20 +94,17 @@ void Sampler::OnPollExit(int slot, uint64_t nowNs) {
   MaxF64(Slot(block_, slot) + kLoopNow, NsToMs(static_cast<double>(nowNs)));
 }
 
-void Sampler::Acquire() {
-  std::lock_guard<std::mutex> guard(mutex_);
+void Sampler::Acquire(const SamplerOptions& defaults) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!configured_) ConfigureLocked(defaults);
   users_++;
-  if (threadRunning_) return;
-  if (!atexitRegistered_) {
-    // Environment cleanup hooks do not run on the main thread's process.exit() or on an uncaught exception;
-    // a thread still running at exit would take the process down with it, so stop it here too.
-    std::atexit(AtExitShutdown);
-    atexitRegistered_ = true;
-  }
+  stateChanged_.wait(lock, [this] { return state_ != ThreadState::kStopping; });
+  if (state_ == ThreadState::kRunning || shutDown_) return;
   stop_ = false;
   // pthread rather than std::thread: a failed std::thread constructor aborts in a build without exceptions,
   // while a failed pthread_create only means no background signals (they keep their last values).
-  threadRunning_ = pthread_create(&thread_, nullptr, &Sampler::RunThread, this) == 0;
+  bool started = pthread_create(&thread_, nullptr, &Sampler::RunThread, this) == 0;
+  state_ = started ? ThreadState::kRunning : ThreadState::kStopped;
 }
 
 void* Sampler::RunThread(void* self) {
@@ -117,54 +112,61 @@ void* Sampler::RunThread(void* self) {
   return nullptr;
 }
 
-void Sampler::Release() { StopAndJoin(true); }
+void Sampler::Release() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (users_ > 0) users_--;
+  if (users_ == 0 && state_ == ThreadState::kRunning) StopAndJoinLocked(lock);
+}
 
-void Sampler::Shutdown() { StopAndJoin(false); }
+void Sampler::Shutdown() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  shutDown_ = true;
+  stateChanged_.wait(lock, [this] { return state_ != ThreadState::kStopping; });
+  if (state_ == ThreadState::kRunning) StopAndJoinLocked(lock);
+}
 
-void Sampler::StopAndJoin(bool onlyWhenUnused) {
-  pthread_t t;
-  {
-    std::lock_guard<std::mutex> guard(mutex_);
-    if (onlyWhenUnused) {
-      if (users_ > 0) users_--;
-      if (users_ > 0) return;
-    }
-    if (!threadRunning_) return;
-    stop_ = true;
-    t = thread_;
-    threadRunning_ = false;
-  }
+void Sampler::StopAndJoinLocked(std::unique_lock<std::mutex>& lock) {
+  state_ = ThreadState::kStopping;
+  stop_ = true;
+  pthread_t thread = thread_;
   wake_.notify_all();
-  pthread_join(t, nullptr);
+  lock.unlock();  // the thread needs the lock to see stop_ and leave
+  pthread_join(thread, nullptr);
+  lock.lock();
+  state_ = ThreadState::kStopped;
+  stateChanged_.notify_all();
 }
 
 namespace {
 
-// TypeScript validates these; the core still refuses to spin (an interval of 0 or NaN) or to diverge (a decay
-// outside [0, 1)), whoever calls it.
-double Clamp(double v, double lo, double hi, double fallback) {
-  if (!(v >= lo)) return v < lo ? lo : fallback;  // NaN takes the fallback
-  return v > hi ? hi : v;
+// TypeScript validates these; the core still refuses to spin (an interval of 0) or to diverge (a decay outside
+// [0, 1)), whoever calls it. NaN keeps the current value.
+double Bound(double requested, double current, double lo, double hi) {
+  double v = requested == requested ? requested : current;
+  return v < lo ? lo : (v > hi ? hi : v);
 }
 
 }  // namespace
 
 void Sampler::Configure(const SamplerOptions& requested) {
-  SamplerOptions options = requested;
-  options.cpuIntervalMs = Clamp(requested.cpuIntervalMs, 1, 3.6e6, 500);
-  options.loopIntervalMs = Clamp(requested.loopIntervalMs, 1, 3.6e6, 50);
-  options.cpuDecay = Clamp(requested.cpuDecay, 0, 0.9999, 0.95);
-  options.loopDecay = Clamp(requested.loopDecay, 0, 0.9999, 0.75);
-  options.idleStretch = Clamp(requested.idleStretch, 1, 100, 4);
   {
     std::lock_guard<std::mutex> guard(mutex_);
-    options_ = options;
-    StoreF64(block_ + kCpuInterval, options_.cpuIntervalMs);
-    StoreF64(block_ + kLoopInterval, options_.loopIntervalMs);
-    StoreF64(block_ + kCpuDecay, options_.cpuDecay);
-    StoreF64(block_ + kLoopDecay, options_.loopDecay);
+    ConfigureLocked(requested);
   }
   wake_.notify_all();
+}
+
+void Sampler::ConfigureLocked(const SamplerOptions& requested) {
+  options_.cpuIntervalMs = Bound(requested.cpuIntervalMs, options_.cpuIntervalMs, 1, 3.6e6);
+  options_.loopIntervalMs = Bound(requested.loopIntervalMs, options_.loopIntervalMs, 1, 3.6e6);
+  options_.cpuDecay = Bound(requested.cpuDecay, options_.cpuDecay, 0, 0.9999);
+  options_.loopDecay = Bound(requested.loopDecay, options_.loopDecay, 0, 0.9999);
+  options_.idleStretch = Bound(requested.idleStretch, options_.idleStretch, 1, 100);
+  configured_ = true;
+  StoreF64(block_ + kCpuInterval, options_.cpuIntervalMs);
+  StoreF64(block_ + kLoopInterval, options_.loopIntervalMs);
+  StoreF64(block_ + kCpuDecay, options_.cpuDecay);
+  StoreF64(block_ + kLoopDecay, options_.loopDecay);
 }
 
 SamplerOptions Sampler::options() {

@@ -54,14 +54,16 @@ constexpr size_t kLoopDelayMin = 56;
 constexpr size_t kSize = kLoopSlots + kMaxLoops * kLoopSlotSize;
 }  // namespace signals_layout
 
+// The sampler's settings. Their defaults live in TypeScript (lib/signals/sampler-defaults.ts), which starts the
+// sampler with them; the core only bounds what it is given (docs/rules/load-signals.md).
 struct SamplerOptions {
-  double cpuIntervalMs = 500;
-  double loopIntervalMs = 50;
-  double cpuDecay = 0.95;
-  double loopDecay = 0.75;
+  double cpuIntervalMs = 0;
+  double loopIntervalMs = 0;
+  double cpuDecay = 0;
+  double loopDecay = 0;
   // While every loop is nearly idle the loop tick stretches by this factor: wakeups are the sampler's main cost
   // (tens of microseconds each on a virtual machine), and an idle loop has nothing to report.
-  double idleStretch = 4;
+  double idleStretch = 0;
 };
 
 using IdleTimeFn = uint64_t (*)(void* ctx);  // cumulative idle ns of a loop
@@ -82,12 +84,15 @@ class Sampler {
   void OnPollEnter(int slot, uint64_t nowNs, uint64_t idleNs);
   void OnPollExit(int slot, uint64_t nowNs);
 
-  // Environments that use the sampler; the thread runs while there is at least one.
-  void Acquire();
+  // Environments that use the sampler; the thread runs while there is at least one. `defaults` configure the
+  // sampler if nothing has configured it yet.
+  void Acquire(const SamplerOptions& defaults);
   void Release();
-  // Stops and joins the thread whatever the count (process exit).
+  // Stops and joins the thread whatever the count, for good (process exit).
   void Shutdown();
 
+  // Bounds every setting (an interval of 0 would spin, a decay of 1 or more would diverge); NaN keeps the current
+  // value.
   void Configure(const SamplerOptions& options);
   SamplerOptions options();
   // Replaces the CPU reader (cgroup root for tests, or "/" again). Takes effect before the next CPU tick.
@@ -98,7 +103,9 @@ class Sampler {
   Sampler();
   static void* RunThread(void* self);
   void Run();
-  void StopAndJoin(bool onlyWhenUnused);
+  void ConfigureLocked(const SamplerOptions& options);
+  // Stops the running thread and joins it outside the lock; `lock` holds mutex_ before and after.
+  void StopAndJoinLocked(std::unique_lock<std::mutex>& lock);
   // Returns true when some loop is busy enough to deserve the short interval.
   bool TickLoops(uint64_t nowNs);
   void TickCpu(uint64_t nowNs);
@@ -124,13 +131,21 @@ class Sampler {
 
   uint8_t* block_;
   LoopState* loops_;
-  std::mutex mutex_;  // guards loops_ registration, options, reader, and the thread's lifecycle
-  std::condition_variable wake_;
+  // The thread's lifecycle: kStopped -> kRunning (Acquire starts it) -> kStopping (the last Release, or Shutdown,
+  // asks it to stop and joins it outside the lock) -> kStopped. While it is kStopping, Acquire and Shutdown wait for
+  // the join to end: a second thread started meanwhile would clear the first one's stop request, and that join would
+  // never return.
+  enum class ThreadState { kStopped, kRunning, kStopping };
+
+  std::mutex mutex_;                      // guards loops_ registration, options, reader, and the thread's lifecycle
+  std::condition_variable wake_;          // wakes the thread early (stop, new options)
+  std::condition_variable stateChanged_;  // a join has ended
   pthread_t thread_{};
-  bool threadRunning_ = false;
-  bool stop_ = false;
+  ThreadState state_ = ThreadState::kStopped;
+  bool stop_ = false;      // the running thread's stop request; cleared only when no thread is left
+  bool shutDown_ = false;  // process exit: no thread starts again
   int users_ = 0;
-  bool atexitRegistered_ = false;
+  bool configured_ = false;
   SamplerOptions options_;
   CgroupCpuReader* reader_ = nullptr;
   std::string pendingRoot_;

@@ -1,5 +1,5 @@
-// C++ access to a rolling window in JavaScript-visible memory. Production code writes windows from TypeScript;
-// this lets tests prove that C++ and JavaScript writers agree on one layout.
+// windowAdd (test-only native): C++ writes to a rolling window in JavaScript-visible memory. Production code writes
+// windows from TypeScript; this lets tests prove that C++ and JavaScript writers agree on one layout.
 #include <napi.h>
 
 #include "binding/binding_util.h"

@@ -1,4 +1,4 @@
-// CpuReader: a cgroup CPU reader of its own (tests, diagnostics), apart from the sampler's.
+// CpuReader (test-only native): a cgroup CPU reader of its own, apart from the sampler's, over a fixture tree.
 //   new CpuReader(root: string, affinityCpus?: number)
 //   reader.info() -> { source, cores, quotaCores, cpusetCpus, affinityCpus, cgroupPath, usagePath, note }
 //   reader.sample(wallNs) -> permille, or null on the priming call or a failed read
