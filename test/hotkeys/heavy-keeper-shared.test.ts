@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 
 import { HeavyKeeper, RegionMismatchError } from '../../dist/cjs'
 import { uniqueName } from '../helpers/unique-name'
+import { waitFor } from '../helpers/wait-for'
 
 const fixture = path.join(__dirname, '..', 'fixtures', 'hotkey-member.cjs')
 type Reply = unknown
@@ -59,14 +60,6 @@ async function threadMember(options: object): Promise<Member> {
   }
 }
 
-async function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
-  const start = Date.now()
-  while (!check()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
-
 const descending = (prefix: string, n: number, base: number) =>
   Array.from({ length: n }, (_, i) => [`${prefix}-${i}`, base - i * 10] as [string, number])
 
@@ -96,10 +89,10 @@ describe('shared HeavyKeeper across processes and threads', () => {
     // A member that dies takes its heap with it (its published keys are dropped when it is reaped).
     await one.kill()
     let listed: Array<{ key: string }> = []
-    await waitFor(() => {
-      void three.call({ op: 'list' }).then((l) => (listed = l as Array<{ key: string }>))
+    await waitFor(async () => {
+      listed = (await three.call({ op: 'list' })) as Array<{ key: string }>
       return listed.length > 0 && listed.every((item) => item.key.startsWith('two-'))
-    }, 5000)
+    })
     expect(listed.map((item) => item.key)).toEqual(adds2.slice(0, 10).map(([key]) => key))
   })
 

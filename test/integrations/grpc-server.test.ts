@@ -2,8 +2,9 @@ import * as grpc from '@grpc/grpc-js'
 import { describe, expect, it } from 'vitest'
 
 import { grpcServerGuard, GrpcStatus, KeyedLimiter, TokenBucket } from '../../lib/index'
+import { waitFor } from '../helpers/wait-for'
 import { call, closeAfterEach, EchoClient, startEcho, type Unary } from './grpc-service'
-import { controlledLimiter, eventually } from './inbound-scenarios'
+import { controlledLimiter } from './inbound-scenarios'
 
 const opened = closeAfterEach()
 
@@ -21,7 +22,7 @@ describe('grpcServerGuard (grpc-js server interceptor)', () => {
       done(null, { echo: req.request.text })
     })
     expect(await call(client, 'echo', { text: 'hi' })).toEqual({ code: 0, value: { echo: 'hi' } })
-    await eventually(() => c.limiter.inFlight === 0, 'release')
+    await waitFor(() => c.limiter.inFlight === 0, { what: 'release' })
     c.hold(3)
     c.signal.load = 900
     const shed = await call(client, 'echo', { text: 'hi' })
@@ -61,7 +62,7 @@ describe('grpcServerGuard (grpc-js server interceptor)', () => {
     expect(await code('low')).toBe(GrpcStatus.RESOURCE_EXHAUSTED)
     expect(await code()).toBe(GrpcStatus.RESOURCE_EXHAUSTED)
     expect(await code('critical')).toBe(GrpcStatus.OK)
-    await eventually(() => c.limiter.inFlight === 11, 'release')
+    await waitFor(() => c.limiter.inFlight === 11, { what: 'release' })
     expect(await code('high')).toBe(GrpcStatus.OK)
     c.releaseHeld()
     c.limiter.close()
@@ -94,11 +95,11 @@ describe('grpcServerGuard (grpc-js server interceptor)', () => {
     })
     const cancelled = Array.from({ length: 3 }, () => (client as any).echo({}, () => undefined) as grpc.ClientUnaryCall)
     const timedOut = Array.from({ length: 3 }, () => call(client, 'echo', {}, { deadline: 100 }))
-    await eventually(() => pending.length === 6, 'every call to reach the handler')
+    await waitFor(() => pending.length === 6, { what: 'every call to reach the handler' })
     expect(c.limiter.inFlight).toBe(6)
     cancelled.forEach((u) => u.cancel())
     expect((await Promise.all(timedOut)).map((r) => r.code)).toEqual(Array(3).fill(GrpcStatus.DEADLINE_EXCEEDED))
-    await eventually(() => c.limiter.inFlight === 0, 'cancelled and expired calls to give their tokens back')
+    await waitFor(() => c.limiter.inFlight === 0, { what: 'cancelled and expired calls to give their tokens back' })
     pending.forEach((done) => done(null, {})) // late answers: no second release
     await new Promise((r) => setTimeout(r, 20))
     const s = c.limiter.stats()
@@ -113,7 +114,7 @@ describe('grpcServerGuard (grpc-js server interceptor)', () => {
       done({ code: GrpcStatus.NOT_FOUND, details: 'no' }),
     )
     expect((await call(client, 'echo', {})).code).toBe(GrpcStatus.NOT_FOUND)
-    await eventually(() => c.limiter.inFlight === 0, 'release')
+    await waitFor(() => c.limiter.inFlight === 0, { what: 'release' })
     expect(c.limiter.stats().invalidReleases).toBe(0)
     c.limiter.close()
   })

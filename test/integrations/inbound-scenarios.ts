@@ -7,6 +7,7 @@ import { afterEach, expect, it } from 'vitest'
 
 import { BbrLimiter, KeyedLimiter, TokenBucket, type InboundGuardOptions } from '../../lib/index'
 import { ManualClock } from '../helpers/manual-clock'
+import { waitFor } from '../helpers/wait-for'
 
 export interface TestServer {
   port: number
@@ -47,15 +48,6 @@ export function get(port: number, headers: Record<string, string> = {}, path = '
     })
     req.on('error', reject)
   })
-}
-
-/** Waits for a condition that real sockets make true soon (a response's 'finish' after the client has read it). */
-export async function eventually(condition: () => boolean, what: string, ms = 5000): Promise<void> {
-  const until = Date.now() + ms
-  while (!condition()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 5))
-  }
 }
 
 /** A limiter whose load and clock the test sets; `hold(n)` takes n tokens at load 0 and keeps them. */
@@ -99,7 +91,7 @@ export function inboundScenarios(start: StartServer): void {
     expect(replies.map((r) => r.status)).toEqual(Array(20).fill(200))
     expect(replies[0].body).toBe('ok')
     expect(calls).toBe(20)
-    await eventually(() => limiter.inFlight === 0, 'in-flight to return to 0')
+    await waitFor(() => limiter.inFlight === 0, { what: 'in-flight to return to 0' })
     const s = limiter.stats()
     expect(s.passed).toBe(20)
     expect(s.invalidReleases).toBe(0)
@@ -134,7 +126,7 @@ export function inboundScenarios(start: StartServer): void {
     for (const priority of ['low', 'normal', 'high', 'critical', 'bogus']) {
       const headers: Record<string, string> = priority === 'normal' ? {} : { 'x-priority': priority }
       outcome[priority] = (await get(port, headers)).status
-      await eventually(() => c.limiter.inFlight === 11, 'the admitted request to be released')
+      await waitFor(() => c.limiter.inFlight === 11, { what: 'the admitted request to be released' })
     }
     expect(outcome).toEqual({ low: 503, normal: 503, high: 200, critical: 200, bogus: 503 })
     expect(calls).toBe(2)
@@ -190,10 +182,10 @@ export function inboundScenarios(start: StartServer): void {
       req.on('error', () => undefined)
       return req
     })
-    await eventually(() => calls === 5, 'every request to reach the handler')
+    await waitFor(() => calls === 5, { what: 'every request to reach the handler' })
     expect(limiter.inFlight).toBe(5)
     requests.forEach((req) => req.destroy())
-    await eventually(() => limiter.inFlight === 0, 'aborted requests to give their tokens back')
+    await waitFor(() => limiter.inFlight === 0, { what: 'aborted requests to give their tokens back' })
     open_() // the handlers now answer on closed connections: no second release
     await new Promise((r) => setTimeout(r, 20))
     const s = limiter.stats()
@@ -212,10 +204,10 @@ export function inboundScenarios(start: StartServer): void {
     const socket = net.connect(port, '127.0.0.1')
     socket.on('error', () => undefined)
     socket.write('GET /work HTTP/1.1\r\nHost: test\r\n\r\n'.repeat(4))
-    await eventually(() => calls === 4, 'the pipelined requests to reach the handler')
+    await waitFor(() => calls === 4, { what: 'the pipelined requests to reach the handler' })
     expect(limiter.inFlight).toBe(4)
     socket.destroy()
-    await eventually(() => limiter.inFlight === 0, 'queued responses to give their tokens back')
+    await waitFor(() => limiter.inFlight === 0, { what: 'queued responses to give their tokens back' })
     expect(limiter.stats().invalidReleases).toBe(0)
     limiter.close()
   })

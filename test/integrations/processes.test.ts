@@ -4,6 +4,7 @@ import * as path from 'path'
 import { afterAll, describe, expect, it } from 'vitest'
 
 import { uniqueName } from '../helpers/unique-name'
+import { waitFor } from '../helpers/wait-for'
 import { get } from './inbound-scenarios'
 
 const fixtures = path.join(__dirname, '..', 'fixtures')
@@ -40,12 +41,10 @@ type Member = Awaited<ReturnType<typeof member>>
 
 /** The member's limiter stats once `condition` holds (requests reach the other process over real sockets). */
 async function statsWhen(m: Member, condition: (stats: any) => boolean): Promise<any> {
-  const until = Date.now() + 5000
-  for (;;) {
+  return waitFor(async () => {
     const stats = await m.stats()
-    if (condition(stats) || Date.now() > until) return stats
-    await new Promise((r) => setTimeout(r, 5))
-  }
+    return condition(stats) && stats
+  })
 }
 
 describe('inbound adapters across processes', () => {

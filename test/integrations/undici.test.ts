@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BreakerOpenError, RetryBudget, undiciGuard } from '../../lib/index'
 import { badOptionField } from './option-field'
 import { ManualClock } from '../helpers/manual-clock'
+import { waitFor } from '../helpers/wait-for'
 import { serving, type TestServer } from './inbound-scenarios'
 import { nodeFetchFits, nodeFetchMajor, nodeFetchSeesGlobal, type UndiciModule, undiciMajors } from './undici-majors'
 
@@ -142,13 +143,13 @@ function undiciSuite(major: number, u: UndiciModule): void {
       const controller = new AbortController()
       const pending = request(url(origin, '/flaky/abort/9'), { dispatcher, signal: controller.signal })
       const breaker = guard.breakers.get(url(origin, ''))
-      while (breaker.stats().total !== 1) await new Promise((r) => setTimeout(r, 2)) // the 503 is in: backing off
+      await waitFor(() => breaker.stats().total === 1, { interval: 2 }) // the 503 is in: backing off
       controller.abort()
       await expect(pending).rejects.toThrow(/abort/i)
       expect(hit('/flaky/abort/9')).toBe(1)
       const hang = new AbortController()
       const hanging = request(url(origin, '/hang'), { dispatcher, signal: hang.signal })
-      while (hit('/hang') !== 1) await new Promise((r) => setTimeout(r, 2))
+      await waitFor(() => hit('/hang') === 1, { interval: 2 })
       hang.abort()
       await expect(hanging).rejects.toThrow(/abort/i)
       expect(breaker.stats()).toMatchObject({ accepts: 0, total: 1 }) // the 503 only

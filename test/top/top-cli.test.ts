@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 
 import { listRegions } from '../../lib/index'
 import { uniqueName } from '../helpers/unique-name'
-import { cli, closeAll, runCli, startMember, waitFor } from './top-host'
+import { waitFor } from '../helpers/wait-for'
+import { cli, closeAll, runCli, startMember } from './top-host'
 
 afterEach(closeAll)
 
@@ -150,13 +151,13 @@ describe('bulwark top', () => {
       frames = frames.concat(lines.filter(Boolean).map((l) => JSON.parse(l) as Frame))
     })
     try {
-      await waitFor(() => frames.some((f) => f.regions.length === 6), 10_000)
+      await waitFor(() => frames.some((f) => f.regions.length === 6), { what: 'a frame with the 6 regions' })
       const mine = () => listRegions().filter((r) => r.endsWith(`.${base}`))
       expect(mine()).toHaveLength(6)
       await Promise.all(members.map((m) => m.ask('close')))
       expect(mine()).toEqual([])
       const seen = frames.length
-      await waitFor(() => frames.length > seen + 1, 10_000)
+      await waitFor(() => frames.length > seen + 1, { what: 'a frame drawn after the close' })
       expect(frames[frames.length - 1].regions).toEqual([])
     } finally {
       watcher.kill('SIGTERM')
@@ -169,16 +170,18 @@ describe('bulwark top', () => {
     const { base, members } = await drivenHost()
     members[0].child.kill('SIGKILL')
     await new Promise((resolve) => members[0].child.once('exit', resolve))
-    // The survivor's sampler reaps the dead member within about half a second (its reclaimable lanes are zeroed).
-    let limiter: Record<string, unknown> = {}
-    for (let attempt = 0; attempt < 20; attempt++) {
-      const frame = JSON.parse(
-        (await runCli(['top', `bbr.${base}`, '--once', '--json', '--interval', '0.05'])).stdout,
-      ) as Frame
-      limiter = frame.regions[0]
-      if (frame.regions[0].liveMembers === 1 && frame.regions[0].view.inFlight === 0) break
-      await new Promise((r) => setTimeout(r, 200))
-    }
+    // The survivor's sampler reaps the dead member at its next pass (its reclaimable lanes are zeroed).
+    let limiter: Frame['regions'][number] | undefined
+    await waitFor(
+      async () => {
+        const frame = JSON.parse(
+          (await runCli(['top', `bbr.${base}`, '--once', '--json', '--interval', '0.05'])).stdout,
+        ) as Frame
+        limiter = frame.regions[0]
+        return limiter.liveMembers === 1 && limiter.view.inFlight === 0
+      },
+      { what: 'the dead member reaped', interval: 200 },
+    )
     expect(limiter).toMatchObject({ liveMembers: 1, pids: [members[1].pid], view: { inFlight: 0, passed: 3 } })
   })
 

@@ -46,11 +46,3 @@ export function runCli(args: string[]): Promise<{ code: number; stdout: string; 
     })
   })
 }
-
-export async function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
-  const start = Date.now()
-  while (!check()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`not within ${timeoutMs} ms`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}

@@ -3,6 +3,7 @@ import { EventEmitter } from 'events'
 import { describe, expect, it } from 'vitest'
 
 import { keyAction, Terminal } from '../../lib/top/terminal'
+import { waitFor } from '../helpers/wait-for'
 import { cli } from './top-host'
 
 const hasScript = spawnSync('script', ['--version']).status === 0
@@ -62,11 +63,7 @@ describe('bulwark top on a terminal', () => {
       )
       let out = ''
       child.stdout.on('data', (d) => (out += d))
-      const start = Date.now()
-      while (!out.includes('q quits')) {
-        if (Date.now() - start > 10_000) throw new Error(`top did not draw: ${JSON.stringify(out)}`)
-        await new Promise((r) => setTimeout(r, 20))
-      }
+      await waitFor(() => out.includes('q quits'), { what: 'top drawing its first frame' })
       child.stdin.write('q')
       const code = await new Promise((resolve) => child.once('exit', resolve))
       expect(code).toBe(0)
