@@ -3,6 +3,7 @@ import * as path from 'path'
 import { describe, expect, it } from 'vitest'
 
 import { listRegions } from '../../lib/index'
+import { withTimerLag } from '../helpers/timer-lag'
 
 const script = path.join(__dirname, '..', '..', 'scripts', 'demo', 'run.cjs')
 
@@ -16,7 +17,7 @@ function runDemo(args: string[]): Promise<{ code: number; stdout: string; stderr
 
 describe('npm start (the demo)', () => {
   it('runs a short surge with and without bulwark, ends by itself, and protection wins on p99', async () => {
-    const { code, stdout, stderr } = await runDemo(['--seconds', '16', '--json'])
+    const [{ code, stdout, stderr }, lag] = await withTimerLag(() => runDemo(['--seconds', '16', '--json']))
     expect(stderr).toBe('')
     expect(code).toBe(0)
     const result = JSON.parse(stdout.trim().split('\n').pop() as string)
@@ -44,7 +45,7 @@ describe('npm start (the demo)', () => {
       without: run,
     })
     const { withBulwark, without } = result
-    console.log(JSON.stringify(result))
+    console.log(JSON.stringify({ ...result, lag }))
     expect(result.capacity).toBeGreaterThan(0)
     expect(result.offeredPerSecond).toBeCloseTo(3 * result.capacity, 6)
     // Protected: the excess is refused at once and hot keys are served from memory; unprotected: nothing is refused,
@@ -53,8 +54,11 @@ describe('npm start (the demo)', () => {
     expect(withBulwark.cacheHitShare).toBeGreaterThan(0.2)
     expect(without.refusedShare).toBe(0)
     expect(without.cacheHitShare).toBe(0)
-    expect(withBulwark.p99Ms).toBeLessThan(without.p99Ms)
-    expect(withBulwark.p50Ms * 4).toBeLessThan(without.p50Ms)
+    // The two runs take turns, so a machine loaded by something else can slow one more than the other: the margin
+    // is what it adds to every process's scheduling (see timer-lag.ts), nothing on a quiet machine.
+    const margin = 2 * lag.p99
+    expect(withBulwark.p99Ms).toBeLessThan(without.p99Ms + margin)
+    expect(withBulwark.p50Ms * 4).toBeLessThan(without.p50Ms + margin)
     // The workers left their shared regions when the demo ended.
     expect(listRegions().filter((r) => r.endsWith(`.${result.name}`))).toEqual([])
   }, 90_000)

@@ -2,6 +2,8 @@ import { ChildProcess, spawn } from 'child_process'
 import * as path from 'path'
 import { afterAll, describe, expect, it } from 'vitest'
 
+import { withTimerLag } from '../helpers/timer-lag'
+
 // A real node:http server with a synchronous CPU-bound handler (2 ms), driven by an open-loop client in another
 // process at 3x its measured capacity. In-flight stays near 0 (the handler never yields), so only the
 // queueing-delay rule can protect it.
@@ -39,13 +41,15 @@ describe('BbrLimiter in front of a synchronous handler at 3x capacity', () => {
     const rate = Math.round(3 * capacity)
     const without = await client(unprotected, rate, 4, 1)
     const protectedPort = await startServer('bbr')
-    const withBbr = await client(protectedPort, rate, 4, 1)
-    console.log(JSON.stringify({ capacity, rate, withBbr, without }))
+    const [withBbr, lag] = await withTimerLag(() => client(protectedPort, rate, 4, 1))
+    console.log(JSON.stringify({ capacity, rate, withBbr, without, lag }))
 
-    // Protected: admitted requests see a bounded delay (the bound: 250 ms, 25x the 10 ms target, on a noisy
-    // 2-core machine that also runs the client), the rest get a fast 503, and real work still gets done.
-    expect(withBbr.p99).toBeLessThan(250)
-    expect(withBbr.shedP99).toBeLessThan(250)
+    // Protected: admitted requests see a bounded delay, the rest get a fast 503, and real work still gets done. The
+    // bound is 250 ms (25x the 10 ms target, on a 2-core machine that also runs the client) plus what the rest of
+    // the machine adds: the server and the client are each scheduled about as late as this process's timers.
+    const bound = 250 + 2 * lag.p99
+    expect(withBbr.p99).toBeLessThan(bound)
+    expect(withBbr.shedP99).toBeLessThan(bound)
     expect(withBbr.shed).toBeGreaterThan(rate) // at 3x, most of the excess is shed
     expect(withBbr.ok / 3).toBeGreaterThan(0.5 * capacity) // goodput after warm-up, per second
     // Unprotected: the backlog grows for the whole run.
