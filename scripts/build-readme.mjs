@@ -5,13 +5,16 @@
 // becomes docs/guide/<topic>.md); a new topic is a new source file added to `guide` below. Sources start with a
 // `## Title` and are written as if they sat at the repository's root: links to files are root-relative
 // (`bench/results/overload.svg`, `docs/rules/bbr.md`) and links to a heading are `#anchor`, wherever that heading
-// lives; this script points each at the right page and fails on an anchor no page has. The rules each component
-// implements (what it computes, the reference's defects we fix, golden values) are hand-written in docs/rules/;
-// docs/architecture.md and docs/vocabulary.md are hand-written too. Never edit README.md or docs/guide/ by hand:
-// `npm run lint` checks that they match their sources (`node scripts/build-readme.mjs --check`).
+// lives; this script points each at the right page. The rules each component implements (what it computes, the
+// reference's defects we fix, golden values) are hand-written in docs/rules/; docs/architecture.md,
+// docs/vocabulary.md and CONTRIBUTING.md are hand-written too. Every relative link of every page, generated or
+// hand-written, must reach an existing file and heading, or this script fails. Never edit README.md or docs/guide/
+// by hand: `npm run lint` checks that they match their sources (`node scripts/build-readme.mjs --check`).
 import * as fs from 'fs'
 import * as path from 'path'
 import { fileURLToPath } from 'url'
+
+import { anchors, brokenLinks, outsideCode } from './docs-links.mjs'
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
 const sourceDir = path.join('docs', 'readme')
@@ -55,42 +58,9 @@ function source(name) {
     .trim()
 }
 
-// Applies `change` to every line outside fenced code blocks.
-function outsideCode(text, change) {
-  let fenced = false
-  return text
-    .split('\n')
-    .map((line) => {
-      if (/^\s*```/.test(line)) fenced = !fenced
-      return fenced || /^\s*```/.test(line) ? line : change(line)
-    })
-    .join('\n')
-}
-
 // A guide page is one section: its `## Title` becomes the page's `# Title`, and every heading moves up a level.
 function promoteHeadings(text) {
   return outsideCode(text, (line) => line.replace(/^#(#+ )/, '$1'))
-}
-
-// GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens, repeats numbered.
-function anchors(text) {
-  const seen = new Map()
-  const found = new Set()
-  outsideCode(text, (line) => {
-    const heading = /^#{1,6} (.*)$/.exec(line)
-    if (heading) {
-      const base = heading[1]
-        .toLowerCase()
-        .replace(/[^\p{L}\p{N} _-]/gu, '')
-        .trim()
-        .replace(/ /g, '-')
-      const count = seen.get(base) ?? 0
-      seen.set(base, count + 1)
-      found.add(count === 0 ? base : `${base}-${count}`)
-    }
-    return line
-  })
-  return found
 }
 
 // `<!-- guide index -->` on the front page: one link per guide page, titled by its heading.
@@ -114,27 +84,19 @@ for (const output of outputs) output.anchors = anchors(output.text)
 
 const generated = new Set(outputs.map(({ file }) => file))
 
-// Sources link as if they sat at the root; each output gets links relative to where it lives.
-const broken = []
+// Sources link as if they sat at the root; each output gets links relative to where it lives, and a `#anchor` that
+// is not on its own page goes to the page that has it.
 function relink(output) {
   const from = path.dirname(output.file)
   return outsideCode(output.text, (line) =>
     line.replace(/\]\(([^)\s]+)\)/g, (match, target) => {
       if (/^[a-z]+:/i.test(target)) return match
       const [file, anchor] = target.split('#')
-      if (file) {
-        if (!generated.has(file) && !fs.existsSync(path.join(root, file)))
-          broken.push(`${output.file}: ${target} (no such file)`)
-        const relative = path.relative(from, file) || path.basename(file)
-        return `](${relative}${anchor === undefined ? '' : '#' + anchor})`
-      }
+      if (file)
+        return `](${path.relative(from, file) || path.basename(file)}${anchor === undefined ? '' : '#' + anchor})`
       if (output.anchors.has(anchor)) return match
       const owner = outputs.find((other) => other.anchors.has(anchor))
-      if (!owner) {
-        broken.push(`${output.file}: #${anchor} (no heading has this anchor)`)
-        return match
-      }
-      return `](${path.relative(from, owner.file)}#${anchor})`
+      return owner ? `](${path.relative(from, owner.file)}#${anchor})` : match
     }),
   )
 }
@@ -143,8 +105,24 @@ const rendered = outputs.map((output) => ({
   file: output.file,
   text: [generatedNote(output.sources), relink(output)].join('\n\n') + '\n',
 }))
+
+// Hand-written pages are checked with the generated ones.
+const markdownIn = (dir) =>
+  fs
+    .readdirSync(path.join(root, dir))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => path.join(dir, name))
+const handWritten = [
+  'CONTRIBUTING.md',
+  'CHANGELOG.md',
+  ...markdownIn('docs'),
+  ...markdownIn(path.join('docs', 'rules')),
+]
+  .filter((file) => fs.existsSync(path.join(root, file)))
+  .map((file) => ({ file, text: read(file) }))
+const broken = brokenLinks(root, [...rendered, ...handWritten])
 if (broken.length > 0) {
-  console.error(`Broken links in the docs sources:\n  ${broken.join('\n  ')}`)
+  console.error(`Broken links (fix them in the sources):\n  ${broken.join('\n  ')}`)
   process.exit(1)
 }
 
