@@ -3,7 +3,7 @@ import * as path from 'path'
 import { describe, expect, it } from 'vitest'
 
 import { listRegions } from '../../lib/index'
-import { withTimerLag } from '../helpers/timer-lag'
+import { tooBusyToJudge, withTimerLag } from '../helpers/timer-lag'
 
 const script = path.join(__dirname, '..', '..', 'scripts', 'demo', 'run.cjs')
 
@@ -16,7 +16,7 @@ function runDemo(args: string[]): Promise<{ code: number; stdout: string; stderr
 }
 
 describe('npm start (the demo)', () => {
-  it('runs a short surge with and without bulwark, ends by itself, and protection wins on p99', async () => {
+  it('runs a short surge with and without bulwark, ends by itself, and protection wins on p99', async (ctx) => {
     const [{ code, stdout, stderr }, lag] = await withTimerLag(() => runDemo(['--seconds', '16', '--json']))
     expect(stderr).toBe('')
     expect(code).toBe(0)
@@ -54,13 +54,16 @@ describe('npm start (the demo)', () => {
     expect(withBulwark.cacheHitShare).toBeGreaterThan(0.2)
     expect(without.refusedShare).toBe(0)
     expect(without.cacheHitShare).toBe(0)
+    // The workers left their shared regions when the demo ended.
+    expect(listRegions().filter((r) => r.endsWith(`.${result.name}`))).toEqual([])
+
+    const busy = tooBusyToJudge(lag)
+    ctx.skip(busy !== undefined, busy)
     // The two runs take turns, so a machine loaded by something else can slow one more than the other: the margin
     // is what it adds to every process's scheduling (see timer-lag.ts), nothing on a quiet machine.
     const margin = 2 * lag.p99
     expect(withBulwark.p99Ms).toBeLessThan(without.p99Ms + margin)
     expect(withBulwark.p50Ms * 4).toBeLessThan(without.p50Ms + margin)
-    // The workers left their shared regions when the demo ended.
-    expect(listRegions().filter((r) => r.endsWith(`.${result.name}`))).toEqual([])
   }, 90_000)
 
   it('refuses a run too short to mean anything', async () => {

@@ -2,7 +2,7 @@ import { ChildProcess, spawn } from 'child_process'
 import * as path from 'path'
 import { afterAll, describe, expect, it } from 'vitest'
 
-import { withTimerLag } from '../helpers/timer-lag'
+import { tooBusyToJudge, withTimerLag } from '../helpers/timer-lag'
 
 // A real node:http server with a synchronous CPU-bound handler (2 ms), driven by an open-loop client in another
 // process at 3x its measured capacity. In-flight stays near 0 (the handler never yields), so only the
@@ -35,19 +35,31 @@ function client(port: number, rate: number, seconds: number, warmup: number): Pr
 }
 
 describe('BbrLimiter in front of a synchronous handler at 3x capacity', () => {
-  it('keeps admitted p99 latency bounded and sheds the rest fast; without it latency grows without bound', async () => {
-    const unprotected = await startServer('none')
-    const { capacity } = await client(unprotected, 0, 1, 0)
-    const rate = Math.round(3 * capacity)
-    const without = await client(unprotected, rate, 4, 1)
-    const protectedPort = await startServer('bbr')
-    const [withBbr, lag] = await withTimerLag(() => client(protectedPort, rate, 4, 1))
-    console.log(JSON.stringify({ capacity, rate, withBbr, without, lag }))
+  it('keeps admitted p99 latency bounded and sheds the rest fast; without it latency grows without bound', async (ctx) => {
+    const [unprotected, protectedPort] = await Promise.all([startServer('none'), startServer('bbr')])
+    const [{ before, after, rate, withBbr, without }, lag] = await withTimerLag(async () => {
+      const before = (await client(unprotected, 0, 1, 0)).capacity
+      const rate = Math.round(3 * before)
+      const withBbr = await client(protectedPort, rate, 4, 1)
+      // Measured again: what else runs on the machine may have taken some of it meanwhile.
+      const after = (await client(unprotected, 0, 1, 0)).capacity
+      const without = await client(unprotected, rate, 4, 1)
+      return { before, after, rate, withBbr, without }
+    })
+    const capacity = Math.min(before, after)
+    console.log(JSON.stringify({ before, after, rate, withBbr, without, lag }))
+
+    // Whatever else the machine runs: the protected server sheds, the unprotected one never does.
+    expect(withBbr.shed).toBeGreaterThan(0)
+    expect(without.shed).toBe(0)
+    const busy = tooBusyToJudge(lag, [before, after])
+    ctx.skip(busy !== undefined, busy)
 
     // Protected: admitted requests see a bounded delay, the rest get a fast 503, and real work still gets done. The
-    // bound is 250 ms (25x the 10 ms target, on a 2-core machine that also runs the client) plus what the rest of
-    // the machine adds: the server and the client are each scheduled about as late as this process's timers.
-    const bound = 250 + 2 * lag.p99
+    // bound is about 110 times what a request costs the server as measured (250 ms, 25x the 10 ms target, when it
+    // costs its nominal 2.2 ms), plus the scheduling delay the rest of the machine adds to the server and to the
+    // client (about this process's timer lag each).
+    const bound = Math.max(250, (110 * 1000) / capacity) + 2 * lag.p99
     expect(withBbr.p99).toBeLessThan(bound)
     expect(withBbr.shedP99).toBeLessThan(bound)
     expect(withBbr.shed).toBeGreaterThan(rate) // at 3x, most of the excess is shed
