@@ -88,8 +88,13 @@ export { KeyedLimiter } from './ratelimit/keyed-limiter'
 export type { KeyedLimiterOptions, KeyedLimiterStats } from './ratelimit/keyed-limiter'
 export type { Limiter } from './ratelimit/limiter'
 export { RedisRateLimiter } from './ratelimit/redis/redis-rate-limiter'
-export type { RateLimitDecision, RedisLimiterState } from './ratelimit/redis/redis-rate-limiter'
-export type { RedisAlgorithm, RedisRateLimiterOptions, RedisScriptClient } from './ratelimit/redis/redis-options'
+export type { RateLimitDecision, RedisLimiterState, RedisRateLimiterStats } from './ratelimit/redis/redis-rate-limiter'
+export type {
+  RedisAlgorithm,
+  RedisClient,
+  RedisRateLimiterOptions,
+  RedisScriptClient,
+} from './ratelimit/redis/redis-options'
 export { subset } from './subset/subset'
 export { ConsistentHash } from './subset/consistent-hash'
 export type { ConsistentHashOptions } from './subset/consistent-hash'

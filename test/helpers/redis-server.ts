@@ -7,6 +7,9 @@ import * as net from 'net'
 import * as os from 'os'
 import * as path from 'path'
 
+import Redis from 'ioredis'
+import { afterAll, beforeAll } from 'vitest'
+
 export interface RedisTarget {
   /** An external server to use as it is. */
   url?: string
@@ -52,7 +55,7 @@ export function redisTarget(needsServer = false): RedisTarget | undefined {
   return { url: needsServer ? undefined : url, binary }
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = net.createServer()
     probe.once('error', reject)
@@ -63,7 +66,7 @@ function freePort(): Promise<number> {
   })
 }
 
-/** Resolves once `PING` on the port answers `+PONG`. */
+/** Resolves once `PING` on the port answers `+PONG` (or `-NOAUTH`: a server with a password is up too). */
 function ping(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1')
@@ -74,7 +77,7 @@ function ping(port: number): Promise<boolean> {
       answer += d.toString()
       if (answer.includes('\r\n')) socket.end()
     })
-    socket.once('close', () => resolve(answer.startsWith('+PONG')))
+    socket.once('close', () => resolve(answer.startsWith('+PONG') || answer.startsWith('-NOAUTH')))
     socket.once('error', () => resolve(false))
   })
 }
@@ -87,12 +90,14 @@ export class RedisServer {
   private constructor(
     readonly binary: string,
     readonly port: number,
+    private readonly extraArgs: readonly string[],
   ) {
     this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bulwark-redis-'))
   }
 
-  static async start(binary: string): Promise<RedisServer> {
-    const server = new RedisServer(binary, await freePort())
+  /** A server on `port` (default: a free one), with `args` added to its command line (`--requirepass x`...). */
+  static async start(binary: string, options: { port?: number; args?: string[] } = {}): Promise<RedisServer> {
+    const server = new RedisServer(binary, options.port ?? (await freePort()), options.args ?? [])
     await server.launch()
     return server
   }
@@ -117,6 +122,7 @@ export class RedisServer {
       'no',
       '--dir',
       this.dir,
+      ...this.extraArgs,
     ]
     const child = spawn(this.binary, args, { stdio: ['ignore', 'ignore', 'pipe'] })
     this.child = child
@@ -169,4 +175,25 @@ export async function openRedis(target: RedisTarget): Promise<{ url: string; ser
   if (target.url) return { url: target.url }
   const server = await RedisServer.start(target.binary as string)
   return { url: server.url, server }
+}
+
+/**
+ * For a describe block: a Redis for its tests (REDIS_URL or a private server), opened before them and closed after,
+ * with one connected ioredis client. Read `.redis` inside the tests.
+ */
+export function useRedis(target: RedisTarget): { redis: Redis; url: string } {
+  const state = {} as { redis: Redis; url: string }
+  let server: RedisServer | undefined
+  beforeAll(async () => {
+    const opened = await openRedis(target)
+    server = opened.server
+    state.url = opened.url
+    state.redis = new Redis(opened.url)
+    await new Promise((resolve) => state.redis.once('ready', resolve))
+  })
+  afterAll(async () => {
+    state.redis?.disconnect()
+    await server?.stop()
+  })
+  return state
 }

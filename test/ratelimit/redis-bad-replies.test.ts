@@ -26,7 +26,7 @@ async function decideWithin(limiter: RedisRateLimiter, ms: number) {
 }
 
 describe('RedisRateLimiter with a client that answers nonsense', () => {
-  for (const reply of [null, 'OK', [1], { 0: 1 }, ['1', '2', '3']]) {
+  for (const reply of [null, 'OK', [1], { 0: 1 }, ['1', '2'], [1, 0, 0]]) {
     it(`reply ${JSON.stringify(reply)}: the insurance limiter decides, and the error is reported`, async () => {
       const limiter = new RedisRateLimiter({ redis: client(async () => reply), limit: 5, window: 1000, timeout: 20 })
       const errors: Error[] = []
@@ -57,7 +57,8 @@ describe('RedisRateLimiter with a client that answers nonsense', () => {
 
   it('a reply with negative numbers gives a decision with remaining and retryAfterMs >= 0', async () => {
     const limiter = new RedisRateLimiter({
-      redis: client(async () => [0, -3, -5e-324]),
+      // { remaining, wait µs }: a wait other than 0 is a refusal, however small or negative.
+      redis: client(async () => [-3, -5e-324]),
       limit: 5,
       window: 1000,
       timeout: 20,

@@ -7,7 +7,7 @@ import type { RedisScriptClient } from '../../lib/ratelimit/redis/redis-options'
 import { RedisRateLimiter } from '../../lib/ratelimit/redis/redis-rate-limiter'
 import { fieldOf } from '../helpers/typed-errors'
 
-const redis: RedisScriptClient = { evalsha: async () => [1, 0, 0], eval: async () => [1, 0, 0] }
+const redis: RedisScriptClient = { evalsha: async () => [0, 0], eval: async () => [0, 0] }
 
 describe('RedisRateLimiter option bounds', () => {
   it('blames window, hosts or limit when the insurance limiter could not be made from them', () => {

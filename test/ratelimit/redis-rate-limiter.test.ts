@@ -98,6 +98,7 @@ describe.skipIf(!target)('RedisRateLimiter on a real Redis', () => {
       window: 1000,
       keyPrefix: `${uniqueName('edges')}:`,
       now: clock.now,
+      localRefusal: false, // every decision asks Redis: this tests the script
     })
     const take = async (count: number) =>
       allowedCount(await Promise.all(Array.from({ length: count }, () => limiter.consume('k'))))
@@ -128,6 +129,7 @@ describe.skipIf(!target)('RedisRateLimiter on a real Redis', () => {
       algorithm: 'gcra',
       keyPrefix: `${uniqueName('gcra')}:`,
       now: clock.now,
+      localRefusal: false,
     })
     const first = await limiter.consume('k')
     expect(first).toEqual({ allowed: true, remaining: 2, retryAfterMs: 0, source: 'redis' })
@@ -142,13 +144,13 @@ describe.skipIf(!target)('RedisRateLimiter on a real Redis', () => {
     expect(burst.map((d) => d.allowed)).toEqual([true, true, true, false])
   })
 
-  it('uses one key per limited key, with the key as Redis Cluster hash tag, expiring on its own', async () => {
+  it('uses one key per limited key and limit, with the key as Redis Cluster hash tag, expiring on its own', async () => {
     const admin = await client()
     const keyPrefix = `${uniqueName('keys')}:`
     const limiter = new RedisRateLimiter({ redis: await client(), limit: 5, window: 2000, keyPrefix })
     await limiter.consume('user:42')
     const keys = await admin.keys(`${keyPrefix}*`)
-    expect(keys).toEqual([`${keyPrefix}{user:42}:s`])
+    expect(keys).toEqual([`${keyPrefix}{user:42}:s:5:2000`])
     const ttl = await admin.pttl(keys[0])
     expect(ttl).toBeGreaterThan(0)
     expect(ttl).toBeLessThanOrEqual(4000)
@@ -160,6 +162,9 @@ describe.skipIf(!target)('RedisRateLimiter on a real Redis', () => {
     const sliding = new RedisRateLimiter({ redis: await client(), limit: 5, window: 60_000, keyPrefix })
     const gcra = new RedisRateLimiter({ redis: await client(), limit: 5, window: 60_000, keyPrefix, algorithm: 'gcra' })
     const shas = [scriptSha(SLIDING_WINDOW_SCRIPT), scriptSha(GCRA_SCRIPT)]
+    // Both load their scripts when made; the flush comes after.
+    await Promise.all([sliding.ready(), gcra.ready()])
+    expect(await admin.script('EXISTS', ...shas)).toEqual([1, 1])
     await admin.script('FLUSH')
     expect(await admin.script('EXISTS', ...shas)).toEqual([0, 0])
     expect((await sliding.consume('a')).source).toBe('redis')
@@ -177,7 +182,7 @@ describe.skipIf(!target)('RedisRateLimiter on a real Redis', () => {
   it('a Redis error sends the decision to insurance and is reported on onError', async () => {
     const admin = await client()
     const keyPrefix = `${uniqueName('wrongtype')}:`
-    await admin.rpush(`${keyPrefix}{k}:s`, 'not a hash')
+    await admin.rpush(`${keyPrefix}{k}:s:5:60000`, 'not a hash')
     const insurance = new KeyedLimiter(() => new TokenBucket({ rate: 1, burst: 2, now: () => 0 }))
     const limiter = new RedisRateLimiter({ redis: await client(), limit: 5, window: 60_000, keyPrefix, insurance })
     const errors: Error[] = []
@@ -189,7 +194,8 @@ describe.skipIf(!target)('RedisRateLimiter on a real Redis', () => {
       [false, 'insurance'],
     ])
     expect(decisions[2].retryAfterMs).toBe(1000)
-    expect(errors).toHaveLength(3)
+    // The three decisions went to Redis in one script call: one error, three decisions affected.
+    expect(errors).toHaveLength(1)
     expect(errors[0].message).toMatch(/WRONGTYPE/)
     expect(limiter.stats()).toMatchObject({ redis: 0, insurance: 3, errors: 3 })
   })

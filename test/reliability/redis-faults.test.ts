@@ -5,7 +5,7 @@ import Redis from 'ioredis'
 import { performance } from 'perf_hooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { RedisRateLimiter } from '../../lib/ratelimit/redis/redis-rate-limiter'
+import { RedisRateLimiter, type RateLimitDecision } from '../../lib/ratelimit/redis/redis-rate-limiter'
 import { RedisServer, redisTarget } from '../helpers/redis-server'
 import { uniqueName } from '../helpers/unique-name'
 
@@ -19,7 +19,7 @@ interface Decision {
   key: string
   at: number
   ms: number
-  source: 'redis' | 'insurance'
+  source: RateLimitDecision['source']
   allowed: boolean
 }
 

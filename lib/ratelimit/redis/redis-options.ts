@@ -1,32 +1,36 @@
 import { InvalidOptionError } from '../../errors/invalid-option-error'
 import type { Clock } from '../../signals/clock'
-import { checkNumber, checkOneOf, checkOptions, optionalFunction, optionalNumber } from '../../validate'
+import { checkBoolean, checkNumber, checkOneOf, checkOptions, optionalFunction, optionalNumber } from '../../validate'
 import { KeyedLimiter } from '../keyed-limiter'
 import type { Limiter } from '../limiter'
 import { SlidingWindowLimiter } from '../sliding-window-limiter'
 import { TokenBucket } from '../token-bucket'
+import type { GlideClient } from './clients/glide-port'
+import type { RedisScriptClient } from './clients/ioredis-port'
+import type { NodeRedisClient } from './clients/node-redis-port'
 
-/**
- * The part of a Redis client the limiter uses: ioredis (`Redis` or `Cluster`) fits as it is. `status`, when
- * present, is read before each call: anything but 'ready' (or 'wait', a lazy client not yet connected) sends the
- * decision to the insurance limiter at once instead of into the client's offline queue.
- */
-export interface RedisScriptClient {
-  evalsha(sha: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
-  eval(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
-  readonly status?: string
-}
+export type { RedisScriptClient } from './clients/ioredis-port'
 
 export type RedisAlgorithm = 'sliding-window' | 'gcra'
 
+/**
+ * A Redis or Valkey client you own (the limiter never closes it): ioredis 5 or 6 and iovalkey (`Redis` or
+ * `Cluster`), node-redis 5 or 6 (`createClient` or `createCluster`, connected by you), a Valkey GLIDE 2 client
+ * (`GlideClient` or `GlideClusterClient`), or any object with ioredis' `evalsha` and `eval` (RedisScriptClient).
+ */
+export type RedisClient = RedisScriptClient | NodeRedisClient | GlideClient
+
 export interface RedisRateLimiterOptions {
-  /** An ioredis client (or cluster) you own: the limiter never connects or closes it. */
-  redis: RedisScriptClient
+  /** The client (RedisClient). The limiter loads its scripts on it at once, and connects a lazy ioredis client. */
+  redis: RedisClient
   /** Permits per window, for the whole fleet (> 0). */
   limit: number
   /** Window length, ms (> 0). */
   window: number
-  /** Prefix of every key (default 'bulwark:rl:'); no braces, the key itself becomes the cluster hash tag. */
+  /**
+   * Prefix of every key (default 'bulwark:rl:'); no braces: the key itself is the cluster hash tag. Keys are
+   * `<keyPrefix>{<key>}:s:<limit>:<window>` (GCRA: `:g:<limit>:<window>:<burst>`); a key over 200 bytes is hashed.
+   */
   keyPrefix?: string
   /** 'sliding-window' (default): the weighted two-window counter. 'gcra': a token bucket of `burst`, refilled at limit / window. */
   algorithm?: RedisAlgorithm
@@ -38,7 +42,12 @@ export interface RedisRateLimiterOptions {
   hosts?: number
   /** Decides while Redis is down or slow (default: per key, a local limiter of the same kind at limit / hosts). */
   insurance?: KeyedLimiter<Limiter>
-  /** Failures in a row (errors or timeouts) after which Redis is skipped and only probed (default 3). */
+  /**
+   * When Redis refuses a key with retryAfterMs R, refuse it on this host for R without asking Redis (default true):
+   * never admits more than Redis would, and a flooding key costs about one Redis call per R.
+   */
+  localRefusal?: boolean
+  /** Failures in a row (errors, timeouts, client not ready) after which Redis is skipped and only probed (default 3). */
   openAfter?: number
   /** While Redis is skipped, one decision this often (ms, default 1000) is tried on it as a probe. */
   probeInterval?: number
@@ -50,7 +59,7 @@ export interface RedisRateLimiterOptions {
 }
 
 export interface ResolvedRedisOptions {
-  redis: RedisScriptClient
+  redis: unknown
   limit: number
   window: number
   keyPrefix: string
@@ -60,6 +69,7 @@ export interface ResolvedRedisOptions {
   hosts: number
   openAfter: number
   probeInterval: number
+  localRefusal: boolean
   now: Clock | undefined
 }
 
@@ -67,15 +77,6 @@ const MAX_WINDOW = 365 * 86_400_000
 
 export function resolveRedisOptions(options: unknown): ResolvedRedisOptions {
   const o = checkOptions<RedisRateLimiterOptions>(options, 'options')
-  const redis = o.redis as Partial<RedisScriptClient> | undefined
-  if (
-    redis === null ||
-    typeof redis !== 'object' ||
-    typeof redis.evalsha !== 'function' ||
-    typeof redis.eval !== 'function'
-  ) {
-    throw new InvalidOptionError('redis', o.redis, 'an ioredis client (an object with evalsha and eval)')
-  }
   const limit = checkNumber('limit', o.limit, { above: 0 })
   const keyPrefix = o.keyPrefix === undefined ? 'bulwark:rl:' : o.keyPrefix
   if (typeof keyPrefix !== 'string' || /[{}]/.test(keyPrefix)) {
@@ -94,7 +95,7 @@ export function resolveRedisOptions(options: unknown): ResolvedRedisOptions {
     )
   }
   return {
-    redis: redis as RedisScriptClient,
+    redis: o.redis,
     limit,
     window,
     keyPrefix,
@@ -105,6 +106,7 @@ export function resolveRedisOptions(options: unknown): ResolvedRedisOptions {
     hosts,
     openAfter: optionalNumber('openAfter', o.openAfter, 3, { min: 1, integer: true }),
     probeInterval: optionalNumber('probeInterval', o.probeInterval, 1000, { min: 0 }),
+    localRefusal: o.localRefusal === undefined ? true : checkBoolean('localRefusal', o.localRefusal),
     now: optionalFunction<Clock>('now', o.now),
   }
 }

@@ -1,83 +1,66 @@
 import { performance } from 'perf_hooks'
 
-import { describeValue } from '../../errors/describe-value'
 import { InvalidArgumentError } from '../../errors/invalid-argument-error'
 import { EventSource, type Event } from '../../events/event-source'
 import { coarseNow, type Clock } from '../../signals/clock'
 import type { KeyedLimiter } from '../keyed-limiter'
 import type { Limiter } from '../limiter'
-import { DeadlineQueue, type Deadlined } from './deadline-queue'
+import type { RedisPort } from './clients/redis-port'
+import { toRedisPort } from './clients/to-redis-port'
+import { DeadlineQueue } from './deadline-queue'
+import { LocalRefusals } from './local-refusals'
+import { type DecisionOwner, PendingDecision, type RateLimitDecision } from './pending-decision'
 import { RedisCircuit, Route } from './redis-circuit'
+import { RedisKeys, boundedKey, limitDefinition } from './redis-keys'
 import {
   type RedisAlgorithm,
   type RedisRateLimiterOptions,
-  type RedisScriptClient,
   resolveInsurance,
   resolveRedisOptions,
 } from './redis-options'
 import { GCRA_SCRIPT, SLIDING_WINDOW_SCRIPT, scriptSha } from './redis-scripts'
+import { type BatchSink, ScriptBatcher } from './script-batcher'
+import { Warmup } from './warmup'
 
-/** One decision. Being limited is an answer, not an error. */
-export interface RateLimitDecision {
-  allowed: boolean
-  /** Permits left for the key after this decision. */
-  remaining: number
-  /** When denied: ms until the permits could be there (if nobody else takes any); 0 when allowed. */
-  retryAfterMs: number
-  /** Who decided: Redis, or the local insurance limiter (Redis down, slow or skipped). */
-  source: 'redis' | 'insurance'
-}
+export type { RateLimitDecision } from './pending-decision'
 
 /** Where decisions are going: 'redis', or 'insurance' while Redis is skipped after failures. */
 export type RedisLimiterState = 'redis' | 'insurance'
 
-/** A decision waiting for Redis. */
-class PendingDecision implements Deadlined {
-  settled = false
-  /** Set after one NOSCRIPT: the retry carries the script itself. */
-  resent = false
-
-  constructor(
-    readonly owner: RedisRateLimiter,
-    readonly key: string,
-    readonly redisKey: string,
-    readonly cost: number,
-    readonly probe: boolean,
-    readonly deadline: number,
-    readonly resolve: (decision: RateLimitDecision) => void,
-  ) {}
-
-  readonly onReply = (reply: unknown): void => this.owner.handleReply(this, reply)
-  readonly onError = (error: unknown): void => this.owner.handleError(this, error)
-
-  expire(): void {
-    this.owner.handleTimeout(this)
-  }
+/** What RedisRateLimiter.stats() returns: counts since it was made, and what is pending now. */
+export interface RedisRateLimiterStats {
+  state: RedisLimiterState
+  /** Decisions Redis made. */
+  redis: number
+  /** Decisions refused on this host because Redis had just refused the key (source 'local'). */
+  local: number
+  /** Decisions the insurance limiter made. */
+  insurance: number
+  /** Decisions Redis did not answer within `timeout`. */
+  timeouts: number
+  /** Decisions whose script call failed (a Redis error, a reply that is not the script's). */
+  errors: number
+  /** Decisions that found the client not ready (disconnected, reconnecting, never connected). */
+  notReady: number
+  /** Script calls sent to Redis; each carries one or more decisions. */
+  calls: number
+  /** Decisions waiting for Redis now. */
+  pending: number
+  /** Keys refused locally now. */
+  refusedKeys: number
 }
 
-function isNoScript(error: unknown): boolean {
-  return error instanceof Error && error.message.startsWith('NOSCRIPT')
-}
-
-/** The scripts answer { allowed, remaining, retry after µs }; anything else (a proxy, a wrong server) is an error. */
-function isDecisionReply(reply: unknown): reply is [number, number, number] {
-  return (
-    Array.isArray(reply) &&
-    reply.length >= 3 &&
-    typeof reply[0] === 'number' &&
-    typeof reply[1] === 'number' &&
-    typeof reply[2] === 'number'
-  )
-}
+const SCRIPTS = [SLIDING_WINDOW_SCRIPT, GCRA_SCRIPT]
 
 /**
- * A rate limit for a whole fleet, kept in Redis: one round trip per decision, an atomic Lua script (called by
- * SHA, sent again in full after a NOSCRIPT) that reads the Redis server's clock, one key per limited key with the
- * key as hash tag (Redis Cluster). When Redis errs or takes longer than `timeout`, the local insurance limiter
- * decides instead, so no decision waits longer than `timeout`; after `openAfter` failures in a row Redis is
- * skipped and probed once per `probeInterval`, and decisions go back to it as soon as a probe is answered in time.
+ * A rate limit for a whole fleet, kept in Redis (docs/readme/ratelimit.md, "Redis: the fleet tier"). Decisions made
+ * together go to Redis together: one script call per event-loop turn (per hash slot on a cluster), atomic, on the
+ * server's clock, each key read and written once. A key Redis refused stays refused on this host for the wait Redis
+ * gave. When Redis errs, is not ready or takes longer than `timeout`, the local insurance limiter decides, so no
+ * decision waits longer than `timeout`; after `openAfter` failures in a row Redis is skipped and probed once per
+ * `probeInterval`, and decisions go back to it as soon as a probe is answered in time.
  */
-export class RedisRateLimiter {
+export class RedisRateLimiter implements DecisionOwner, BatchSink {
   readonly limit: number
   readonly window: number
   readonly algorithm: RedisAlgorithm
@@ -87,49 +70,47 @@ export class RedisRateLimiter {
   readonly insurance: KeyedLimiter<Limiter>
   /** Fires 'insurance' when Redis starts being skipped and 'redis' when it answers again. */
   readonly onStateChange: Event<RedisLimiterState>
-  /** Redis errors (other than NOSCRIPT and timeouts), after the decision they affected went to insurance. */
+  /** Redis errors (other than NOSCRIPT and timeouts), after the decisions they affected went to insurance. */
   readonly onError: Event<Error>
-  private readonly redis: RedisScriptClient
-  private readonly script: string
-  private readonly sha: string
-  /** ARGV[1] and ARGV[2], formatted once. */
-  private readonly arg1: string
-  private readonly arg2: string
-  private readonly keySuffix: string
+  private readonly port: RedisPort
+  private readonly keys: RedisKeys
   /** The most permits one decision may ask for: the limit, or the burst for GCRA. */
   private readonly maxCost: number
   private readonly clock: Clock
-  private readonly injectedNow: Clock | undefined
+  /** Local refusals are timed precisely (or on the injected clock, which then is Redis' clock too). */
+  private readonly refusalClock: Clock
   private readonly circuit: RedisCircuit
   private readonly pending: DeadlineQueue<PendingDecision>
+  private readonly batcher: ScriptBatcher
+  private readonly warmup: Warmup
+  private readonly refusals: LocalRefusals | undefined
   private readonly stateEvents = new EventSource<RedisLimiterState>()
   private readonly errorEvents = new EventSource<Error>()
-  private readonly counts = { redis: 0, insurance: 0, timeouts: 0, errors: 0 }
+  private readonly counts = { redis: 0, local: 0, insurance: 0, timeouts: 0, errors: 0, notReady: 0 }
+  private closed = false
 
   constructor(options: RedisRateLimiterOptions) {
     const o = resolveRedisOptions(options)
-    this.redis = o.redis
+    this.port = toRedisPort(o.redis)
     this.limit = o.limit
     this.window = o.window
     this.algorithm = o.algorithm
     this.keyPrefix = o.keyPrefix
     this.timeout = o.timeout
     this.insurance = resolveInsurance((options as { insurance?: unknown }).insurance, o)
-    this.injectedNow = o.now
     this.clock = o.now ?? coarseNow
-    if (o.algorithm === 'gcra') {
-      this.script = GCRA_SCRIPT
-      this.arg1 = String(o.window / o.limit)
-      this.arg2 = String(o.burst)
-      this.keySuffix = '}:g'
-    } else {
-      this.script = SLIDING_WINDOW_SCRIPT
-      this.arg1 = String(o.limit)
-      this.arg2 = String(o.window)
-      this.keySuffix = '}:s'
-    }
-    this.maxCost = o.algorithm === 'gcra' ? o.burst : o.limit
-    this.sha = scriptSha(this.script)
+    this.refusalClock = o.now ?? (() => performance.now())
+    this.refusals = o.localRefusal ? new LocalRefusals() : undefined
+    this.keys = new RedisKeys(o.keyPrefix, limitDefinition(o.algorithm, o.limit, o.window, o.burst))
+    const gcra = o.algorithm === 'gcra'
+    this.maxCost = gcra ? o.burst : o.limit
+    const script = gcra ? GCRA_SCRIPT : SLIDING_WINDOW_SCRIPT
+    const params: [string, string] = gcra
+      ? [String(o.window / o.limit), String(o.burst)]
+      : [String(o.limit), String(o.window)]
+    const injected = o.now
+    const timeArg = injected === undefined ? () => '' : () => String(injected())
+    this.batcher = new ScriptBatcher(this.port, script, scriptSha(script), params, timeArg, this.refusalClock, this)
     this.circuit = new RedisCircuit(o.openAfter, o.probeInterval, (open) =>
       this.stateEvents.emit(open ? 'insurance' : 'redis'),
     )
@@ -138,6 +119,16 @@ export class RedisRateLimiter {
     this.pending = new DeadlineQueue(Math.min(tick, o.timeout))
     this.onStateChange = this.stateEvents.event
     this.onError = this.errorEvents.event
+    // Connect and load the scripts now, so that the first decisions find them (both scripts: one SCRIPT LOAD each).
+    this.warmup = new Warmup(
+      this.port,
+      SCRIPTS,
+      o.timeout,
+      this.clock,
+      (call) => this.batcher.add(call),
+      (error) => this.errorEvents.emit(error),
+    )
+    this.warmup.start()
   }
 
   /**
@@ -149,22 +140,44 @@ export class RedisRateLimiter {
     if (!(typeof n === 'number' && n > 0 && n <= this.maxCost)) {
       return Promise.reject(new InvalidArgumentError('n', n, `a number > 0 and <= ${this.maxCost}`))
     }
-    const route = this.clientReady() ? this.circuit.route(this.clock()) : Route.Insurance
-    if (route === Route.Insurance) return Promise.resolve(this.insure(key, n))
+    const bounded = boundedKey(key)
+    const redisKey = this.keys.of(key, bounded)
+    const refusals = this.refusals
+    if (refusals !== undefined && refusals.size > 0) {
+      const wait = refusals.waitMs(redisKey, n, this.refusalClock())
+      if (wait > 0) {
+        this.counts.local++
+        return Promise.resolve({ allowed: false, remaining: 0, retryAfterMs: wait, source: 'local' })
+      }
+    }
+    const now = this.clock()
+    const route = this.closed ? Route.Insurance : this.circuit.route(now)
+    if (route === Route.Insurance) return Promise.resolve(this.insure(bounded, n))
+    const probe = route === Route.Probe
+    const status = this.port.status()
+    // Not ready counts as a failure (it opens the circuit), except while a new client makes its first connection:
+    // then decisions wait for it, within their timeout.
+    if (status !== 'ready' && (status === 'down' || this.warmup.done)) {
+      this.counts.notReady++
+      this.circuit.failed(probe, now)
+      return Promise.resolve(this.insure(bounded, n))
+    }
     return new Promise((resolve) => {
       const deadline = performance.now() + this.timeout - this.pending.tick
-      const call = new PendingDecision(
-        this,
-        key,
-        this.keyPrefix + '{' + key + this.keySuffix,
-        n,
-        route === Route.Probe,
-        deadline,
-        resolve,
-      )
+      const costArg = n === 1 ? '1' : String(n)
+      const call = new PendingDecision(this, bounded, redisKey, n, costArg, probe, deadline, resolve)
       this.pending.push(call)
-      this.send(call)
+      if (this.warmup.done) this.batcher.add(call)
+      else this.warmup.hold(call)
     })
+  }
+
+  /**
+   * Resolves once the client is connected and the scripts are loaded on every primary: decisions made from then on
+   * go straight to Redis. Decisions made before wait for it (within `timeout`), so awaiting this is optional.
+   */
+  ready(): Promise<void> {
+    return this.warmup.ready
   }
 
   /** The current route of new decisions. */
@@ -172,56 +185,58 @@ export class RedisRateLimiter {
     return this.circuit.open ? 'insurance' : 'redis'
   }
 
-  /** Decisions made by Redis and by the insurance limiter, and the Redis timeouts and errors seen. */
-  stats(): { redis: number; insurance: number; timeouts: number; errors: number; pending: number } {
-    return { ...this.counts, pending: this.pending.pending }
+  stats(): RedisRateLimiterStats {
+    return {
+      state: this.state,
+      ...this.counts,
+      calls: this.batcher.calls,
+      pending: this.pending.pending,
+      refusedKeys: this.refusals?.size ?? 0,
+    }
   }
 
-  /** Settles pending decisions through the insurance limiter. The Redis client is yours: it stays open. */
+  /**
+   * Settles pending decisions through the insurance limiter; decisions from now on are the insurance limiter's.
+   * The Redis client is yours: it stays open. Idempotent.
+   */
   close(): void {
+    this.closed = true
     this.pending.expireAll()
+    this.refusals?.clear()
+  }
+
+  [Symbol.dispose](): void {
+    this.close()
   }
 
   /** @internal */
-  handleReply(call: PendingDecision, reply: unknown): void {
+  decided(call: PendingDecision, remaining: number, waitUs: number, sentAt: number): void {
     if (call.settled) return // too late: the insurance limiter already decided
-    if (!isDecisionReply(reply))
-      return this.handleError(call, new Error(`unexpected reply from the rate-limit script: ${describeValue(reply)}`))
     call.settled = true
     this.circuit.succeeded(call.probe)
     this.counts.redis++
-    this.pending.trim()
-    const r = reply as [number, number, number]
+    const allowed = waitUs === 0
+    const retryAfterMs = waitUs > 0 ? waitUs / 1000 : 0
+    if (!allowed && this.refusals !== undefined) this.refusals.refuse(call.redisKey, call.cost, sentAt, retryAfterMs)
     // Clamped: the scripts never answer a negative count or wait, but a server in front of them (a proxy) might.
-    call.resolve({
-      allowed: r[0] === 1,
-      remaining: r[1] > 0 ? r[1] : 0,
-      retryAfterMs: r[2] > 0 ? r[2] / 1000 : 0,
-      source: 'redis',
-    })
+    call.resolve({ allowed, remaining: remaining > 0 ? remaining : 0, retryAfterMs, source: 'redis' })
   }
 
   /** @internal */
-  handleError(call: PendingDecision, error: unknown): void {
-    if (call.settled) return
-    if (isNoScript(error) && !call.resent) {
-      // The server lost its scripts (restart, SCRIPT FLUSH, failover): EVAL sends the script and caches it again.
-      call.resent = true
-      try {
-        this.redis
-          .eval(this.script, 1, call.redisKey, this.arg1, this.arg2, call.cost, this.nowArg())
-          .then(call.onReply, call.onError)
-      } catch (thrown) {
-        this.handleError(call, thrown) // a client that throws instead of rejecting
-      }
-      return
+  answered(): void {
+    this.pending.trim()
+  }
+
+  /** @internal */
+  failed(calls: readonly PendingDecision[], error: Error): void {
+    let affected = 0
+    for (const call of calls) {
+      if (call.settled) continue
+      affected++
+      this.counts.errors++
+      this.fail(call)
     }
-    this.counts.errors++
-    this.fail(call)
-    // describeValue, not String(): String() of an object without a prototype throws.
-    this.errorEvents.emit(
-      error instanceof Error ? error : new Error(`the Redis client failed with ${describeValue(error)}`),
-    )
+    if (affected > 0) this.errorEvents.emit(error)
   }
 
   /** @internal */
@@ -235,25 +250,6 @@ export class RedisRateLimiter {
     this.pending.trim()
     this.circuit.failed(call.probe, this.clock())
     call.resolve(this.insure(call.key, call.cost))
-  }
-
-  private send(call: PendingDecision): void {
-    try {
-      this.redis
-        .evalsha(this.sha, 1, call.redisKey, this.arg1, this.arg2, call.cost, this.nowArg())
-        .then(call.onReply, call.onError)
-    } catch (error) {
-      call.onError(error) // a client that throws instead of rejecting
-    }
-  }
-
-  private nowArg(): string {
-    return this.injectedNow === undefined ? '' : String(this.injectedNow())
-  }
-
-  private clientReady(): boolean {
-    const status = this.redis.status
-    return status === undefined || status === 'ready' || status === 'wait'
   }
 
   private insure(key: string, n: number): RateLimitDecision {
