@@ -8,6 +8,7 @@ import { HeavyKeeper } from '../hotkeys/heavy-keeper'
 import { HotKeyCache } from '../hotkeys/hot-key-cache'
 import { InboundGuard } from '../integrations/inbound-guard'
 import { KeyedLimiter } from '../ratelimit/keyed-limiter'
+import { RedisRateLimiter } from '../ratelimit/redis/redis-rate-limiter'
 import { SlidingWindowLimiter } from '../ratelimit/sliding-window-limiter'
 import { TokenBucket } from '../ratelimit/token-bucket'
 import { RetryBudget } from '../resilience/retry-budget'
@@ -129,6 +130,21 @@ function sampleKeyed(name: string, keyed: KeyedLimiter, emit: Emit): void {
   emit(METRIC.ratelimitKeyEvents, s.expired, { name, event: 'expired' })
 }
 
+const REDIS_STATES = ['redis', 'insurance'] as const
+
+function sampleRedis(name: string, limiter: RedisRateLimiter, emit: Emit): void {
+  const s = limiter.stats()
+  for (const source of ['redis', 'local', 'insurance'] as const)
+    emit(METRIC.redisDecisions, s[source], { name, source })
+  emit(METRIC.redisFailures, s.timeouts, { name, reason: 'timeout' })
+  emit(METRIC.redisFailures, s.errors, { name, reason: 'error' })
+  emit(METRIC.redisFailures, s.notReady, { name, reason: 'not-ready' })
+  emit(METRIC.redisCalls, s.calls, { name })
+  for (const state of REDIS_STATES) emit(METRIC.redisState, s.state === state ? 1 : 0, { name, state })
+  emit(METRIC.redisPending, s.pending, { name })
+  emit(METRIC.redisRefusedKeys, s.refusedKeys, { name })
+}
+
 function sampleRetryBudget(name: string, budget: RetryBudget, emit: Emit): void {
   const s = budget.stats()
   emit(METRIC.retryBudgetRequests, s.requests, { name })
@@ -148,8 +164,9 @@ export const COMPONENT_KINDS: readonly ComponentKind[] = [
   { type: TokenBucket, family: 'ratelimit', sample: sampleLocalLimiter as Sampler },
   { type: SlidingWindowLimiter, family: 'ratelimit', sample: sampleLocalLimiter as Sampler },
   { type: KeyedLimiter, family: 'ratelimit', sample: sampleKeyed as Sampler },
+  { type: RedisRateLimiter, family: 'ratelimit', sample: sampleRedis as Sampler },
   { type: RetryBudget, family: 'retry_budget', sample: sampleRetryBudget as Sampler },
 ]
 
 export const COMPONENT_NAMES =
-  'a BbrLimiter, an inbound guard, an SreBreaker, a CircuitBreaker, a BreakerGroup, a HeavyKeeper, a HotKeyCache, a TokenBucket, a SlidingWindowLimiter, a KeyedLimiter or a RetryBudget'
+  'a BbrLimiter, an inbound guard, an SreBreaker, a CircuitBreaker, a BreakerGroup, a HeavyKeeper, a HotKeyCache, a TokenBucket, a SlidingWindowLimiter, a KeyedLimiter, a RedisRateLimiter or a RetryBudget'
