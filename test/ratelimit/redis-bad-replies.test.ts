@@ -57,8 +57,8 @@ describe('RedisRateLimiter with a client that answers nonsense', () => {
 
   it('a reply with negative numbers gives a decision with remaining and retryAfterMs >= 0', async () => {
     const limiter = new RedisRateLimiter({
-      // { remaining, wait µs }: a wait other than 0 is a refusal, however small or negative.
-      redis: client(async () => [-3, -5e-324]),
+      // { remaining, wait µs }: a positive wait is a refusal, however small.
+      redis: client(async () => [-3, 5e-324]),
       limit: 5,
       window: 1000,
       timeout: 20,

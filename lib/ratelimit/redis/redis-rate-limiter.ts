@@ -215,10 +215,16 @@ export class RedisRateLimiter implements DecisionOwner, BatchSink {
     call.settled = true
     this.circuit.succeeded(call.probe)
     this.counts.redis++
-    const allowed = waitUs === 0
-    const retryAfterMs = waitUs > 0 ? waitUs / 1000 : 0
-    if (!allowed && this.refusals !== undefined) this.refusals.refuse(call.redisKey, call.cost, sentAt, retryAfterMs)
-    // Clamped: the scripts never answer a negative count or wait, but a server in front of them (a proxy) might.
+    // waitUs: 0 admitted; < 0 admitted, and the key is empty for -waitUs; > 0 refused for waitUs (redis-scripts.ts).
+    const allowed = waitUs <= 0
+    const retryAfterMs = allowed ? 0 : waitUs / 1000
+    const refusals = this.refusals
+    if (refusals !== undefined && waitUs !== 0) {
+      // An empty key refuses any request until its next permit; a refused one, requests as large as this one.
+      if (allowed) refusals.refuse(call.redisKey, 1, sentAt, -waitUs / 1000)
+      else refusals.refuse(call.redisKey, call.cost, sentAt, retryAfterMs)
+    }
+    // Clamped: the scripts never answer a negative count, but a server in front of them (a proxy) might.
     call.resolve({ allowed, remaining: remaining > 0 ? remaining : 0, retryAfterMs, source: 'redis' })
   }
 

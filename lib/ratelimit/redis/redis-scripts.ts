@@ -4,8 +4,9 @@ import { createHash } from 'crypto'
 // KEYS[i] is decision i's key (a key may repeat), ARGV = the limit's two parameters, the time (ms, or '' for the
 // server's TIME), then each decision's cost. Decisions are taken in order, exactly as one call each would be, but
 // each distinct key is read once and written once, and TIME is read once per call. The reply holds two numbers per
-// decision: the permits remaining, and 0 when admitted or the wait in µs (>= 1) when refused. On Redis Cluster the
-// keys of one call share a hash slot. Writing after TIME needs effects replication, the default from Redis 5.
+// decision: the permits remaining, then 0 when admitted with a permit left, -W when admitted with none left (W: µs
+// until the next permit, >= 1), or W when refused (µs until the permits asked for, >= 1). On Redis Cluster the keys
+// of one call share a hash slot. Writing after TIME needs effects replication, the default from Redis 5.
 const PREAMBLE = `
 local now = tonumber(ARGV[3])
 if not now then
@@ -24,6 +25,16 @@ export const SLIDING_WINDOW_SCRIPT = `${PREAMBLE}
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local nowIndex = math.floor(now / window)
+-- Until \`cost\` fits, counted in µs (>= 1), if nobody else takes any.
+local function waitUs(cost, current, previous, index)
+  local wait
+  if current + cost <= limit then
+    wait = (index + 1 - (limit - current - cost) / previous) * window - now
+  else
+    wait = (index + 1) * window - now + math.max(0, 1 - (limit - cost) / current) * window
+  end
+  return math.max(1, math.ceil(wait * 1000))
+end
 -- Per distinct key: { window index, current count, previous count, weighted previous, rolled, written }
 local seen = {}
 for i = 1, #KEYS do
@@ -53,18 +64,12 @@ for i = 1, #KEYS do
   if used + cost <= limit + 1e-9 then
     s[2] = s[2] + cost
     s[6] = true
-    reply[2 * i - 1] = math.floor(limit - used - cost + 1e-9)
-    reply[2 * i] = 0
+    local left = math.floor(limit - used - cost + 1e-9)
+    reply[2 * i - 1] = left
+    if left >= 1 then reply[2 * i] = 0 else reply[2 * i] = -waitUs(1, s[2], s[3], s[1]) end
   else
-    local current, previous, index = s[2], s[3], s[1]
-    local wait
-    if current + cost <= limit then
-      wait = (index + 1 - (limit - current - cost) / previous) * window - now
-    else
-      wait = (index + 1) * window - now + math.max(0, 1 - (limit - cost) / current) * window
-    end
     reply[2 * i - 1] = math.max(0, math.floor(limit - used + 1e-9))
-    reply[2 * i] = math.max(1, math.ceil(wait * 1000))
+    reply[2 * i] = waitUs(cost, s[2], s[3], s[1])
   end
 end
 for key, s in pairs(seen) do
@@ -82,38 +87,52 @@ return reply
 `
 
 /**
- * GCRA: each key holds the theoretical arrival time (ms, as text): when the key's bucket will be full again.
+ * GCRA: each key is a hash: t = the theoretical arrival time (ms): when the key's bucket will be full again;
+ * e = when the key expires (ms). The expiry moves only when t would pass it, to t + burst x interval: one PEXPIRE
+ * per bucketful at most instead of one per decision, and the key never expires while t is ahead of now.
  * ARGV[1..2]: interval (ms per permit), burst.
  */
 export const GCRA_SCRIPT = `${PREAMBLE}
 local interval = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
-local limitTat = now + burst * interval
-local tats = {}
-local written = {}
+local span = burst * interval
+local limitTat = now + span
+-- Per distinct key: { tat, expiry, written }
+local seen = {}
 for i = 1, #KEYS do
   local key = KEYS[i]
-  local tat = tats[key]
-  if tat == nil then
-    tat = tonumber(redis.call('GET', key)) or now
+  local s = seen[key]
+  if s == nil then
+    local state = redis.call('HMGET', key, 't', 'e')
+    local tat = tonumber(state[1]) or now
     if tat < now then tat = now end
+    s = { tat, tonumber(state[2]) or 0, false }
+    seen[key] = s
   end
+  local tat = s[1]
   local nextTat = tat + tonumber(ARGV[3 + i]) * interval
   -- 1 µs: at exactly the time a refusal named, rounding must not refuse again.
   if nextTat <= limitTat + 0.001 then
-    tat = nextTat
-    written[key] = true
-    reply[2 * i - 1] = math.max(0, math.floor((limitTat - nextTat) / interval + 1e-9))
-    reply[2 * i] = 0
+    s[1] = nextTat
+    s[3] = true
+    local left = math.max(0, math.floor((limitTat - nextTat) / interval + 1e-9))
+    reply[2 * i - 1] = left
+    if left >= 1 then reply[2 * i] = 0 else reply[2 * i] = -math.max(1, math.ceil((nextTat + interval - limitTat) * 1000)) end
   else
     reply[2 * i - 1] = math.max(0, math.floor((limitTat - tat) / interval + 1e-9))
     reply[2 * i] = math.max(1, math.ceil((nextTat - limitTat) * 1000))
   end
-  tats[key] = tat
 end
-for key in pairs(written) do
-  local tat = tats[key]
-  redis.call('SET', key, string.format('%.17g', tat), 'PX', math.max(1, math.ceil(tat - now)))
+for key, s in pairs(seen) do
+  if s[3] then
+    if s[1] <= s[2] then
+      redis.call('HSET', key, 't', s[1])
+    else
+      local expiry = s[1] + span
+      redis.call('HSET', key, 't', s[1], 'e', expiry)
+      redis.call('PEXPIRE', key, math.ceil(expiry - now))
+    end
+  end
 end
 return reply
 `

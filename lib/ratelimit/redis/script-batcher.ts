@@ -4,8 +4,8 @@ import { type RedisPort, isNoScript } from './clients/redis-port'
 import { clusterSlot } from './cluster-slot'
 import type { PendingDecision } from './pending-decision'
 
-/** The most decisions one script call carries: a call holds Redis for about a microsecond per decision. */
-export const MAX_BATCH = 128
+/** The most decisions one script call carries: a few µs of Redis each, and several calls in flight keep Redis and the client both busy. */
+export const MAX_BATCH = 64
 
 /** Where a script call's outcome goes. */
 export interface BatchSink {
