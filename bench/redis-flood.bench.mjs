@@ -15,10 +15,13 @@ const SECONDS = Number(process.env.FLOOD_SECONDS ?? 10)
 const LIMIT = 100 // per second
 const OFFERED = LIMIT * 10
 
+// What each limit allows over a run whose decisions Redis made between `from` and `to` (ms, Redis' clock).
+const perWindow = (from, to) => LIMIT * (Math.floor(to / 1000) - Math.floor(from / 1000) + 1)
+
 const rlf = (inMemoryBlockOnConsumed) => ({
   name: `rate-limiter-flexible RateLimiterRedis${inMemoryBlockOnConsumed ? ', inMemoryBlockOnConsumed' : ''}`,
-  // A fixed window: at most LIMIT in each 1 s window the run touches.
-  bound: LIMIT * (SECONDS + 1),
+  // A fixed window of 1 s from the key's first decision: at most LIMIT in each.
+  bound: (from, to) => LIMIT * Math.ceil((to - from) / 1000 + 1e-9),
   make: (redis, keyPrefix) => {
     const l = new RateLimiterRedis({
       storeClient: redis,
@@ -43,9 +46,8 @@ const rlf = (inMemoryBlockOnConsumed) => ({
 
 const ours = (algorithm, localRefusal) => ({
   name: `RedisRateLimiter (${algorithm}), local refusal ${localRefusal ? 'on' : 'off'}`,
-  // GCRA: a full bucket, then the rate; sliding window: LIMIT in any window, so at most LIMIT per second and one more
-  // window's worth at the start.
-  bound: LIMIT * (SECONDS + 1),
+  // GCRA: a full bucket, then the rate; sliding window: at most LIMIT in each window aligned to Redis' clock.
+  bound: algorithm === 'gcra' ? (from, to) => Math.floor(LIMIT + (LIMIT * (to - from)) / 1000) : perWindow,
   make: (redis, keyPrefix) => {
     const l = new RedisRateLimiter({ redis, limit: LIMIT, window: 1000, algorithm, keyPrefix, localRefusal })
     return {
@@ -86,6 +88,12 @@ async function flood(decide) {
   return { admitted, offered }
 }
 
+/** Redis' clock, ms. */
+async function redisNow(admin) {
+  const [seconds, micros] = await admin.time()
+  return Number(seconds) * 1000 + Number(micros) / 1000
+}
+
 const server = await startServer()
 const admin = await connect(server.url)
 const loadBefore = os.loadavg()[0]
@@ -96,7 +104,9 @@ try {
     const limiter = c.make(redis, `flood-${process.pid}-${rows.length}:`)
     await limiter.ready?.()
     const before = await serverCost(admin)
+    const from = await redisNow(admin)
     const { admitted, offered } = await flood(limiter.decide)
+    const to = await redisNow(admin)
     const cost = costDelta(before, await serverCost(admin))
     redis.disconnect()
     rows.push([
@@ -105,7 +115,7 @@ try {
       Math.round(cost.calls / SECONDS).toLocaleString('en-US'),
       limiter.local(),
       admitted.toLocaleString('en-US'),
-      c.bound.toLocaleString('en-US'),
+      c.bound(from, to).toLocaleString('en-US'),
     ])
   }
 } finally {
