@@ -113,21 +113,23 @@ function quantile(sorted, q) {
 }
 
 /**
- * Summary of the requests due in [fromMs, toMs). Latency percentiles are over the requests that were not shed:
- * answered 200 (their latency), or never answered / failed (counted as Infinity: they waited forever).
+ * Summary of the requests due in [fromMs, toMs) (and, with `include`, whose index it accepts). Latency percentiles
+ * are over the requests that were not shed: answered 200 (their latency), or never answered / failed (counted as
+ * Infinity: they waited forever).
  */
-function summarize(run, fromMs, toMs, sloMs = 500) {
+function summarize(run, fromMs, toMs, sloMs = 500, include = undefined) {
   const okLatencies = []
   let admitted = 0
   let offered = 0
   let shed = 0
   let errors = 0
+  let unanswered = 0
   let withinSlo = 0
   let criticalSent = 0
   let criticalOk = 0
   for (let i = 0; i < run.due.length; i++) {
     const d = run.due[i]
-    if (d < fromMs || d >= toMs) continue
+    if (d < fromMs || d >= toMs || (include !== undefined && !include(i))) continue
     offered++
     const s = run.status[i]
     const ok = s === 200
@@ -138,6 +140,7 @@ function summarize(run, fromMs, toMs, sloMs = 500) {
     } else if (s === 503 || s === 429) shed++
     else {
       errors++
+      if (s === 0) unanswered++
       okLatencies.push(Infinity)
     }
     if (run.critical[i]) {
@@ -156,13 +159,15 @@ function summarize(run, fromMs, toMs, sloMs = 500) {
     p50: quantile(okLatencies, 0.5),
     p99: quantile(okLatencies, 0.99),
     criticalSuccess: criticalSent ? criticalOk / criticalSent : 1,
+    /** Requests never answered (or whose connection failed) by the end of the run. */
+    unanswered,
   }
 }
 
 /** Per-bin shed fraction and admitted p99 over [fromMs, toMs), for onset and recovery times. */
-function timeline(run, fromMs, toMs, binMs = 250) {
+function timeline(run, fromMs, toMs, binMs = 250, sloMs = 500, include = undefined) {
   const bins = []
-  for (let b = fromMs; b < toMs; b += binMs) bins.push(summarize(run, b, b + binMs))
+  for (let b = fromMs; b < toMs; b += binMs) bins.push(summarize(run, b, b + binMs, sloMs, include))
   return bins
 }
 

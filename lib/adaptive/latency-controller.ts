@@ -42,6 +42,10 @@ const SATURATED = 0.95
 /** The upstream changed (measure the base now) when its response time rises or its rate falls this much. */
 const RT_JUMP = 1.5
 const RATE_DROP = 0.7
+/** The anchors are moving averages of the response time and rate, each step weighing this much. */
+const ANCHOR_WEIGHT = 0.1
+/** Response times a probe measures (it reads buckets after its wait until it has them). */
+const PROBE_SAMPLES = 12
 /** A probe confirms the base when it lands within this share of it. */
 const CONFIRM = 0.2
 /** The gap between probes doubles up to this many probeIntervals while they confirm the base. */
@@ -80,8 +84,8 @@ export class LatencyController {
   private readonly scratch: BucketTotals = { count: 0, sum: 0 }
   // The last measurement (see measure()).
   private rt = 0
-  private samples = 0
   private longRt = 0
+  private longSamples = 0
   private rate = 0
   private stalledMs = 0
 
@@ -139,6 +143,7 @@ export class LatencyController {
       base = this.longRt
       this.set('base', base)
     }
+    if (this.longSamples > this.read('baseSamples')) this.set('baseSamples', this.longSamples)
     this.set('measured', this.rt)
     // A response time is known only once its queue is behind it; the requests in flight now, at the rate the
     // upstream completes them, tell what a request admitted now will take, without that lag.
@@ -153,7 +158,9 @@ export class LatencyController {
     this.set('limit', limit)
     const inflated = expected > tolerated
     if (this.read('phase') === PHASE.idle) {
-      if (this.queueGrows(now, inflated, inFlight, tolerated)) this.startShedding(now, limit)
+      // A cold start sheds nothing until the base is learned from enough response times.
+      const learned = this.read('baseSamples') >= PROBE_SAMPLES
+      if (this.queueGrows(now, inflated, inFlight, tolerated) && learned) this.startShedding(now, limit)
       return
     }
     const calm = inflated || this.rt > tolerated ? 0 : this.read('calm') + 1
@@ -168,15 +175,20 @@ export class LatencyController {
     // response times and rates are no reference for later ones).
     let changed = false
     if (now >= this.read('armedAt')) {
-      changed = this.rt > RT_JUMP * this.read('anchor') || this.rate < RATE_DROP * this.read('anchorRate')
-      this.set('anchor', Math.min(this.read('anchor'), this.rt))
-      this.set('anchorRate', Math.max(this.read('anchorRate'), this.rate))
+      const anchor = this.read('anchor')
+      const anchorRate = this.read('anchorRate')
+      changed = this.rt > RT_JUMP * anchor || this.rate < RATE_DROP * anchorRate
+      this.set('anchor', anchor === Infinity ? this.rt : anchor + ANCHOR_WEIGHT * (this.rt - anchor))
+      this.set('anchorRate', anchorRate === 0 ? this.rate : anchorRate + ANCHOR_WEIGHT * (this.rate - anchorRate))
     }
     const due = changed || now >= this.read('nextProbe')
     // Measuring the base costs requests, so only while the limit holds requests back: otherwise a wrong base
     // does no harm, and what inflates the response time is not our queue.
-    if (due && inFlight >= PRESSED * limit) this.startProbe(now, base, limit, PROBE_SHARE, this.rate)
-    else this.set('cap', limit)
+    if (due && inFlight >= PRESSED * limit) {
+      // After a probe the upstream changed for, what it did before is no reference any more.
+      this.set('probeForChange', changed ? 1 : 0)
+      this.startProbe(now, base, limit, PROBE_SHARE, this.rate)
+    } else this.set('cap', limit)
   }
 
   /**
@@ -248,46 +260,48 @@ export class LatencyController {
    * before the probe, or a response time over the base, means the probe held too many requests to drain our own
    * queue there (the base it started from was too high, or the upstream lost slots): a deeper probe follows.
    * Otherwise the response time measured is the base: confirmed when close to it (the next probe comes twice as
-   * late), changed otherwise (the upstream slowed down or sped up; the next probe comes soon).
+   * late), changed otherwise (the base was learned under load, or the upstream changed; the next probe comes soon).
    */
   private probeStep(epoch: number, now: number): void {
     const first = this.passes.epochAt(this.read('probeFrom')) + 1 // the first bucket wholly after the wait
     const measured = epoch > first && this.measure(epoch, first, this.inFlight()) && this.stalledMs === 0
     const late = now >= this.read('probeDeadline')
-    if (!measured || (this.samples < WANTED_SAMPLES && !late)) {
-      if (late) this.endProbe(now, this.read('probeGap'), true)
+    if (!measured || (this.longSamples < PROBE_SAMPLES && !late)) {
+      if (late) this.endProbe(now, this.read('probeGap'), this.read('probeForChange') === 0)
       return
     }
     const base = this.read('base')
     const share = this.read('probeShare') / 2
     const rateBefore = this.read('probeRate')
     this.set('probes', this.read('probes') + 1)
-    const undrained = this.rt > (1 + CONFIRM) * base || this.rate >= SATURATED * rateBefore
+    const undrained = this.longRt > (1 + CONFIRM) * base || this.rate >= SATURATED * rateBefore
     if (undrained && share * rateBefore * base > this.o.minLimit) {
       this.startProbe(now, base, this.read('probeLimit'), share, rateBefore)
       return
     }
-    const confirmed = this.rt >= (1 - CONFIRM / 4) * base && this.rt <= (1 + CONFIRM) * base
-    this.set('base', this.rt)
-    this.set('measured', this.rt)
+    // Within CONFIRM either way: the same base, measured once more (averaged, so that one noisy probe moves it
+    // half as far).
+    const confirmed = Math.abs(this.longRt - base) <= CONFIRM * base
+    this.set('base', confirmed ? (base + this.longRt) / 2 : this.longRt)
+    this.set('measured', this.longRt)
     const gap = confirmed ? Math.min(2 * this.read('probeGap'), MAX_GAP_FACTOR * this.o.probeInterval) : 0
-    this.endProbe(now, gap || this.o.probeInterval, confirmed)
+    this.endProbe(now, gap || this.o.probeInterval, confirmed && this.read('probeForChange') === 0)
   }
 
-  private endProbe(now: number, gap: number, confirmed = false): void {
+  private endProbe(now: number, gap: number, keepAnchors: boolean): void {
     const limit = this.read('probeLimit')
     this.set('phase', PHASE.shedding)
     this.set('limit', limit)
     this.set('calm', 0)
     this.set('probeGap', gap)
-    this.rearm(now, gap, confirmed)
+    this.rearm(now, gap, keepAnchors)
     this.set('cap', limit)
   }
 
   /**
    * Reads the completed buckets from `epoch - 1` back (not before `first`). The first WANTED_SAMPLES response
-   * times give `rt` (their mean), `rate` (completions per ms over their buckets) and `samples`; reading on up to
-   * BASE_SAMPLES gives `longRt`, the candidate for the base (a minimum of small means would learn a base biased
+   * times give `rt` (their mean) and `rate` (completions per ms over their buckets); reading on up to
+   * BASE_SAMPLES gives `longRt` and `longSamples`, the candidate for the base (a minimum of small means would learn a base biased
    * low by their noise). When nothing completed for longer than the base allows while requests are in flight,
    * that time goes to `stalledMs` (an upstream that hangs is the worst inflation of all).
    */
@@ -312,7 +326,7 @@ export class LatencyController {
       passes += p
       buckets++
     }
-    this.samples = count
+    this.longSamples = longCount
     this.longRt = longCount >= USABLE_SAMPLES ? longSum / longCount : 0
     const base = this.read('base')
     const stalled = silent * this.bucketMs

@@ -14,7 +14,7 @@ export const CELL = {
   base: 2,
   /** The response time a request admitted now can expect, ms: requests in flight over the completion rate. */
   sample: 3,
-  /** The lowest measured response time since shedding began or the base was last measured. */
+  /** The measured response time once the limit settled (a moving average; Infinity: none yet). */
   anchor: 4,
   /** 1 while the expected response time is over the tolerated one and the rule does not shed yet, else 0. */
   watching: 5,
@@ -38,7 +38,7 @@ export const CELL = {
   probes: 14,
   /** When the expected response time rose over the tolerated one (while watching). */
   inflatedSince: 15,
-  /** The highest completion rate since shedding began or the base was last measured, per ms. */
+  /** The completion rate once the limit settled, per ms (a moving average; 0: none yet). */
   anchorRate: 16,
   /** The latest mean response time of completed requests, ms. */
   measured: 17,
@@ -50,6 +50,10 @@ export const CELL = {
   probeShare: 20,
   /** The completion rate before the probe, per ms. */
   probeRate: 21,
+  /** The most response times a candidate for the base has been the mean of (shedding waits for enough). */
+  baseSamples: 22,
+  /** 1 when the current probe was started because the upstream changed, else 0. */
+  probeForChange: 23,
   count: 24,
 } as const
 

@@ -25,7 +25,7 @@ if (cluster.isPrimary) {
     }
   })
 } else {
-  const { BbrLimiter, Priority, preciseNow } = require('../../dist/cjs')
+  const { BbrLimiter, Priority, preciseNow } = require('../../../dist/cjs')
 
   const burn = (ms) => {
     const end = preciseNow() + ms

@@ -1,0 +1,186 @@
+// The I/O-bound scenario: an upstream that serves CONCURRENCY requests at a time, SERVICE_MS each (400 req/s with
+// the defaults), and queues the rest; in front of it a node:http gateway whose CPU is nearly idle. The gateway is
+// driven at 0.5x to 10x of the upstream's capacity, one fresh pair of servers per run (3 s at 0.5x to warm up, then
+// STEP_SECONDS at the load, the first 2 s of which are the transition), for each contender: no protection,
+// overload-protection (event-loop-delay shedding), bulwark's httpGuard with the latency rule off (what bulwark did
+// before it), and httpGuard with its defaults. Writes bench/results/overload-upstream.{md,json,svg}.
+import { createRequire } from 'module'
+import { machine } from '../../harness.mjs'
+import { overloadChart } from '../lib/chart.mjs'
+import { getJson, startServer, stopServer } from '../lib/processes.mjs'
+import { fmt, goalsTable, table, writeResults } from '../lib/report.mjs'
+
+const require = createRequire(import.meta.url)
+const { runClosedLoop, summarize } = require('../../lib/open-loop.cjs')
+const { runLeanLoad } = require('../../lib/lean-load.cjs')
+
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 8)
+const SERVICE_MS = Number(process.env.SERVICE_MS ?? 20)
+const STEP_SECONDS = Number(process.env.STEP_SECONDS ?? 10)
+const LOADS = (process.env.LOADS ?? '0.5,1,2,3,4,10').split(',').map(Number)
+const WARM_SECONDS = 3
+const SETTLE_SECONDS = 2
+const SLO_MS = 500
+const NOMINAL = (CONCURRENCY * 1000) / SERVICE_MS
+const CONTENDERS = [
+  ['none', 'none'],
+  ['overload-protection', 'overload-protection'],
+  ['bulwark, latency rule off', 'bulwark-no-latency'],
+  ['bulwark httpGuard (defaults)', 'bulwark'],
+]
+
+/** One upstream and one gateway in front of it (MODE, OUTBOUND: see servers/gateway.cjs). */
+export async function startPair(gatewayEnv, upstreamEnv = {}) {
+  const upstream = await startServer('upstream.cjs', {
+    CONCURRENCY: String(CONCURRENCY),
+    SERVICE_MS: String(SERVICE_MS),
+    ...upstreamEnv,
+  })
+  const gateway = await startServer('gateway.cjs', { UPSTREAMS: JSON.stringify({ '/': upstream.port }), ...gatewayEnv })
+  return { upstream, gateway, stop: () => Promise.all([stopServer(gateway.child), stopServer(upstream.child)]) }
+}
+
+/** What the upstream serves at most: a closed loop of twice its concurrency, straight to it. */
+async function measureCapacity() {
+  const upstream = await startServer('upstream.cjs', {
+    CONCURRENCY: String(CONCURRENCY),
+    SERVICE_MS: String(SERVICE_MS),
+  })
+  await runClosedLoop({ port: upstream.port, concurrency: 2 * CONCURRENCY, seconds: 1 })
+  const capacity = await runClosedLoop({ port: upstream.port, concurrency: 2 * CONCURRENCY, seconds: 4 })
+  await stopServer(upstream.child)
+  return capacity
+}
+
+async function runOne(contender, mode, load) {
+  const pair = await startPair({ MODE: mode })
+  const schedule = [
+    { rate: 0.5 * NOMINAL, seconds: WARM_SECONDS },
+    { rate: load * NOMINAL, seconds: STEP_SECONDS },
+  ]
+  const run = await runLeanLoad({ port: pair.gateway.port, schedule, criticalEvery: 10, drainSeconds: 3 })
+  const stats = await getJson(pair.gateway.port, '/__stats')
+  const upstream = await getJson(pair.upstream.port, '/__stats')
+  await pair.stop()
+  const from = (WARM_SECONDS + SETTLE_SECONDS) * 1000
+  const s = summarize(run, from, (WARM_SECONDS + STEP_SECONDS) * 1000, SLO_MS)
+  const limiter = stats.inbound
+  return {
+    contender,
+    load,
+    ...s,
+    goodput: s.goodputPerSecond,
+    capped: run.generator.capped,
+    sentPerSecond: run.generator.sentPerSecond.slice(WARM_SECONDS).reduce((a, b) => a + b, 0) / STEP_SECONDS,
+    upstreamMaxQueued: upstream.maxQueued,
+    shedBy:
+      limiter === undefined
+        ? undefined
+        : {
+            latency: limiter.droppedByLatency,
+            inFlight: limiter.droppedByInFlight,
+            queueDelay: limiter.droppedByQueueDelay,
+          },
+    latencyRule: limiter?.latency,
+  }
+}
+
+function shedByText(r) {
+  if (r.shedBy === undefined) return ''
+  const { latency, inFlight, queueDelay } = r.shedBy
+  return `${latency} / ${inFlight} / ${queueDelay}`
+}
+
+export async function run() {
+  console.log(`Machine: ${machine()}`)
+  const capacity = await measureCapacity()
+  console.log(
+    `Upstream: ${CONCURRENCY} at a time, ${SERVICE_MS} ms each (${NOMINAL} req/s nominal); measured ${capacity.toFixed(0)} req/s`,
+  )
+  const rows = []
+  for (const [name, mode] of CONTENDERS) {
+    for (const load of LOADS) {
+      process.stdout.write(`${name} at ${load}x... `)
+      const r = await runOne(name, mode, load)
+      rows.push(r)
+      console.log(`goodput ${fmt(r.goodput)}/s, p99 ${fmt(r.p99, 0, 'timeout')} ms, shed ${fmt(100 * r.shedRate, 1)} %`)
+    }
+  }
+  const lines = [
+    '### Overload, I/O-bound: a gateway in front of an upstream that queues',
+    '',
+    `Machine: ${machine()}. The upstream serves ${CONCURRENCY} requests at a time, ${SERVICE_MS} ms each, and queues the rest (${NOMINAL} req/s nominal, ${capacity.toFixed(0)} req/s measured); the gateway is a node:http proxy (keep-alive agent) on one process. Loads are multiples of the nominal capacity; each run warms up for ${WARM_SECONDS} s at 0.5x, then holds the load for ${STEP_SECONDS} s, of which the last ${STEP_SECONDS - SETTLE_SECONDS} s are measured. Goodput: answered 200 within ${SLO_MS} ms. Shed by: the rule that shed (latency / CPU in-flight / queueing delay). The lean open-loop generator runs on the same 2 cores.`,
+    '',
+    ...table(
+      [
+        'contender',
+        'load',
+        'offered/s',
+        'goodput/s',
+        'goodput % of capacity',
+        'p50 ms',
+        'p99 ms (not shed)',
+        'shed %',
+        'unanswered',
+        'upstream queue max',
+        'shed by',
+      ],
+      rows.map((r) => [
+        r.contender,
+        `${r.load}x`,
+        fmt(r.sentPerSecond),
+        fmt(r.goodput),
+        fmt((100 * r.goodput) / capacity),
+        fmt(r.p50, 0, 'timeout'),
+        fmt(r.p99, 0, 'timeout'),
+        fmt(100 * r.shedRate, 1),
+        String(r.unanswered),
+        String(r.upstreamMaxQueued),
+        shedByText(r),
+      ]),
+    ),
+    '',
+  ]
+  const capped = rows.filter((r) => r.capped)
+  if (capped.length > 0) {
+    lines.push(
+      'Where the generator could not keep to the schedule: ' +
+        capped.map((r) => `${r.contender} at ${r.load}x: ${r.capped}`).join('; ') +
+        '.',
+      '',
+    )
+  }
+  const bulwark = (load) => rows.find((r) => r.contender === CONTENDERS[3][0] && r.load === load)
+  const goals = []
+  const at = (load, check) => {
+    const r = bulwark(load)
+    if (r !== undefined) goals.push(check(r))
+  }
+  at(3, (r) => [
+    '3x: goodput >= 90 % of capacity',
+    r.goodput >= 0.9 * capacity,
+    `${fmt((100 * r.goodput) / capacity)} %`,
+  ])
+  at(3, (r) => ['3x: admitted p99 <= 150 ms', r.p99 <= 150, `${fmt(r.p99, 0, 'timeout')} ms`])
+  at(10, (r) => [
+    '10x: goodput >= 85 % of capacity',
+    r.goodput >= 0.85 * capacity,
+    `${fmt((100 * r.goodput) / capacity)} %`,
+  ])
+  const mine = rows.filter((r) => r.contender === CONTENDERS[3][0])
+  const unanswered = mine.reduce((sum, r) => sum + r.unanswered, 0)
+  goals.push(['nothing times out (every load)', unanswered === 0, `${unanswered} unanswered`])
+  at(0.5, (r) => ['0.5x: shed <= 1 %', r.shedRate <= 0.01, `${fmt(100 * r.shedRate, 2)} %`])
+  at(1, (r) => [
+    '1x: shed <= 5 % (the nominal capacity is a little over the measured one)',
+    r.shedRate <= 0.05,
+    `${fmt(100 * r.shedRate, 2)} %`,
+  ])
+  lines.push(...goalsTable('goal (bulwark httpGuard, defaults)', goals))
+  writeResults(
+    'overload-upstream',
+    lines,
+    { capacity, nominal: NOMINAL, concurrency: CONCURRENCY, serviceMs: SERVICE_MS, rows },
+    { '': overloadChart(rows, { capacity, machine: machine() }) },
+  )
+}
