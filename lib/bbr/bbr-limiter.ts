@@ -1,3 +1,4 @@
+import { overLimit } from '../adaptive/in-flight-rule'
 import { LatencyController } from '../adaptive/latency-controller'
 import type { LatencyStats } from '../adaptive/latency-stats'
 import { OverloadError } from '../errors/overload-error'
@@ -177,9 +178,11 @@ export class BbrLimiter {
 
   /**
    * Gives back an admitted request: exactly once per token, when the response is done. Records the pass and (for
-   * sampled requests) the response time. An unknown, shed or already released token is ignored and counted.
+   * sampled requests) the response time, unless `measured` is false: a request that failed (a 5xx, say, which a
+   * gateway answers at once when its upstream refuses) or was abandoned, whose time says nothing about how long
+   * requests take. An unknown, shed or already released token is ignored and counted.
    */
-  release(token: number): void {
+  release(token: number, measured = true): void {
     const start = this.tokens.release(token)
     if (start === INVALID) {
       this.f64[this.statsBase + STAT.invalidReleases] += 1
@@ -188,7 +191,7 @@ export class BbrLimiter {
     this.f64[this.ownInFlight] -= 1
     const now = this.now()
     this.passes.record(1, now)
-    if (start !== NOT_SAMPLED) {
+    if (start !== NOT_SAMPLED && measured === true) {
       const rt = this.preciseClock() - start
       this.rts.record(rt > 0 ? rt : 0, now)
     }
@@ -277,8 +280,7 @@ export class BbrLimiter {
    * (the one being decided excluded) are over the class's share of `limit`. Every in-flight rule sheds here.
    */
   private exceeds(limit: number, p: number): boolean {
-    const inFlight = this.inFlightCounter.total()
-    return inFlight > 1 && inFlight > limit * this.shares[p]
+    return overLimit(this.inFlightCounter.total(), limit, this.shares[p])
   }
 
   private readonly publishFraction = (fraction: number): void => {

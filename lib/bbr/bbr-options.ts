@@ -88,7 +88,8 @@ function resolveQueueDelay(value: unknown): QueueDelayOptions | false {
   }
 }
 
-function resolveShares(value: unknown): Float64Array {
+/** Validates the share of a limit each priority class may fill. */
+export function resolveShares(value: unknown): Float64Array {
   const o = checkOptions<Record<PriorityName, number>>(value, 'priorities')
   for (const key of Object.keys(o)) {
     if (!PRIORITY_NAMES.includes(key as PriorityName)) {

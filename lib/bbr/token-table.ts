@@ -10,15 +10,22 @@ export const NOT_SAMPLED = -1
 export const INVALID = -2
 
 export class TokenTable {
-  private starts = new Float64Array(INITIAL)
-  private generations = new Uint32Array(INITIAL)
-  private busy = new Uint8Array(INITIAL)
-  private free = new Int32Array(INITIAL)
-  private freeCount = INITIAL
-  private capacity = INITIAL
+  private starts: Float64Array
+  private generations: Uint32Array
+  private busy: Uint8Array
+  private free: Int32Array
+  private freeCount: number
+  private capacity: number
 
-  constructor() {
-    for (let i = 0; i < INITIAL; i++) this.free[i] = INITIAL - 1 - i
+  /** `initial` slots to begin with (a power of two; components kept per key start small). */
+  constructor(initial = INITIAL) {
+    this.starts = new Float64Array(initial)
+    this.generations = new Uint32Array(initial)
+    this.busy = new Uint8Array(initial)
+    this.free = new Int32Array(initial)
+    this.freeCount = initial
+    this.capacity = initial
+    for (let i = 0; i < initial; i++) this.free[i] = initial - 1 - i
   }
 
   /** A token for an admitted request started at `start` (or NOT_SAMPLED), or -1 when the table is full. */

@@ -1,8 +1,9 @@
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { InvalidOptionError } from '../errors/invalid-option-error'
-import { type Clock, coarseNow } from '../signals/clock'
-import { checkFunction, checkOptions, checkSharedName, optionalFunction, optionalNumber } from '../validate'
-import { keySharedName, MAX_GROUP_NAME } from './breaker-names'
+import { resolveKeyedOptions } from '../shared/keyed-options'
+import type { Clock } from '../signals/clock'
+import { checkFunction, checkOptions } from '../validate'
+import { keySharedName } from './breaker-names'
 
 /** What a group holds: any breaker (SreBreaker, CircuitBreaker, or your own with the same two members). */
 export interface GroupMember {
@@ -51,15 +52,10 @@ export class BreakerGroup<B extends GroupMember> {
 
   constructor(factory: BreakerFactory<B>, options?: BreakerGroupOptions) {
     this.factory = checkFunction<BreakerFactory<B>>('factory', factory)
-    const o = checkOptions<BreakerGroupOptions>(options, 'options')
-    this.maxKeys = optionalNumber('maxKeys', o.maxKeys, 1000, { integer: true, min: 1, max: 1e7 })
-    this.idleTimeout = optionalNumber('idleTimeout', o.idleTimeout, 60_000, { above: 0 })
-    this.now = optionalFunction<Clock>('now', o.now) ?? coarseNow
-    if (o.shared !== undefined) {
-      const name = checkSharedName('shared', o.shared)
-      if (name.length > MAX_GROUP_NAME)
-        throw new InvalidOptionError('shared', name, `a name of at most ${MAX_GROUP_NAME} characters`)
-    }
+    const o = resolveKeyedOptions(checkOptions<BreakerGroupOptions>(options, 'options'))
+    this.maxKeys = o.maxKeys
+    this.idleTimeout = o.idleTimeout
+    this.now = o.now
     this.shared = o.shared
   }
 

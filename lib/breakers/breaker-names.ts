@@ -15,5 +15,4 @@ export function keySharedName(group: string, key: string): string {
   return `${group}.${readable}.${hash}`
 }
 
-/** Longest group name that still leaves room for the key part within a region name. */
-export const MAX_GROUP_NAME = 64
+export { MAX_GROUP_NAME } from '../shared/keyed-options'

@@ -1,15 +1,22 @@
 import type { BreakerGroup } from '../breakers/breaker-group'
 import type { SreBreaker } from '../breakers/sre-breaker'
+import type { BulkheadPool } from '../bulkhead/bulkhead-pool'
 import { BreakerOpenError } from '../errors/breaker-open-error'
+import { BulkheadRejectedError } from '../errors/bulkhead-rejected-error'
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { checkOneOf, checkOptions } from '../validate'
 import { type BreakerChoice, callStart, type GuardBreaker, permit, report, resolveBreakers } from './breaker-port'
+import { type BulkheadChoice, resolveBulkheads } from './bulkhead-port'
 import { GrpcStatus, grpcModule, type GrpcModule } from './grpc-module'
 
-export interface GrpcClientGuardOptions<B extends GuardBreaker = SreBreaker> extends BreakerChoice<B> {
+/**
+ * Options of grpcClientGuard; `bulkheads` holds one adaptive bulkhead per target (the `target` option names it;
+ * without it, the interceptor's calls share one: install one interceptor per client).
+ */
+export interface GrpcClientGuardOptions<B extends GuardBreaker = SreBreaker> extends BreakerChoice<B>, BulkheadChoice {
   /** One breaker per method (`/pkg.Service/Method`, default) or one for the whole target. */
   per?: 'method' | 'target'
-  /** The target's name (its address, say): the breaker's key with `per: 'target'`, where it is required. */
+  /** The target's name (its address, say): the bulkhead's key, and the breaker's with `per: 'target'` (required). */
   target?: string
   /** Status codes that count as a failure of the server (default: UNKNOWN, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, INTERNAL, UNAVAILABLE, DATA_LOSS). */
   failureCodes?: readonly number[]
@@ -23,7 +30,9 @@ export type GrpcClientInterceptor<B extends GuardBreaker = SreBreaker> = ((
 ) => any) & {
   /** The breakers, by method path or target name. */
   readonly breakers: BreakerGroup<B>
-  /** Closes the breakers if the interceptor made them. */
+  /** The adaptive bulkheads, by target (undefined with `bulkheads: false`). */
+  readonly bulkheads: BulkheadPool | undefined
+  /** Closes the breakers and the bulkheads if the interceptor made them. */
   close(): void
 }
 
@@ -54,8 +63,9 @@ function resolveFailures(value: unknown): readonly number[] {
 
 /**
  * A grpc-js client interceptor (`new Client(address, credentials, { interceptors: [grpcClientGuard()] })`) that
- * puts a breaker in front of each method (or the whole target): a call the breaker refuses ends at once with
- * UNAVAILABLE without touching the network; an allowed call's status is reported to the breaker.
+ * puts a breaker in front of each method (or the whole target) and an adaptive bulkhead in front of the target: a
+ * call the breaker refuses, or the bulkhead (the target is saturated), ends at once with UNAVAILABLE without
+ * touching the network; an allowed call's status is reported to the breaker, its time to the bulkhead.
  */
 export function grpcClientGuard<B extends GuardBreaker = SreBreaker>(
   options?: GrpcClientGuardOptions<B>,
@@ -68,7 +78,9 @@ export function grpcClientGuard<B extends GuardBreaker = SreBreaker>(
   const outcomes = outcomeTable(resolveFailures(o.failureCodes))
   const grpc = grpcModule(o.grpc)
   const { group, owns } = resolveBreakers(o)
+  const bulkheads = resolveBulkheads(o.bulkheads)
   const target = o.target as string
+  const upstream = target ?? 'the target'
 
   const interceptor = (
     callOptions: { method_definition: { path: string } },
@@ -76,7 +88,13 @@ export function grpcClientGuard<B extends GuardBreaker = SreBreaker>(
   ): any => {
     const key = per === 'method' ? callOptions.method_definition.path : target
     const breaker = group.get(key)
-    if (!permit(breaker)) return new grpc.InterceptingCall(rejectedCall(grpc, key, breaker))
+    if (!permit(breaker))
+      return new grpc.InterceptingCall(rejectedCall(grpc, key, new BreakerOpenError(breaker.shared ?? key)))
+    const bulkhead = bulkheads.pool?.get(upstream)
+    const slot = bulkhead === undefined ? -1 : bulkhead.tryAcquire()
+    if (slot < 0 && bulkhead !== undefined) {
+      return new grpc.InterceptingCall(rejectedCall(grpc, key, new BulkheadRejectedError(upstream)))
+    }
     const start = callStart(breaker)
     return new grpc.InterceptingCall(nextCall(callOptions), {
       start(metadata: unknown, _listener: unknown, next: (metadata: unknown, listener: object) => void) {
@@ -84,6 +102,8 @@ export function grpcClientGuard<B extends GuardBreaker = SreBreaker>(
           onReceiveStatus(status: { code: number }, forward: (status: unknown) => void) {
             const outcome = outcomes[status.code] ?? 0
             if (outcome !== 2) report(breaker, outcome === 0, start)
+            // A deadline is a response time too (the longest); a failure or a cancellation says nothing of it.
+            bulkhead?.release(slot, outcome === 0 || status.code === GrpcStatus.DEADLINE_EXCEEDED)
             forward(status)
           },
         })
@@ -92,15 +112,17 @@ export function grpcClientGuard<B extends GuardBreaker = SreBreaker>(
   }
   return Object.assign(interceptor, {
     breakers: group,
+    bulkheads: bulkheads.pool,
     close: () => {
       if (owns) group.close()
+      if (bulkheads.owns) bulkheads.pool?.close()
     },
   })
 }
 
-/** A call that never reaches the network: it ends with UNAVAILABLE as soon as it starts. */
-function rejectedCall(grpc: GrpcModule, key: string, breaker: GuardBreaker): object {
-  const details = new BreakerOpenError(breaker.shared ?? key).message + ' (rejected locally)'
+/** A call that never reaches the network: it ends with UNAVAILABLE, saying why, as soon as it starts. */
+function rejectedCall(grpc: GrpcModule, key: string, refusal: Error): object {
+  const details = refusal.message + ' (rejected locally)'
   const noop = (): void => undefined
   return {
     start(_metadata: unknown, listener: { onReceiveStatus(status: object): void }) {

@@ -28,6 +28,13 @@ const grpcAccess: RequestAccess<GrpcCallInfo> = {
 }
 
 const RELEASED = -1
+const SERVER_FAILURES = new Set<number>([
+  GrpcStatus.UNKNOWN,
+  GrpcStatus.RESOURCE_EXHAUSTED,
+  GrpcStatus.INTERNAL,
+  GrpcStatus.UNAVAILABLE,
+  GrpcStatus.DATA_LOSS,
+])
 
 /**
  * A grpc-js server interceptor (`new grpc.Server({ interceptors: [grpcServerGuard()] })`): each call is admitted
@@ -41,12 +48,13 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
   const guard = new InboundGuard<GrpcCallInfo>(rest, grpcAccess)
   const interceptor = (method: { path: string }, call: any): any => {
     let token = RELEASED
-    const release = (): void => {
+    const release = (measured: boolean): void => {
       if (token === RELEASED) return
       const t = token
       token = RELEASED
-      guard.release(t)
+      guard.release(t, measured)
     }
+    const cancelled = (): void => release(false)
     const intercepting = new grpc.ServerInterceptingCall(call, {
       start(next: (listener: object) => void) {
         next({
@@ -69,11 +77,12 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
           },
           // grpc-js reports every ended call here (after its status too), so this also covers deadlines, whose
           // status does not pass through interceptors.
-          onCancel: release,
+          onCancel: cancelled,
         })
       },
-      sendStatus(status: unknown, next: (status: unknown) => void) {
-        release()
+      sendStatus(status: { code?: number }, next: (status: unknown) => void) {
+        // A failure says nothing about how long calls take (a deadline, on the other hand, is the longest time).
+        release(status?.code === undefined || !SERVER_FAILURES.has(status.code))
         next(status)
       },
     })

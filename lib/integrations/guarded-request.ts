@@ -1,4 +1,6 @@
+import type { AdaptiveBulkhead } from '../bulkhead/adaptive-bulkhead'
 import { BreakerOpenError } from '../errors/breaker-open-error'
+import { BulkheadRejectedError } from '../errors/bulkhead-rejected-error'
 import type { RetryBudget } from '../resilience/retry-budget'
 import { fullJitterDelay } from '../resilience/backoff'
 import { callStart, type GuardBreaker, permit, report } from './breaker-port'
@@ -42,6 +44,10 @@ export abstract class GuardedRequest {
   protected aborted = false
   protected abortReason: unknown = undefined
   private timer: ReturnType<typeof setTimeout> | undefined = undefined
+  /** The current attempt's bulkhead token (-1: none held). */
+  private slot = -1
+  /** The current attempt was answered with a status that is not a failure: its time says how the origin is. */
+  private answered = false
 
   constructor(
     private readonly policy: GuardPolicy,
@@ -50,6 +56,7 @@ export abstract class GuardedRequest {
     private readonly breaker: GuardBreaker,
     private readonly name: string,
     private readonly replayable: boolean,
+    private readonly bulkhead: AdaptiveBulkhead | undefined,
   ) {}
 
   /** Gives the caller an error that ends the request. */
@@ -58,11 +65,23 @@ export abstract class GuardedRequest {
   /** Aborts the attempt in flight (a no-op once it is over). */
   protected abstract abortAttempt(reason: unknown): void
 
-  /** Starts the next attempt, or fails the request with BreakerOpenError if the breaker refuses it. */
+  /**
+   * Starts the next attempt, or fails the request at once with BreakerOpenError if the breaker refuses it, or with
+   * BulkheadRejectedError if the origin's bulkhead is full (the origin is saturated).
+   */
   run(): boolean {
     if (!permit(this.breaker)) {
       this.fail(new BreakerOpenError(this.breaker.shared ?? this.name))
       return true
+    }
+    if (this.bulkhead !== undefined) {
+      const slot = this.bulkhead.tryAcquire()
+      if (slot < 0) {
+        this.fail(new BulkheadRejectedError(this.name))
+        return true
+      }
+      this.slot = slot
+      this.answered = false
     }
     this.startedAt = callStart(this.breaker)
     this.reported = false
@@ -98,6 +117,7 @@ export abstract class GuardedRequest {
   protected responseStarted(statusCode: number): boolean {
     if (statusCode < 200) return true // informational: passed on as it is
     const failed = this.policy.isFailure(statusCode)
+    this.answered = !failed
     this.reportOnce(!failed)
     if (failed && this.mayRetry()) {
       this.discarding = true
@@ -109,6 +129,7 @@ export abstract class GuardedRequest {
 
   /** The attempt's response ended: false when it was dropped and the next attempt is scheduled. */
   protected responseEnded(): boolean {
+    this.attemptOver(this.answered)
     if (!this.discarding) return true
     this.backOff()
     return false
@@ -116,6 +137,7 @@ export abstract class GuardedRequest {
 
   /** The attempt failed with an error: true when the caller is to get it, false when a retry is scheduled. */
   protected attemptFailed(): boolean {
+    this.attemptOver(false)
     if (this.forwarded || this.aborted) return true
     if (this.discarding) {
       this.backOff() // the retry was granted when the failing status arrived
@@ -129,6 +151,7 @@ export abstract class GuardedRequest {
 
   /** The connection was upgraded: the origin answered. */
   protected upgraded(): void {
+    this.attemptOver(true)
     this.reportOnce(true)
     this.forwarded = true
   }
@@ -143,6 +166,14 @@ export abstract class GuardedRequest {
     clearTimeout(this.timer)
     this.timer = undefined
     this.fail(reason ?? new Error('the request was aborted'))
+  }
+
+  /** Gives the attempt's bulkhead slot back (once), its time counted when the origin answered it. */
+  private attemptOver(measured: boolean): void {
+    if (this.slot < 0) return
+    const slot = this.slot
+    this.slot = -1
+    ;(this.bulkhead as AdaptiveBulkhead).release(slot, measured)
   }
 
   private reportOnce(ok: boolean): void {

@@ -138,9 +138,12 @@ export class InboundGuard<Req> {
     return this.shed(token, p)
   }
 
-  /** Gives back an admitted request's token (a no-op without an adaptive limiter). */
-  release(token: number): void {
-    if (this.limiter !== undefined) this.limiter.release(token)
+  /**
+   * Gives back an admitted request's token (a no-op without an adaptive limiter); `measured` false for a request
+   * whose time says nothing about the service's (a failure, an abandoned request).
+   */
+  release(token: number, measured = true): void {
+    if (this.limiter !== undefined) this.limiter.release(token, measured)
   }
 
   stats(): InboundGuardStats {

@@ -14,14 +14,16 @@ type TrackedSocket = Socket & { [QUEUED]?: Tracked[] }
 
 /**
  * Returns `bind(res, token)`: releases `token` to `guard` when `res` finishes or its connection closes, whichever
- * comes first, exactly once. The listeners are functions made here, once per adapter.
+ * comes first, exactly once. The listeners are functions made here, once per adapter. The response time counts
+ * only for a response sent whole and below 500: a 5xx (a gateway answers one at once when its upstream refuses)
+ * or an abandoned request says nothing about how long requests take.
  */
 export function responseReleaser<Req>(guard: InboundGuard<Req>): (res: ServerResponse, token: number) => void {
   function done(this: Tracked): void {
     const token = this[TOKEN] as number
     if (token === RELEASED) return
     this[TOKEN] = RELEASED
-    guard.release(token)
+    guard.release(token, this.writableFinished && this.statusCode < 500)
   }
   // node:http emits nothing on a queued response whose connection dies: its requests are released here.
   function connectionClosed(this: TrackedSocket): void {

@@ -1,13 +1,16 @@
 import type { BreakerGroup } from '../breakers/breaker-group'
+import type { BulkheadPool } from '../bulkhead/bulkhead-pool'
 import type { SreBreaker } from '../breakers/sre-breaker'
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { RetryBudget } from '../resilience/retry-budget'
 import { checkOptions, optionalFunction, optionalNumber } from '../validate'
 import { type BreakerChoice, type GuardBreaker, resolveBreakers } from './breaker-port'
+import { type BulkheadChoice, resolveBulkheads } from './bulkhead-port'
 import type { Dispatch, GuardPolicy } from './guarded-request'
 import { guardedRequest } from './undici-handler-api'
 
-export interface UndiciGuardOptions<B extends GuardBreaker = SreBreaker> extends BreakerChoice<B> {
+/** Options of undiciGuard; `bulkheads` holds one adaptive bulkhead per origin (refusals: BulkheadRejectedError). */
+export interface UndiciGuardOptions<B extends GuardBreaker = SreBreaker> extends BreakerChoice<B>, BulkheadChoice {
   /** Caps retries at a share of requests (default: a new RetryBudget, 10 % plus 10 per second); false: no cap. */
   budget?: RetryBudget | false
   /** Attempts per request at most, the first included (default 3; 1 turns retries off). */
@@ -31,7 +34,9 @@ export type UndiciInterceptor<B extends GuardBreaker = SreBreaker> = ((
   /** The breakers, one per origin (`http://host:port`). */
   readonly breakers: BreakerGroup<B>
   readonly budget: RetryBudget | undefined
-  /** Closes the breakers if the guard made them. */
+  /** The adaptive bulkheads, one per origin (undefined with `bulkheads: false`). */
+  readonly bulkheads: BulkheadPool | undefined
+  /** Closes the breakers and the bulkheads if the guard made them. */
   close(): void
 }
 
@@ -66,10 +71,11 @@ function resolveBudget(value: unknown): RetryBudget | undefined {
 }
 
 /**
- * An undici interceptor guarding each origin with a breaker and retrying failed idempotent requests within a
- * retry budget. Works with `undici.request`, any `dispatcher.compose(...)`, and `fetch` (Node's or undici's)
+ * An undici interceptor guarding each origin with a breaker and an adaptive bulkhead, and retrying failed
+ * idempotent requests within a retry budget. Works with `undici.request`, any `dispatcher.compose(...)`, and `fetch` (Node's or undici's)
  * through `{ dispatcher }` or `setGlobalDispatcher`. A request the origin's breaker refuses fails at once with
- * BreakerOpenError (fetch: a TypeError whose `cause` it is).
+ * BreakerOpenError, one its bulkhead refuses (the origin is saturated) with BulkheadRejectedError (fetch: a
+ * TypeError whose `cause` it is).
  *
  *   const dispatcher = new Agent().compose(undiciGuard())
  *   await fetch('http://inventory.internal/stock/42', { dispatcher })
@@ -88,6 +94,7 @@ export function undiciGuard<B extends GuardBreaker = SreBreaker>(
     isFailure: optionalFunction<(statusCode: number) => boolean>('isFailure', o.isFailure) ?? serverError,
   }
   const { group, owns } = resolveBreakers(o)
+  const bulkheads = resolveBulkheads(o.bulkheads)
 
   // undici checks that the composed dispatch takes exactly (options, handler).
   const interceptor =
@@ -95,15 +102,19 @@ export function undiciGuard<B extends GuardBreaker = SreBreaker>(
     (opts: any, handler: unknown): boolean => {
       const origin = originOf(opts.origin)
       const replayable = methods.has(opts.method) && replayableBody(opts.body) && !opts.upgrade
-      const request = guardedRequest(handler, opts, policy, dispatch, opts, group.get(origin), origin, replayable)
+      const breaker = group.get(origin)
+      const bulkhead = bulkheads.pool?.get(origin)
+      const request = guardedRequest(handler, opts, policy, dispatch, opts, breaker, origin, replayable, bulkhead)
       policy.budget?.recordRequest()
       return request.run()
     }
   return Object.assign(interceptor, {
     breakers: group,
     budget: policy.budget,
+    bulkheads: bulkheads.pool,
     close: () => {
       if (owns) group.close()
+      if (bulkheads.owns) bulkheads.pool?.close()
     },
   })
 }

@@ -16,6 +16,18 @@ const upstreams = Object.entries(JSON.parse(process.env.UPSTREAMS ?? '{"/":0}'))
 )
 const portOf = (url) => (upstreams.find(([prefix]) => url.startsWith(prefix)) ?? upstreams[0])[1]
 
+/** The newest undici this Node runs (undici 8 wants Node 22.19; the dev dependencies alias 7 and 6 too). */
+function loadUndici() {
+  for (const name of ['undici', 'undici-v7', 'undici-v6']) {
+    try {
+      return require(name)
+    } catch {
+      // not for this Node: the next one
+    }
+  }
+  throw new Error('no undici that runs on this Node')
+}
+
 function fail(res, status, body) {
   if (res.headersSent) return res.destroy()
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
@@ -38,13 +50,17 @@ if (OUTBOUND === 'http') {
     up.end()
   }
 } else {
-  const { Agent, request } = require('undici')
+  const { Agent, request } = loadUndici()
   let dispatcher = new Agent({ keepAliveTimeout: 60_000 })
   if (OUTBOUND === 'undici-guard') {
     const { undiciGuard } = require('../../../dist/cjs')
     const guard = undiciGuard()
     dispatcher = dispatcher.compose(guard)
-    outboundStats = () => guard.stats?.()
+    outboundStats = () => {
+      const byOrigin = {}
+      guard.bulkheads.forEach((bulkhead, origin) => (byOrigin[origin] = bulkhead.stats()))
+      return byOrigin
+    }
   }
   forward = (req, res) => {
     const controller = new AbortController()

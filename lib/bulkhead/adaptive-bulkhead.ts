@@ -1,0 +1,168 @@
+import { overLimit } from '../adaptive/in-flight-rule'
+import { LatencyController } from '../adaptive/latency-controller'
+import type { LatencyStats } from '../adaptive/latency-stats'
+import { SHED_LATENCY } from '../bbr/bbr-limiter'
+import { PRIORITY_NAMES, Priority, priorityIndex, type PriorityName } from '../bbr/priority'
+import { INVALID, TokenTable } from '../bbr/token-table'
+import { BulkheadRejectedError } from '../errors/bulkhead-rejected-error'
+import { LaneCounter } from '../shared/lane-counter'
+import type { LanePlacement } from '../shared/region-layout'
+import { RollingWindow } from '../shared/rolling-window'
+import { SharedRegion } from '../shared/shared-region'
+import { coarseNow, preciseNow } from '../signals/clock'
+import { describeBulkhead, STAT, sumLanes } from './bulkhead-layout'
+import { type AdaptiveBulkheadOptions, resolveBulkheadOptions } from './bulkhead-options'
+
+export interface AdaptiveBulkheadStats {
+  /** Calls in flight, host-wide when shared. */
+  inFlight: number
+  /** Calls admitted and rejected, host-wide when shared. */
+  admitted: number
+  rejected: number
+  /** Each class's admitted and rejected calls. */
+  byClass: Record<PriorityName, { admitted: number; rejected: number }>
+  /** release() calls with a token that was not outstanding (ignored). */
+  invalidReleases: number
+  /** What the limit learned from the upstream's latency is. */
+  latency: LatencyStats
+}
+
+// Tokens per bulkhead to begin with: there is one bulkhead per upstream, and most hold few calls at a time.
+const INITIAL_TOKENS = 64
+
+/**
+ * A bulkhead that sizes itself: calls to one upstream are admitted while the upstream keeps up, and held to the
+ * limit learned from its latency once it queues (docs/rules/latency.md), so that a saturated upstream gets a
+ * bounded number of calls in flight and the calls over it fail at once instead of waiting. One per upstream keeps
+ * the others unaffected (the undici and gRPC client guards make one per origin or target).
+ *
+ * `tryAcquire(priority?)` returns a token >= 0, or SHED_LATENCY; `release(token, measured?)` gives it back exactly
+ * once, with `measured = false` for a call that failed without an answer (its time says nothing about the
+ * upstream's latency). Neither allocates nor throws. Shareable host-wide with `shared`.
+ */
+export class AdaptiveBulkhead {
+  readonly shared: string | undefined
+  private readonly region: SharedRegion
+  private readonly f64: Float64Array
+  private readonly now: () => number
+  private readonly preciseClock: () => number
+  private readonly shares: Float64Array
+  private readonly statsPlacement: LanePlacement
+  private readonly statsBase: number
+  private readonly ownInFlight: number
+  private readonly inFlightCounter: LaneCounter
+  private readonly passes: RollingWindow
+  private readonly rts: RollingWindow
+  private readonly controller: LatencyController
+  private readonly tokens = new TokenTable(INITIAL_TOKENS)
+
+  constructor(options?: AdaptiveBulkheadOptions) {
+    const o = resolveBulkheadOptions(options)
+    this.shared = o.shared
+    this.now = o.now ?? coarseNow
+    this.preciseClock = o.now ?? preciseNow
+    this.shares = o.shares
+    const placement = describeBulkhead(o, this.now())
+    this.region = SharedRegion.forComponent(o.shared, placement.layout)
+    this.f64 = this.region.f64
+    const base = this.region.base
+    this.statsPlacement = placement.stats
+    this.statsBase = (base + placement.stats.offset + this.region.member * placement.stats.stride) / 8
+    this.inFlightCounter = new LaneCounter(this.region, placement.inFlight)
+    this.ownInFlight = (base + placement.inFlight.offset + this.region.member * placement.inFlight.stride) / 8
+    this.passes = new RollingWindow(this.region, placement.passes)
+    this.rts = new RollingWindow(this.region, placement.rts)
+    const windows = { passes: this.passes, rts: this.rts }
+    const inFlight = () => this.inFlightCounter.total()
+    this.controller = new LatencyController(this.region, placement.latency, windows, o.latency, inFlight)
+  }
+
+  /** Asks to send one call of class `priority` (default normal): a token >= 0, or SHED_LATENCY. */
+  tryAcquire(priority?: number | PriorityName): number {
+    const p = priority === undefined ? Priority.normal : priorityIndex(priority)
+    const now = this.now()
+    const controller = this.controller
+    if (now >= controller.stepAt) controller.step(now)
+    const cap = this.f64[controller.capIndex] // 0 while the upstream keeps up
+    if (cap > 0 && overLimit(this.inFlightCounter.total(), cap, this.shares[p])) {
+      this.f64[this.statsBase + STAT.rejected + p] += 1
+      return SHED_LATENCY
+    }
+    const token = this.tokens.acquire(this.preciseClock())
+    if (token < 0) {
+      this.f64[this.statsBase + STAT.rejected + p] += 1
+      return SHED_LATENCY
+    }
+    this.f64[this.ownInFlight] += 1
+    this.f64[this.statsBase + STAT.admitted + p] += 1
+    return token
+  }
+
+  /**
+   * Gives back an admitted call, exactly once, when it is over. `measured` (default true) says whether its time
+   * counts: false for a call that failed without an answer from the upstream (refused connection, reset, aborted
+   * by the caller). An unknown, rejected or already released token is ignored and counted.
+   */
+  release(token: number, measured = true): void {
+    const start = this.tokens.release(token)
+    if (start === INVALID) {
+      this.f64[this.statsBase + STAT.invalidReleases] += 1
+      return
+    }
+    this.f64[this.ownInFlight] -= 1
+    if (measured !== true) return
+    const now = this.now()
+    const rt = this.preciseClock() - start
+    this.passes.record(1, now)
+    this.rts.record(rt > 0 ? rt : 0, now)
+  }
+
+  /** Runs `fn` if admitted (releasing when it settles, measured only when it resolves), else rejects. */
+  async execute<T>(fn: () => T | Promise<T>, options?: { priority?: number | PriorityName }): Promise<T> {
+    const token = this.tryAcquire(options?.priority)
+    if (token < 0) throw new BulkheadRejectedError(this.shared ?? 'the upstream')
+    let measured = false
+    try {
+      const result = await fn()
+      measured = true
+      return result
+    } finally {
+      this.release(token, measured)
+    }
+  }
+
+  /** Calls in flight, host-wide when shared. */
+  get inFlight(): number {
+    return this.inFlightCounter.total()
+  }
+
+  stats(): AdaptiveBulkheadStats {
+    const sum = (cell: number) => sumLanes(this.region, this.statsPlacement, cell)
+    const byClass = {} as AdaptiveBulkheadStats['byClass']
+    let admitted = 0
+    let rejected = 0
+    PRIORITY_NAMES.forEach((name, c) => {
+      const counts = { admitted: sum(STAT.admitted + c), rejected: sum(STAT.rejected + c) }
+      byClass[name] = counts
+      admitted += counts.admitted
+      rejected += counts.rejected
+    })
+    return {
+      inFlight: this.inFlight,
+      admitted,
+      rejected,
+      byClass,
+      invalidReleases: sum(STAT.invalidReleases),
+      latency: this.controller.stats(),
+    }
+  }
+
+  /** Detaches from a shared region, giving back this instance's calls in flight. Idempotent. */
+  close(): void {
+    this.region.close()
+  }
+
+  [Symbol.dispose](): void {
+    this.close()
+  }
+}
