@@ -72,6 +72,25 @@ describe.skipIf(!target)('RedisRateLimiter when Redis fails', () => {
     return { l, states }
   }
 
+  /**
+   * Decides until Redis decides (after a probe interval each time, so that every try may be a probe), and says how
+   * many tries it took: a probe that Redis answers within the timeout brings decisions back to it, and on a busy
+   * machine the first ones may not.
+   */
+  async function untilRedisDecides(l: RedisRateLimiter): Promise<{ decision: RateLimitDecision; tries: number }> {
+    let tries = 0
+    const decision = await waitFor(
+      async () => {
+        clock.advance(500)
+        tries++
+        const d = await l.consume('k')
+        return d.source === 'redis' && d
+      },
+      { what: 'a decision by Redis' },
+    )
+    return { decision, tries }
+  }
+
   it('a stopped (SIGSTOP) Redis: no decision waits longer than the timeout, then Redis is skipped until a probe answers', async () => {
     const { l, states } = limiter()
     expect((await l.consume('k')).source).toBe('redis')
@@ -91,10 +110,9 @@ describe.skipIf(!target)('RedisRateLimiter when Redis fails', () => {
     } finally {
       server.resume()
     }
-    // Redis answers again: the next probe brings decisions back to it.
-    clock.advance(500)
-    expect((await l.consume('k')).source).toBe('redis')
-    expect((await l.consume('k')).source).toBe('redis')
+    // Redis answers again: a probe brings decisions back to it.
+    await untilRedisDecides(l)
+    expect(l.state).toBe('redis')
     expect(states).toEqual(['insurance', 'redis'])
     expect(l.stats().timeouts).toBeGreaterThanOrEqual(21)
   })
@@ -110,12 +128,13 @@ describe.skipIf(!target)('RedisRateLimiter when Redis fails', () => {
 
     await server.launch()
     await ready(redis)
-    clock.advance(500)
-    expect((await l.consume('k')).source).toBe('redis')
+    const probe = await untilRedisDecides(l)
     expect(l.state).toBe('redis')
-    // The restarted server lost its scripts (NOSCRIPT) and its keys: the count starts again, in Redis.
-    const back = await l.consume('k')
-    expect(back).toMatchObject({ allowed: true, source: 'redis', remaining: 98 })
+    // The restarted server lost its scripts (NOSCRIPT) and its keys: the count starts again, in Redis, at 99 after
+    // one try (tries that timed out may have been counted there too).
+    expect(probe.decision).toMatchObject({ allowed: true, source: 'redis' })
+    expect(probe.decision.remaining).toBeLessThanOrEqual(99)
+    expect(probe.decision.remaining).toBeGreaterThanOrEqual(100 - probe.tries)
     if (states.length > 0) expect(states).toEqual(['insurance', 'redis'])
   })
 
