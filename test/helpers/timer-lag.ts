@@ -13,7 +13,7 @@ export interface TimerLag {
 }
 
 /** p99 timer lag (ms) above which the machine is too busy with other work for latency bounds to be judged. */
-export const TOO_BUSY_MS = 40
+export const TOO_BUSY_MS = 20
 
 /**
  * Why latency cannot be judged in this run, or undefined when it can: timers later than TOO_BUSY_MS, or a capacity
