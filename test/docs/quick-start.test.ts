@@ -18,7 +18,7 @@ function quickStart(): string {
 }
 
 // Runs before the example: a downstream answering 200 for /stock/good and 500 otherwise, fetch sent to it, and the
-// example's server on a free port, asked once for each answer once it listens.
+// example's server on a free port, asked for each answer once it listens.
 const harness = `
 const http = require('node:http')
 const downstream = http.createServer((req, res) => {
@@ -33,8 +33,16 @@ http.Server.prototype.listen = function (port, ...rest) {
   if (this === downstream) return listen.call(this, port, ...rest)
   this.once('listening', async () => {
     const base = 'http://127.0.0.1:' + this.address().port
-    const good = await realFetch(base + '/good')
-    const bad = await realFetch(base + '/bad')
+    // Shed (503) is the guard's honest answer while the new process's loop is still busy starting: ask again.
+    const ask = async (path) => {
+      for (let tries = 1; ; tries++) {
+        const res = await realFetch(base + path)
+        if (res.status !== 503 || tries === 100) return res
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    }
+    const good = await ask('/good')
+    const bad = await ask('/bad')
     console.log(JSON.stringify({ good: [good.status, await good.text()], bad: [bad.status, await bad.text()] }))
     process.exit(0)
   })
