@@ -32,7 +32,7 @@ export interface RedisRateLimiterStats {
   state: RedisLimiterState
   /** Decisions Redis made. */
   redis: number
-  /** Decisions refused on this host because Redis had just refused the key (source 'local'). */
+  /** Decisions refused on this host because Redis had just refused or emptied the key (source 'local'). */
   local: number
   /** Decisions the insurance limiter made. */
   insurance: number
@@ -55,7 +55,7 @@ const SCRIPTS = [SLIDING_WINDOW_SCRIPT, GCRA_SCRIPT]
 /**
  * A rate limit for a whole fleet, kept in Redis (docs/readme/ratelimit.md, "Redis: the fleet tier"). Decisions made
  * together go to Redis together: one script call per event-loop turn (per hash slot on a cluster), atomic, on the
- * server's clock, each key read and written once. A key Redis refused stays refused on this host for the wait Redis
+ * server's clock, each key read and written once. A key Redis refused or emptied stays refused here for the wait Redis
  * gave. When Redis errs, is not ready or takes longer than `timeout`, the local insurance limiter decides, so no
  * decision waits longer than `timeout`; after `openAfter` failures in a row Redis is skipped and probed once per
  * `probeInterval`, and decisions go back to it as soon as a probe is answered in time.
