@@ -79,5 +79,5 @@ export function fastifyGuard(
 Object.assign(fastifyGuard, {
   [Symbol.for('skip-override')]: true,
   [Symbol.for('fastify.display-name')]: 'bulwark',
-  [Symbol.for('plugin-meta')]: { name: 'bulwark', fastify: '>=4.0.0' },
+  [Symbol.for('plugin-meta')]: { name: 'bulwark', fastify: '4.x || 5.x' },
 })

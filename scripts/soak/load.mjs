@@ -69,7 +69,9 @@ export function createLoad(prefix, redisUrl) {
 
 /** A guarded HTTP server on loopback and a client through undiciGuard, 200 requests/s on keep-alive. */
 function startHttp(s) {
-  const { Agent } = require('undici')
+  // undici 8 (the dev dependency `undici`) needs Node 22.19; before that, undici 7 (the alias `undici-v7`).
+  const [major, minor] = process.versions.node.split('.').map(Number)
+  const { Agent } = require(major > 22 || (major === 22 && minor >= 19) ? 'undici' : 'undici-v7')
   const listener = b.httpGuard((req, res) => res.end('ok'), { limiter: { shared: s('http'), queueDelay: false } })
   const server = http.createServer(listener)
   const guard = b.undiciGuard({ breaker: { request: 20 } })

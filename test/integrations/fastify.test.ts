@@ -1,49 +1,68 @@
 import type { AddressInfo } from 'net'
-import Fastify from 'fastify'
+import Fastify5 from 'fastify'
 import { describe, expect, it } from 'vitest'
 
 import { fastifyGuard } from '../../lib/index'
 import { controlledLimiter, get, inboundScenarios, type StartServer } from './inbound-scenarios'
 
-const start: StartServer = async (guard, app) => {
-  const server = Fastify()
-  await server.register(fastifyGuard, guard)
-  server.get('/*', () => app())
-  await server.listen({ port: 0, host: '127.0.0.1' })
-  return { port: (server.server.address() as AddressInfo).port, close: () => server.close() }
-}
+// Fastify 5 and, through the npm alias fastify-v4, Fastify 4: the same tests against each.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const Fastify4 = require('fastify-v4') as typeof Fastify5
+const majors: Array<[string, typeof Fastify5]> = [
+  ['5', Fastify5],
+  ['4', Fastify4],
+]
 
-describe('fastifyGuard (Fastify plugin)', () => {
-  inboundScenarios(start)
-
-  it('applies to routes registered in other plugins (not encapsulated) and decorates the instance', async () => {
-    const c = controlledLimiter(2)
+for (const [major, Fastify] of majors) {
+  const start: StartServer = async (guard, app) => {
     const server = Fastify()
-    await server.register(fastifyGuard, { limiter: c.limiter })
-    let calls = 0
-    await server.register(async (child) => {
-      child.get('/child', async () => {
-        calls++
-        return 'child'
+    await server.register(fastifyGuard, guard)
+    server.get('/*', () => app())
+    await server.listen({ port: 0, host: '127.0.0.1' })
+    return { port: (server.server.address() as AddressInfo).port, close: () => server.close() }
+  }
+
+  describe(`fastifyGuard (Fastify ${major} plugin)`, () => {
+    inboundScenarios(start)
+
+    it('applies to routes registered in other plugins (not encapsulated) and decorates the instance', async () => {
+      const c = controlledLimiter(2)
+      const server = Fastify()
+      await server.register(fastifyGuard, { limiter: c.limiter })
+      let calls = 0
+      await server.register(async (child) => {
+        child.get('/child', async () => {
+          calls++
+          return 'child'
+        })
+      })
+      await server.listen({ port: 0, host: '127.0.0.1' })
+      const port = (server.server.address() as AddressInfo).port
+      expect((await get(port, {}, '/child')).body).toBe('child')
+      c.hold(3)
+      c.signal.load = 900
+      const shed = await get(port, {}, '/child')
+      expect(shed.status).toBe(503)
+      expect(shed.headers['retry-after']).toBe('1')
+      expect(calls).toBe(1)
+      expect((server as unknown as { bulwark: { limiter: unknown } }).bulwark.limiter).toBe(c.limiter)
+      await server.close()
+      c.releaseHeld()
+      c.limiter.close()
+    })
+
+    it('declares the Fastify majors it is tested with: a later major refuses it at registration', async () => {
+      const server = Fastify()
+      Object.defineProperty(server, 'version', { value: '6.0.0' }) // as Fastify 6 would report itself
+      await expect(server.register(fastifyGuard, { limiter: false })).rejects.toMatchObject({
+        code: 'FST_ERR_PLUGIN_VERSION_MISMATCH',
+        message: expect.stringMatching(/bulwark - expected '4\.x \|\| 5\.x' fastify version, '6\.0\.0'/),
       })
     })
-    await server.listen({ port: 0, host: '127.0.0.1' })
-    const port = (server.server.address() as AddressInfo).port
-    expect((await get(port, {}, '/child')).body).toBe('child')
-    c.hold(3)
-    c.signal.load = 900
-    const shed = await get(port, {}, '/child')
-    expect(shed.status).toBe(503)
-    expect(shed.headers['retry-after']).toBe('1')
-    expect(calls).toBe(1)
-    expect((server as unknown as { bulwark: { limiter: unknown } }).bulwark.limiter).toBe(c.limiter)
-    await server.close()
-    c.releaseHeld()
-    c.limiter.close()
-  })
 
-  it('fails the registration on a bad option', async () => {
-    const server = Fastify()
-    await expect(server.register(fastifyGuard, { retryAfter: 'soon' } as never)).rejects.toThrow(/retryAfter/)
+    it('fails the registration on a bad option', async () => {
+      const server = Fastify()
+      await expect(server.register(fastifyGuard, { retryAfter: 'soon' } as never)).rejects.toThrow(/retryAfter/)
+    })
   })
-})
+}
