@@ -118,7 +118,9 @@ export type {
   RateLimitOptions,
 } from './integrations/inbound-options'
 export { httpGuard } from './integrations/http'
-export type { GuardedListener, RequestListener } from './integrations/http'
+export type { GuardedListener, NodeRequest, NodeResponse, RequestListener } from './integrations/http'
+export { http2StreamGuard } from './integrations/http2-stream'
+export type { GuardedStreamListener, Http2StreamRequest, StreamListener } from './integrations/http2-stream'
 export { expressGuard } from './integrations/express'
 export type { ExpressMiddleware, ExpressRequest } from './integrations/express'
 export { fastifyGuard } from './integrations/fastify'

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'http'
+import type { Http2ServerRequest, Http2ServerResponse } from 'http2'
 
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { InboundGuard, type RequestAccess } from './inbound-guard'
@@ -6,27 +7,42 @@ import type { InboundGuardOptions } from './inbound-options'
 import { responseReleaser } from './response-release'
 import { writeShed } from './shed-reply'
 
-/** Reads a node:http request: its headers and the socket's peer address. */
-export const nodeRequestAccess: RequestAccess<IncomingMessage> = {
+/** A request of node:http, or of node:http2's compatibility API (which has the same headers and socket). */
+export type NodeRequest = IncomingMessage | Http2ServerRequest
+export type NodeResponse = ServerResponse | Http2ServerResponse
+
+/** Reads a node:http or node:http2 compatibility request: its headers and the socket's peer address. */
+export const nodeRequestAccess: RequestAccess<NodeRequest> = {
   header: (req, name) => req.headers[name],
   address: (req) => req.socket.remoteAddress,
 }
 
-export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void
-export type GuardedListener = RequestListener & { readonly guard: InboundGuard<IncomingMessage> }
+export type RequestListener<Req extends NodeRequest = IncomingMessage, Res extends NodeResponse = ServerResponse> = (
+  req: Req,
+  res: Res,
+) => void
+export type GuardedListener<
+  Req extends NodeRequest = IncomingMessage,
+  Res extends NodeResponse = ServerResponse,
+> = RequestListener<Req, Res> & { readonly guard: InboundGuard<Req> }
 
 /**
- * Wraps a node:http request listener: each request is admitted or answered at once with 503 (overload) or 429
- * (rate limit), a Retry-After header and a small JSON body, without calling `listener`.
+ * Wraps a request listener of node:http, or of node:http2's compatibility API (`http2.createServer`,
+ * `http2.createSecureServer`): each request is admitted or answered at once with 503 (overload) or 429 (rate
+ * limit), a Retry-After header and a small JSON body, without calling `listener`. An admitted request's token is
+ * released when its response finishes or closes (over HTTP/2: its stream ended or was reset, or its session died).
  *
  *   http.createServer(httpGuard((req, res) => res.end('ok'), { limiter: { shared: 'api' } }))
  */
-export function httpGuard(listener: RequestListener, options?: InboundGuardOptions<IncomingMessage>): GuardedListener {
+export function httpGuard<Req extends NodeRequest = IncomingMessage, Res extends NodeResponse = ServerResponse>(
+  listener: RequestListener<Req, Res>,
+  options?: InboundGuardOptions<Req>,
+): GuardedListener<Req, Res> {
   if (typeof listener !== 'function')
     throw new InvalidArgumentError('listener', listener, 'a request listener function')
-  const guard = new InboundGuard(options, nodeRequestAccess)
+  const guard = new InboundGuard<Req>(options, nodeRequestAccess)
   const bind = responseReleaser(guard)
-  const guarded = (req: IncomingMessage, res: ServerResponse): void => {
+  const guarded = (req: Req, res: Res): void => {
     const token = guard.acquire(req)
     if (token < 0) return writeShed(res, token, guard.retryAfter)
     bind(res, token)

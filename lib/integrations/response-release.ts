@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'http'
+import type { Http2ServerResponse, ServerHttp2Stream } from 'http2'
 import type { Socket } from 'net'
 
 import type { InboundGuard } from './inbound-guard'
@@ -9,30 +10,53 @@ const TOKEN = Symbol('bulwark.token')
 const QUEUED = Symbol('bulwark.queued')
 const RELEASED = -1
 
-type Tracked = ServerResponse & { [TOKEN]?: number }
+type Holder = { [TOKEN]?: number }
+type Tracked = ServerResponse & Holder & { stream?: ServerHttp2Stream }
 type TrackedSocket = Socket & { [QUEUED]?: Tracked[] }
+type TrackedStream = ServerHttp2Stream & Holder
 
 /**
- * Returns `bind(res, token)`: releases `token` to `guard` when `res` finishes or its connection closes, whichever
- * comes first, exactly once. The listeners are functions made here, once per adapter. The response time counts
- * only for a response sent whole and below 500: a 5xx (a gateway answers one at once when its upstream refuses)
+ * The listener that gives back the token its emitter holds, the first time it is called. The response time counts
+ * only for a response sent `whole` and below 500: a 5xx (a gateway answers one at once when its upstream refuses)
  * or an abandoned request says nothing about how long requests take.
  */
-export function responseReleaser<Req>(guard: InboundGuard<Req>): (res: ServerResponse, token: number) => void {
-  function done(this: Tracked): void {
+function releaseOnce<Req, E extends Holder>(
+  guard: InboundGuard<Req>,
+  whole: (emitter: E) => boolean,
+): (this: E) => void {
+  return function done(this: E): void {
     const token = this[TOKEN] as number
     if (token === RELEASED) return
     this[TOKEN] = RELEASED
-    guard.release(token, this.writableFinished && this.statusCode < 500)
+    guard.release(token, whole(this))
   }
+}
+
+// A node:http2 compatibility response reports itself finished and 200 when its stream was reset before it was
+// answered: its stream's `aborted` tells.
+const wholeResponse = (res: Tracked): boolean => res.writableFinished && res.statusCode < 500 && !res.stream?.aborted
+const wholeStream = (stream: TrackedStream): boolean =>
+  !stream.aborted && stream.writableFinished && Number(stream.sentHeaders?.[':status']) < 500
+
+/**
+ * Returns `bind(res, token)`: releases `token` to `guard` when `res` finishes or its connection closes, whichever
+ * comes first, exactly once. The listeners are functions made here, once per adapter. Works for node:http's
+ * responses and node:http2's compatibility responses (which emit 'close' when their stream is reset or their
+ * session dies; they have no pipelining).
+ */
+export function responseReleaser<Req>(
+  guard: InboundGuard<Req>,
+): (res: ServerResponse | Http2ServerResponse, token: number) => void {
+  const done = releaseOnce(guard, wholeResponse)
   // node:http emits nothing on a queued response whose connection dies: its requests are released here.
   function connectionClosed(this: TrackedSocket): void {
     const queued = this[QUEUED] as Tracked[]
     this[QUEUED] = undefined
     for (const res of queued) done.call(res)
   }
-  return (res: Tracked, token: number): void => {
+  return (response: ServerResponse | Http2ServerResponse, token: number): void => {
     if (!guard.tracksInFlight) return
+    const res = response as Tracked
     res[TOKEN] = token
     res.on('finish', done)
     res.on('close', done)
@@ -49,5 +73,20 @@ export function responseReleaser<Req>(guard: InboundGuard<Req>): (res: ServerRes
         ;(socket[QUEUED] as Tracked[]).push(res)
       }
     }
+  }
+}
+
+/**
+ * Returns `bind(stream, token)` for node:http2's core API: releases `token` when the stream finishes or closes
+ * (it ended, either side reset it, or its session died), exactly once.
+ */
+export function streamReleaser<Req>(guard: InboundGuard<Req>): (stream: ServerHttp2Stream, token: number) => void {
+  const done = releaseOnce(guard, wholeStream)
+  return (stream: TrackedStream, token: number): void => {
+    if (!guard.tracksInFlight) return
+    stream[TOKEN] = token
+    stream.on('finish', done)
+    stream.on('close', done)
+    if (stream.destroyed) done.call(stream) // closed before the listener ran: no event will come
   }
 }

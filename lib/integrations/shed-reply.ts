@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'http'
+import type { Http2ServerResponse, OutgoingHttpHeaders, ServerHttp2Stream } from 'http2'
 
 import { SHED_LATENCY, SHED_QUEUE_DELAY, SHED_RATE_LIMIT } from './inbound-guard'
 
@@ -45,8 +46,8 @@ export function retryAfterText(seconds: number): string {
 // Raw header lists by reason (index -reason) and Retry-After seconds, each made once: a shed allocates nothing.
 const headerLists: string[][][] = [[], [], [], [], []]
 
-/** Answers a shed request on a raw node:http response (node:http and Express). */
-export function writeShed(res: ServerResponse, reason: number, retryAfter: number): void {
+/** Answers a shed request on a raw node:http response (node:http, Express) or a node:http2 compatibility one. */
+export function writeShed(res: ServerResponse | Http2ServerResponse, reason: number, retryAfter: number): void {
   const r = shedReply(reason)
   const lists = headerLists[-reason] ?? headerLists[1]
   const headers =
@@ -59,6 +60,26 @@ export function writeShed(res: ServerResponse, reason: number, retryAfter: numbe
       'retry-after',
       retryAfterText(retryAfter),
     ])
-  res.writeHead(r.status, headers)
+  ;(res as ServerResponse).writeHead(r.status, headers)
   res.end(r.body)
+}
+
+// HTTP/2 response headers by reason and Retry-After seconds, each made once (respond() copies what it is given).
+const headerObjects: OutgoingHttpHeaders[][] = [[], [], [], []]
+
+/** Answers a shed request on a node:http2 stream (the core API); a HEAD request gets the headers only. */
+export function respondShed(stream: ServerHttp2Stream, head: boolean, reason: number, retryAfter: number): void {
+  if (stream.destroyed) return // reset by the client already: nothing to answer
+  const r = shedReply(reason)
+  const objects = headerObjects[-reason] ?? headerObjects[1]
+  const headers =
+    objects[retryAfter] ??
+    (objects[retryAfter] = Object.freeze({
+      ':status': r.status,
+      'content-type': JSON_TYPE,
+      'content-length': r.length,
+      'retry-after': retryAfterText(retryAfter),
+    }))
+  stream.respond(headers, { endStream: head })
+  if (!head) stream.end(r.body)
 }

@@ -3,6 +3,7 @@ import Fastify5 from 'fastify'
 import { describe, expect, it } from 'vitest'
 
 import { fastifyGuard } from '../../lib/index'
+import { http2Client } from './http2-client'
 import { controlledLimiter, get, inboundScenarios, type StartServer } from './inbound-scenarios'
 
 // Fastify 5 and, through the npm alias fastify-v4, Fastify 4: the same tests against each.
@@ -14,13 +15,20 @@ const majors: Array<[string, typeof Fastify5]> = [
 ]
 
 for (const [major, Fastify] of majors) {
-  const start: StartServer = async (guard, app) => {
-    const server = Fastify()
-    await server.register(fastifyGuard, guard)
-    server.get('/*', () => app())
-    await server.listen({ port: 0, host: '127.0.0.1' })
-    return { port: (server.server.address() as AddressInfo).port, close: () => server.close() }
-  }
+  const startOver =
+    (http2: boolean): StartServer =>
+    async (guard, app) => {
+      const server = Fastify({ http2 } as object)
+      await server.register(fastifyGuard, guard)
+      server.get('/*', () => app())
+      await server.listen({ port: 0, host: '127.0.0.1' })
+      return { port: (server.server.address() as AddressInfo).port, close: () => server.close() }
+    }
+  const start = startOver(false)
+
+  describe(`fastifyGuard (Fastify ${major} plugin, HTTP/2)`, () => {
+    inboundScenarios(startOver(true), http2Client)
+  })
 
   describe(`fastifyGuard (Fastify ${major} plugin)`, () => {
     inboundScenarios(start)

@@ -50,6 +50,25 @@ export function get(port: number, headers: Record<string, string> = {}, path = '
   })
 }
 
+/** How the scenarios talk to a server: HTTP/1.1 (node:http, a connection per request) or HTTP/2 (http2-client.ts). */
+export interface ScenarioClient {
+  get(port: number, headers?: Record<string, string>, path?: string): Promise<Reply>
+  /** Starts a request the server will not answer; `abort()` makes the client give up on it (connection or stream). */
+  start(port: number, path: string): { abort(): void }
+  /** Whether requests can be pipelined on one connection (HTTP/1.1). */
+  pipelining: boolean
+}
+
+export const http1Client: ScenarioClient = {
+  get,
+  start(port, path) {
+    const req = http.get({ host: '127.0.0.1', port, path, agent: false })
+    req.on('error', () => undefined)
+    return { abort: () => req.destroy() }
+  },
+  pipelining: true,
+}
+
 /** A limiter whose load and clock the test sets; `hold(n)` takes n tokens at load 0 and keeps them. */
 export function controlledLimiter(minInFlight: number) {
   const signal = { load: 0 }
@@ -66,8 +85,9 @@ export function controlledLimiter(minInFlight: number) {
   return { limiter, signal, clock, hold, releaseHeld }
 }
 
-/** Registers the shared scenarios for one adapter. */
-export function inboundScenarios(start: StartServer): void {
+/** Registers the shared scenarios for one adapter, over HTTP/1.1 unless another client is given. */
+export function inboundScenarios(start: StartServer, client: ScenarioClient = http1Client): void {
+  const get = client.get
   let server: TestServer | undefined
   let calls = 0
   const app: AppHandler = async () => {
@@ -177,14 +197,10 @@ export function inboundScenarios(start: StartServer): void {
       await gate
       return 'late'
     })
-    const requests = Array.from({ length: 5 }, () => {
-      const req = http.get({ host: '127.0.0.1', port, path: '/work', agent: false })
-      req.on('error', () => undefined)
-      return req
-    })
+    const requests = Array.from({ length: 5 }, () => client.start(port, '/work'))
     await waitFor(() => calls === 5, { what: 'every request to reach the handler' })
     expect(limiter.inFlight).toBe(5)
-    requests.forEach((req) => req.destroy())
+    requests.forEach((req) => req.abort())
     await waitFor(() => limiter.inFlight === 0, { what: 'aborted requests to give their tokens back' })
     open_() // the handlers now answer on closed connections: no second release
     await new Promise((r) => setTimeout(r, 20))
@@ -195,20 +211,22 @@ export function inboundScenarios(start: StartServer): void {
     limiter.close()
   })
 
-  it('releases pipelined requests queued behind an unanswered one when the connection drops', async () => {
-    const { limiter } = controlledLimiter(50)
-    const port = await open({ limiter }, async () => {
-      calls++
-      return new Promise<string>(() => undefined) // never answers
+  // HTTP/1.1 only: HTTP/2 multiplexes streams instead.
+  if (client.pipelining)
+    it('releases pipelined requests queued behind an unanswered one when the connection drops', async () => {
+      const { limiter } = controlledLimiter(50)
+      const port = await open({ limiter }, async () => {
+        calls++
+        return new Promise<string>(() => undefined) // never answers
+      })
+      const socket = net.connect(port, '127.0.0.1')
+      socket.on('error', () => undefined)
+      socket.write('GET /work HTTP/1.1\r\nHost: test\r\n\r\n'.repeat(4))
+      await waitFor(() => calls === 4, { what: 'the pipelined requests to reach the handler' })
+      expect(limiter.inFlight).toBe(4)
+      socket.destroy()
+      await waitFor(() => limiter.inFlight === 0, { what: 'queued responses to give their tokens back' })
+      expect(limiter.stats().invalidReleases).toBe(0)
+      limiter.close()
     })
-    const socket = net.connect(port, '127.0.0.1')
-    socket.on('error', () => undefined)
-    socket.write('GET /work HTTP/1.1\r\nHost: test\r\n\r\n'.repeat(4))
-    await waitFor(() => calls === 4, { what: 'the pipelined requests to reach the handler' })
-    expect(limiter.inFlight).toBe(4)
-    socket.destroy()
-    await waitFor(() => limiter.inFlight === 0, { what: 'queued responses to give their tokens back' })
-    expect(limiter.stats().invalidReleases).toBe(0)
-    limiter.close()
-  })
 }

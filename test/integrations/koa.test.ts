@@ -1,8 +1,17 @@
+import * as http2 from 'http2'
 import Koa3 from 'koa'
 import { describe, expect, it } from 'vitest'
 
 import { koaGuard } from '../../lib/index'
-import { controlledLimiter, get, inboundScenarios, serving, type StartServer } from './inbound-scenarios'
+import { http2Client, serving2 } from './http2-client'
+import {
+  type AppHandler,
+  controlledLimiter,
+  get,
+  inboundScenarios,
+  serving,
+  type StartServer,
+} from './inbound-scenarios'
 
 // Koa 3 and, through the npm alias koa-v2, Koa 2: the same tests against each.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -13,15 +22,15 @@ const majors: Array<[string, typeof Koa3]> = [
 ]
 
 for (const [major, Koa] of majors) {
-  const start: StartServer = async (guard, app) => {
-    const server = new Koa()
-      .use(koaGuard(guard))
-      .use(async (ctx) => {
-        ctx.body = await app()
-      })
-      .listen(0, '127.0.0.1')
-    return serving(server)
-  }
+  const guarded = (guard: Parameters<typeof koaGuard>[0], app: AppHandler) =>
+    new Koa().use(koaGuard(guard)).use(async (ctx) => {
+      ctx.body = await app()
+    })
+  const start: StartServer = async (guard, app) => serving(guarded(guard, app).listen(0, '127.0.0.1'))
+
+  describe(`koaGuard (Koa ${major}, HTTP/2)`, () => {
+    inboundScenarios(async (guard, app) => serving2(http2.createServer(guarded(guard, app).callback())), http2Client)
+  })
 
   describe(`koaGuard (Koa ${major})`, () => {
     inboundScenarios(start)
