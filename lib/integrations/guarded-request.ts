@@ -86,7 +86,14 @@ export abstract class GuardedRequest {
     this.startedAt = callStart(this.breaker)
     this.reported = false
     this.discarding = false
-    return this.dispatch(this.options, this)
+    try {
+      return this.dispatch(this.options, this)
+    } catch (error) {
+      // The attempt never started (a dispatcher that does not speak the caller's handler API throws): its bulkhead
+      // slot goes back, or every such request would leave one taken for good.
+      this.attemptOver(false)
+      throw error
+    }
   }
 
   /** Called by the backoff timer. */

@@ -3,7 +3,7 @@
 import * as http from 'http'
 import * as net from 'net'
 import type { AddressInfo } from 'net'
-import { afterEach, expect, it } from 'vitest'
+import { afterEach, expect, it, vi } from 'vitest'
 
 import { BbrLimiter, KeyedLimiter, TokenBucket, type InboundGuardOptions } from '../../lib/index'
 import { ManualClock } from '../helpers/manual-clock'
@@ -104,8 +104,9 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
     server = undefined
   })
 
-  it('admits requests and releases every token exactly once', async () => {
+  it('admits requests and releases every token exactly once, its response time counted', async () => {
     const { limiter } = controlledLimiter(20)
+    const release = vi.spyOn(limiter, 'release')
     const port = await open({ limiter })
     const replies = await Promise.all(Array.from({ length: 20 }, () => get(port)))
     expect(replies.map((r) => r.status)).toEqual(Array(20).fill(200))
@@ -115,6 +116,7 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
     const s = limiter.stats()
     expect(s.passed).toBe(20)
     expect(s.invalidReleases).toBe(0)
+    expect(release.mock.calls.map((call) => call[1])).toEqual(Array(20).fill(true)) // answered whole, below 500
     limiter.close()
   })
 
@@ -190,6 +192,7 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
 
   it('releases the tokens of requests aborted by the client mid-handler, once, even if the handler answers later', async () => {
     const { limiter } = controlledLimiter(50)
+    const release = vi.spyOn(limiter, 'release')
     let open_: () => void = () => undefined
     const gate = new Promise<void>((r) => (open_ = r))
     const port = await open({ limiter }, async () => {
@@ -208,6 +211,7 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
     expect(s.inFlight).toBe(0)
     expect(s.invalidReleases).toBe(0)
     expect(s.passed).toBe(5)
+    expect(release.mock.calls.map((call) => call[1])).toEqual(Array(5).fill(false)) // abandoned: time not counted
     limiter.close()
   })
 

@@ -95,6 +95,17 @@ const callbackAttempt =
 const retrying = { breaker: { request: 1000 }, baseDelay: 0, random: () => 0 }
 
 describe('undiciGuard and undici’s handler APIs', () => {
+  it('a dispatcher that throws at once (a handler API it does not speak) gives the bulkhead slot back', () => {
+    const guard = undiciGuard(retrying)
+    const dispatch = guard(() => {
+      throw new Error('invalid onRequestStart method')
+    })
+    for (let i = 0; i < 3; i++)
+      expect(() => dispatch(get, recordingHandler('callback').handler)).toThrow(/onRequestStart/)
+    expect(guard.bulkheads?.get(origin).inFlight).toBe(0)
+    guard.close()
+  })
+
   it('refuses at once a handler of neither API, naming it and the methods it has', () => {
     const guard = undiciGuard(retrying)
     const dispatch = guard(scripted([]))
@@ -164,6 +175,7 @@ describe('undiciGuard and undici’s handler APIs', () => {
       expect(name).toBe('error')
       expect(String(args[args.length - 1])).toMatch(/no attempt scripted/)
       expect(calls.map((c) => c[0])).toEqual(['start', 'error'])
+      expect(guard.bulkheads?.get(origin).inFlight).toBe(0) // the thrown attempt gave its bulkhead slot back
       guard.close()
     })
 
