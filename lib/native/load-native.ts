@@ -51,9 +51,14 @@ function loadBinding(): NativeBinding {
       `bulwark: no usable native addon for ${describePlatform()}.`,
       `Tried: ${tried.join(', ')}.`,
       `Reason: ${reason}`,
-      'Prebuilt binaries ship for linux-x64. To build from source you need python3, make and a C++17 compiler',
-      '(g++ or clang++) and Node headers, then run: npm rebuild bulwark --build-from-source',
-      '(from a clone of bulwark: npm run build:native).',
+      'Prebuilt binaries ship for linux-x64 and linux-arm64 (glibc 2.17+ and musl), darwin-x64, darwin-arm64 and',
+      'win32-x64 (docs/readme/install.md).',
+      ...(process.platform === 'linux' && isMusl() && !process.env.LIBC
+        ? ['On a musl system other than Alpine, set LIBC=musl to load the musl binary.']
+        : []),
+      'To build from source you need python3, make, a C++17 compiler (g++ or clang++) and Node headers, then run:',
+      'npm rebuild bulwark --build-from-source (if npm skips install scripts, first: npm install-scripts approve bulwark).',
+      '(From a clone of bulwark: npm run build:native.)',
     ].join('\n')
     throw new NativeLoadError(message, describePlatform(), tried, cause)
   }

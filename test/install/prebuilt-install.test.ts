@@ -1,6 +1,6 @@
 // Installs the packed package into an empty project with only `node` on PATH (no compiler, make or python), so
 // the install can only succeed by using the prebuilt binary, then loads it with require() and import().
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'fs'
 import { createRequire } from 'module'
 import { tmpdir } from 'os'
 import { join } from 'path'
@@ -8,9 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { cleanEnv, nodeJson, npm, packageRoot, runOk } from './child-process'
 
-const { prebuildProblem, localTarget } = createRequire(import.meta.url)('../../scripts/prebuilds.js') as {
+const { prebuildProblem, localTarget, localTargets } = createRequire(import.meta.url)('../../scripts/prebuilds.js') as {
   prebuildProblem: () => string | null
   localTarget: string
+  localTargets: { file: string }[]
 }
 
 interface Packed {
@@ -24,20 +25,31 @@ function pack(dir: string, destination: string): Packed {
   return { ...packed, filename: join(destination, packed.filename) }
 }
 
-// Uses prebuilds/ when it is current. Otherwise runs the package's own `npm run prebuild` in an unpacked copy:
-// in the work tree it would rewrite build/, which the other test files load from.
+// Packs prebuilds/ when this machine's binary there is current; otherwise builds it first (scripts/prebuild/, which
+// writes only prebuilds/ and build-prebuild/, never the build/ the other test files load from).
 function packWithPrebuild(work: string): Packed {
-  const packed = pack(packageRoot, work)
-  if (prebuildProblem() === null) return packed
-  const stage = join(work, 'stage')
-  mkdirSync(stage)
-  runOk('tar', ['xzf', packed.filename, '-C', stage], work)
-  rmSync(packed.filename)
-  const copy = join(stage, 'package')
-  symlinkSync(join(packageRoot, 'node_modules'), join(copy, 'node_modules'))
-  copyFileSync(join(packageRoot, 'scripts', 'with-node-headers.js'), join(copy, 'scripts', 'with-node-headers.js'))
-  npm(['run', 'prebuild'], copy)
-  return pack(copy, work)
+  if (prebuildProblem() !== null) runOk(process.execPath, [join(packageRoot, 'scripts', 'prebuild', 'build.js')], work)
+  return pack(packageRoot, work)
+}
+
+// Installs the tarball into a new empty project with only node on PATH, and returns the project and how long
+// `npm install` took.
+function installInto(work: string, name: string, tarball: string, extra: string[] = []): string {
+  const bin = join(work, 'bin')
+  if (!existsSync(bin)) {
+    mkdirSync(bin)
+    symlinkSync(process.execPath, join(bin, 'node'))
+  }
+  const project = join(work, name)
+  mkdirSync(project)
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name, version: '1.0.0', private: true }))
+  // npm runs scripts with `sh` from PATH: name /bin/sh instead of putting a shell next to node.
+  const args = ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund', '--script-shell=/bin/sh', ...extra]
+  const started = performance.now()
+  npm(args, project, cleanEnv({ PATH: bin }))
+  const seconds = ((performance.now() - started) / 1000).toFixed(1)
+  console.log(`npm install ${extra.join(' ')} on ${localTarget} with no compiler on PATH: ${seconds} s`)
+  return project
 }
 
 // The same checks through require() and import(): a real call into C++, a shared region opened and closed, and
@@ -77,17 +89,7 @@ describe('npm install of the packed tarball on a machine without a compiler', ()
   beforeAll(() => {
     work = mkdtempSync(join(tmpdir(), 'bulwark-install-'))
     packed = packWithPrebuild(work)
-
-    const bin = join(work, 'bin')
-    mkdirSync(bin)
-    symlinkSync(process.execPath, join(bin, 'node'))
-    const project = join(work, 'consumer')
-    mkdirSync(project)
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }))
-    // npm runs scripts with `sh` from PATH: name /bin/sh instead of putting a shell next to node.
-    const args = ['install', packed.filename, '--prefer-offline', '--no-audit', '--no-fund', '--script-shell=/bin/sh']
-    npm(args, project, cleanEnv({ PATH: bin }))
-    installed = join(project, 'node_modules', 'bulwark')
+    installed = join(installInto(work, 'consumer', packed.filename), 'node_modules', 'bulwark')
   }, 180_000)
 
   afterAll(() => {
@@ -102,7 +104,11 @@ describe('npm install of the packed tarball on a machine without a compiler', ()
     expect(paths).toContain('binding.gyp')
     expect(paths).toContain('scripts/native-sources.js')
     expect(paths.some((p) => p.startsWith('native/') && p.endsWith('.cc'))).toBe(true)
-    expect(paths.filter((p) => /^(test|bench|lib|build|build-cmake[^/]*)\//.test(p) || /\/test\//.test(p))).toEqual([])
+    expect(
+      paths.filter(
+        (p) => /^(test|bench|lib|build|build-cmake[^/]*|build-prebuild|\.toolchains)\//.test(p) || /\/test\//.test(p),
+      ),
+    ).toEqual([])
   })
 
   it('installs without building: no build/ dir, only the prebuilt binary', () => {
@@ -110,14 +116,15 @@ describe('npm install of the packed tarball on a machine without a compiler', ()
     expect(readdirSync(join(installed, 'prebuilds', localTarget)).filter((f) => f.endsWith('.node'))).not.toEqual([])
   })
 
-  function expectWorking(result: CheckResult): void {
+  function expectWorking(result: CheckResult, packageDir = installed): void {
     expect(Number.isFinite(result.cpu)).toBe(true)
     expect(['host', 'cgroup-v1', 'cgroup-v2']).toContain(result.source)
     expect(result.value).toBe(42)
     expect(result.listedWhileOpen).toBe(true)
     expect(result.listedAfterClose).toBe(false)
     expect(result.addons).toHaveLength(1)
-    expect(result.addons[0]).toContain(join(installed, 'prebuilds', localTarget))
+    // This machine's binary (bulwark.napi.glibc.node here, not the musl one beside it).
+    expect(result.addons[0]).toBe(join(packageDir, 'prebuilds', localTarget, localTargets[0].file))
   }
 
   it('works through require()', () => {
@@ -130,4 +137,12 @@ describe('npm install of the packed tarball on a machine without a compiler', ()
     const script = `const b = await import('bulwark')\n${checks}`
     expectWorking(nodeJson<CheckResult>(['--input-type=module', '-e', script], project))
   })
+
+  // npm may skip install scripts (--ignore-scripts, allowScripts): node-gyp-build then finds the prebuilt binary
+  // when bulwark is first loaded, so a platform with a prebuild never needs the script.
+  it('works when npm runs no install script', () => {
+    const project = installInto(work, 'no-scripts', packed.filename, ['--ignore-scripts'])
+    const result = nodeJson<CheckResult>(['-e', `const b = require('bulwark')\n${checks}`], project)
+    expectWorking(result, join(project, 'node_modules', 'bulwark'))
+  }, 180_000)
 })

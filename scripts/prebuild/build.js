@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+'use strict'
+// Builds prebuilt binaries into prebuilds/<platform>-<arch>/ with Zig, checks each (check-binaries.js) and prints
+// how long each took. `npm run prebuild` builds this machine's target, `npm run prebuild:all` every target.
+// Usage: node scripts/prebuild/build.js [--all | --target <id> ...]
+const path = require('path')
+
+const { checkBinary, describeBinary } = require('./check-binaries')
+const { compileTarget } = require('./compile')
+const { targets, prebuildPath, findTarget } = require('./targets')
+
+const root = path.join(__dirname, '..', '..')
+
+function hostTargets() {
+  const report = process.report?.getReport()
+  const libc = process.platform !== 'linux' ? null : report?.header?.glibcVersionRuntime ? 'glibc' : 'musl'
+  const sameLibc = (t) => libc === null || (libc === 'musl') === Boolean(t.musl)
+  return targets.filter((t) => t.platform === process.platform && t.arch === process.arch && sameLibc(t))
+}
+
+function chosenTargets(args) {
+  if (args.includes('--all')) return targets
+  const ids = args.flatMap((arg, i) => (args[i - 1] === '--target' ? [arg] : []))
+  if (ids.length > 0) return ids.map(findTarget)
+  const host = hostTargets()
+  if (host.length === 0) throw new Error(`no prebuild target for ${process.platform}-${process.arch}`)
+  return host
+}
+
+function seconds(since) {
+  return `${((Date.now() - since) / 1000).toFixed(1)} s`
+}
+
+async function main() {
+  const chosen = chosenTargets(process.argv.slice(2))
+  const started = Date.now()
+  const failures = []
+  const pending = []
+  for (const target of chosen) {
+    const begun = Date.now()
+    const file = path.join(root, prebuildPath(target))
+    let problems
+    try {
+      await compileTarget(target, { outDir: path.dirname(file) })
+      problems = checkBinary(target, file)
+      console.log(`${describeBinary(target, file)} (built in ${seconds(begun)})`)
+    } catch (error) {
+      problems = [`${target.id}: ${error.message}`]
+    }
+    if (problems.length === 0 && target.pending) console.log(`${target.id} builds now: remove its pending mark`)
+    if (problems.length === 0) continue
+    const list = target.pending ? pending : failures
+    list.push(...problems.map((problem) => (target.pending ? `${problem} (pending: ${target.pending})` : problem)))
+    console.error(`${target.id}: ${target.pending ? 'PENDING' : 'FAILED'} after ${seconds(begun)}`)
+  }
+  const built = chosen.length - new Set([...failures, ...pending].map((p) => p.split(':')[0])).size
+  console.log(`prebuild: ${built} of ${chosen.length} target(s) built and checked in ${seconds(started)}`)
+  if (pending.length > 0) console.log(`not built yet:\n${pending.join('\n')}`)
+  if (failures.length > 0) {
+    console.error(`prebuild failed:\n${failures.join('\n')}`)
+    process.exit(1)
+  }
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})
