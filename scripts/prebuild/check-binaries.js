@@ -42,24 +42,24 @@ function elfFacts(file, bytes) {
   return { machine: elfMachines[bytes.readUInt16LE(18)], needed, newestGlibc, stripped }
 }
 
-// Mach-O 64-bit: header (32 bytes), then load commands; LC_LOAD_DYLIB (0xc) names a library, LC_SYMTAB (0x2)
-// with entries means symbols are present.
+// Mach-O 64-bit: header (32 bytes), then load commands; LC_LOAD_DYLIB (0xc) names a library, LC_DYSYMTAB (0xb)
+// counts the local symbols (nlocalsym, its second field), which stripping removes.
 function machoFacts(bytes) {
   if (bytes.readUInt32LE(0) !== 0xfeedfacf) return { machine: undefined, needed: [], stripped: false }
   const commands = bytes.readUInt32LE(16)
   const needed = []
   let offset = 32
-  let symbols = 0
+  let localSymbols = Infinity
   for (let i = 0; i < commands; i++) {
     const [command, size] = [bytes.readUInt32LE(offset), bytes.readUInt32LE(offset + 4)]
     if (command === 0xc) {
       const nameAt = offset + bytes.readUInt32LE(offset + 8)
       needed.push(bytes.toString('latin1', nameAt, bytes.indexOf(0, nameAt)))
     }
-    if (command === 0x2) symbols = bytes.readUInt32LE(offset + 12)
+    if (command === 0xb) localSymbols = bytes.readUInt32LE(offset + 12)
     offset += size
   }
-  return { machine: machoMachines[bytes.readUInt32LE(4)], needed, stripped: symbols < 64 }
+  return { machine: machoMachines[bytes.readUInt32LE(4)], needed, stripped: localSymbols === 0 }
 }
 
 function peFacts(file, bytes) {

@@ -35,9 +35,9 @@ const compileFlags = [
 
 function platformFlags(target) {
   if (target.format === 'elf') return { compile: ['-fPIC'], link: ['-Wl,--gc-sections', '-s'] }
-  // Node resolves the N-API symbols when it loads the addon, as node-gyp's -undefined dynamic_lookup does.
-  if (target.format === 'macho')
-    return { compile: [], link: ['-Wl,-undefined,dynamic_lookup', '-Wl,-dead_strip', '-s'] }
+  // Node resolves the N-API symbols when it loads the addon, as node-gyp's -undefined dynamic_lookup does. Zig's
+  // Mach-O linker ignores -s: local symbols are stripped after the link.
+  if (target.format === 'macho') return { compile: [], link: ['-Wl,-undefined,dynamic_lookup', '-Wl,-dead_strip'] }
   return { compile: ['-DWIN32_LEAN_AND_MEAN', '-D_WIN32_WINNT=0x0A00'], link: ['-s'] }
 }
 
@@ -117,6 +117,9 @@ async function compileTarget(target, { outDir, jobs = os.availableParallelism?.(
   await run(zig, ['c++', '-target', target.zig, '-shared', ...flags.link, ...objects, ...libraries, '-o', output])
   // lld writes an import library and a .pdb next to a DLL: nothing loads them.
   for (const extra of ['.lib', '.pdb']) fs.rmSync(output.replace(/\.node$/, extra), { force: true })
+  // LLVM's strip (Debian's llvm) with -x, as Apple advises for a loadable bundle: local symbols go, the exported
+  // napi_register_module_v1 and the symbols Node provides stay.
+  if (target.format === 'macho') await run('llvm-strip', ['-x', output])
   return output
 }
 

@@ -13,10 +13,13 @@ namespace bulwark {
 
 namespace {
 
-// Reads the state letter (field 3) and the start time (field 22) of /proc/<pid>/stat.
+// Reads the state letter (field 3) and the start time (field 22) of the process's main thread, which are the
+// process's own. Through /proc/<pid>/task/<pid>/stat rather than /proc/<pid>/stat: qemu-user (an arm64 container on
+// an x64 host, and the reverse) answers a process's reads of its own /proc/<pid>/stat with a made-up line whose start
+// time differs from what other processes read, which would make every member look like a reused pid.
 bool ReadProcStat(pid_t pid, char* state, uint64_t* startTime) {
   char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  std::snprintf(path, sizeof path, "/proc/%d/task/%d/stat", static_cast<int>(pid), static_cast<int>(pid));
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   char buf[1024];
