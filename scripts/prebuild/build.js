@@ -3,6 +3,7 @@
 // Builds prebuilt binaries into prebuilds/<platform>-<arch>/ with Zig, checks each (check-binaries.js) and prints
 // how long each took. `npm run prebuild` builds this machine's target, `npm run prebuild:all` every target.
 // Usage: node scripts/prebuild/build.js [--all | --target <id> ...]
+const { spawnSync } = require('child_process')
 const path = require('path')
 
 const { checkBinary, describeBinary } = require('./check-binaries')
@@ -27,11 +28,22 @@ function chosenTargets(args) {
   return host
 }
 
+// npm runs a script named pre<name> before <name>, so `npm run build:all` would start `prebuild:all` (every
+// platform) first. Only `npm run prebuild:all` itself builds: the npm process that started this one (through
+// `sh -c`) names the script it was asked for.
+function startedBeforeBuildAll() {
+  if (process.env.npm_lifecycle_event !== 'prebuild:all' || process.platform === 'win32') return false
+  const ps = (field, pid) => spawnSync('ps', ['-o', `${field}=`, '-p', String(pid)], { encoding: 'utf8' }).stdout.trim()
+  const npmArgs = ps('args', ps('ppid', process.ppid))
+  return /\bbuild:all\b/.test(npmArgs) && !/\bprebuild:all\b/.test(npmArgs)
+}
+
 function seconds(since) {
   return `${((Date.now() - since) / 1000).toFixed(1)} s`
 }
 
 async function main() {
+  if (startedBeforeBuildAll()) return
   const chosen = chosenTargets(process.argv.slice(2))
   const started = Date.now()
   const failures = []
