@@ -45,7 +45,6 @@ function elfFacts(file, bytes) {
 // Mach-O 64-bit: header (32 bytes), then load commands; LC_LOAD_DYLIB (0xc) names a library, LC_DYSYMTAB (0xb)
 // counts the local symbols (nlocalsym, its second field), which stripping removes.
 function machoFacts(bytes) {
-  if (bytes.readUInt32LE(0) !== 0xfeedfacf) return { machine: undefined, needed: [], stripped: false }
   const commands = bytes.readUInt32LE(16)
   const needed = []
   let offset = 32
@@ -71,16 +70,25 @@ function peFacts(file, bytes) {
   return { machine: isPe ? peMachines[bytes.readUInt16LE(header + 4)] : undefined, needed, stripped: noSymbols }
 }
 
+// Each format's magic bytes.
+const magic = {
+  elf: (bytes) => bytes.readUInt32BE(0) === 0x7f454c46,
+  macho: (bytes) => bytes.readUInt32LE(0) === 0xfeedfacf,
+  pe: (bytes) => bytes.toString('latin1', 0, 2) === 'MZ',
+}
+
+// What the binary needs, read the target's way; a file of another format has no machine (so it fails the check).
+function factsOf(target, file, bytes) {
+  if (bytes.length < 64 || !magic[target.format](bytes)) return { machine: undefined, needed: [], stripped: true }
+  if (target.format === 'elf') return elfFacts(file, bytes)
+  return target.format === 'macho' ? machoFacts(bytes) : peFacts(file, bytes)
+}
+
 /** Problems with the binary of `target` at `file` (an empty list when it is fit to ship). */
 function checkBinary(target, file) {
   if (!fs.existsSync(file)) return [`${target.id}: ${path.relative(root, file)} is missing`]
   const bytes = fs.readFileSync(file)
-  const facts =
-    target.format === 'elf'
-      ? elfFacts(file, bytes)
-      : target.format === 'macho'
-        ? machoFacts(bytes)
-        : peFacts(file, bytes)
+  const facts = factsOf(target, file, bytes)
   const problems = []
   if (facts.machine !== target.machine) problems.push(`is not ${formatNames[target.format]} for ${target.machine}`)
   const runtime = facts.needed.filter((lib) => sharedCxxRuntime.test(lib))
@@ -106,12 +114,7 @@ function checkBinary(target, file) {
 /** A one-line summary of what the binary needs at run time (for the build log). */
 function describeBinary(target, file) {
   const bytes = fs.readFileSync(file)
-  const facts =
-    target.format === 'elf'
-      ? elfFacts(file, bytes)
-      : target.format === 'macho'
-        ? machoFacts(bytes)
-        : peFacts(file, bytes)
+  const facts = factsOf(target, file, bytes)
   const glibc = facts.newestGlibc ? `, GLIBC_${facts.newestGlibc} at most` : ''
   return `${target.id}: ${bytes.length} bytes, needs ${facts.needed.join(' ')}${glibc}`
 }
