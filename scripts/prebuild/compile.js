@@ -69,11 +69,6 @@ async function pool(jobs, limit) {
   if (errors.length > 0) throw errors[0]
 }
 
-// The sources a target's OS compiles (a <stem>_<os>.cc file only for its OS).
-function sourcesOf(target) {
-  return nativeSources.sourcesFor ? nativeSources.sourcesFor(target.platform) : nativeSources.sources
-}
-
 function newestHeader() {
   const headers = [...nativeSources.collect('native', (name) => name.endsWith('.h'))].map((rel) => path.join(root, rel))
   return Math.max(0, ...headers.map((file) => fs.statSync(file).mtimeMs))
@@ -93,7 +88,8 @@ async function compileTarget(target, { outDir, jobs = os.availableParallelism?.(
   const objDir = path.join(root, 'build-prebuild', target.id, key)
   fs.mkdirSync(objDir, { recursive: true })
   const headersChanged = newestHeader()
-  const sources = sourcesOf(target)
+  // A <stem>_<os>.cc file is compiled only for its OS (scripts/native-sources.js).
+  const sources = nativeSources.sourcesFor(target.platform)
   const objects = sources.map((rel) => path.join(objDir, rel.replace(/[/\\]/g, '_').replace(/\.cc$/, '.o')))
   const stale = sources
     .map((rel, index) => ({ source: path.join(root, rel), object: objects[index] }))
