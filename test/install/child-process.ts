@@ -6,6 +6,9 @@ import { dirname, join, resolve } from 'path'
 
 export const packageRoot = resolve(__dirname, '..', '..')
 
+/** How much slower than native this run is: scripts/cross/ sets BULWARK_TIME_SCALE for emulated Node. */
+export const timeScale = Math.max(1, Number(process.env.BULWARK_TIME_SCALE) || 1)
+
 export interface Run {
   status: number | null
   stdout: string
@@ -21,7 +24,7 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 }
 
 export function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = cleanEnv()): Run {
-  const result = spawnSync(command, args, { cwd, env, encoding: 'utf8', timeout: 170_000 })
+  const result = spawnSync(command, args, { cwd, env, encoding: 'utf8', timeout: 170_000 * timeScale })
   if (result.error) throw result.error
   return { status: result.status, stdout: result.stdout, stderr: result.stderr }
 }

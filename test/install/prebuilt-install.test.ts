@@ -6,7 +6,7 @@ import { tmpdir } from 'os'
 import { join } from 'path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { cleanEnv, nodeJson, npm, packageRoot, runOk } from './child-process'
+import { cleanEnv, nodeJson, npm, packageRoot, runOk, timeScale } from './child-process'
 
 const { prebuildProblem, localTarget, localTargets } = createRequire(import.meta.url)('../../scripts/prebuilds.js') as {
   prebuildProblem: () => string | null
@@ -90,7 +90,7 @@ describe('npm install of the packed tarball on a machine without a compiler', ()
     work = mkdtempSync(join(tmpdir(), 'bulwark-install-'))
     packed = packWithPrebuild(work)
     installed = join(installInto(work, 'consumer', packed.filename), 'node_modules', 'bulwark')
-  }, 180_000)
+  }, 180_000 * timeScale)
 
   afterAll(() => {
     if (work) rmSync(work, { recursive: true, force: true })
@@ -140,9 +140,13 @@ describe('npm install of the packed tarball on a machine without a compiler', ()
 
   // npm may skip install scripts (--ignore-scripts, allowScripts): node-gyp-build then finds the prebuilt binary
   // when bulwark is first loaded, so a platform with a prebuild never needs the script.
-  it('works when npm runs no install script', () => {
-    const project = installInto(work, 'no-scripts', packed.filename, ['--ignore-scripts'])
-    const result = nodeJson<CheckResult>(['-e', `const b = require('bulwark')\n${checks}`], project)
-    expectWorking(result, join(project, 'node_modules', 'bulwark'))
-  }, 180_000)
+  it(
+    'works when npm runs no install script',
+    () => {
+      const project = installInto(work, 'no-scripts', packed.filename, ['--ignore-scripts'])
+      const result = nodeJson<CheckResult>(['-e', `const b = require('bulwark')\n${checks}`], project)
+      expectWorking(result, join(project, 'node_modules', 'bulwark'))
+    },
+    180_000 * timeScale,
+  )
 })
