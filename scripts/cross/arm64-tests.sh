@@ -2,7 +2,7 @@
 # Part of the unit suite on linux-arm64: arm64 Node under qemu-user loads the arm64 glibc prebuild
 # (PREBUILDS_ONLY: never the x64 build/). The files chosen exercise the native code where arm64 differs from x64:
 # shared regions across processes (membership, liveness, reaping), atomics across threads and processes, hashing,
-# the shared hot-key sketch, and the packed-tarball install. They fit CI's time budget under emulation, which runs
+# and the packed-tarball install. They fit CI's time budget under emulation, which runs
 # this suite many times slower than native; timeouts are scaled for it (BULWARK_TIME_SCALE for the tests' own), no
 # assertion is.
 # Usage: scripts/cross/arm64-tests.sh [test files...]   (any unit test file runs; these are the default)
@@ -16,7 +16,6 @@ if [ ${#files[@]} -eq 0 ]; then
     test/shared/shared-region.test.ts
     test/shared/concurrency.test.ts
     test/hotkeys/murmur3.test.ts
-    test/hotkeys/heavy-keeper-shared.test.ts
     test/install/prebuilt-install.test.ts
   )
 fi
