@@ -34,12 +34,16 @@ await rlfReject.consume('k').catch(() => undefined)
 await rlfReject.consume('k').catch(() => undefined)
 
 await measure('Rate limiters: one local decision', [
-  { name: 'TokenBucket.tryTake admitted', fn: () => do_not_optimize(bucketAdmit.tryTake()), target: 40 },
-  { name: 'TokenBucket.tryTake rejected', fn: () => do_not_optimize(bucketReject.tryTake()), target: 40 },
-  { name: 'TokenBucket.tryTake admitted (shared)', fn: () => do_not_optimize(sharedBucketAdmit.tryTake()), target: 40 },
+  { name: 'TokenBucket.tryAcquire admitted', fn: () => do_not_optimize(bucketAdmit.tryAcquire()), target: 40 },
+  { name: 'TokenBucket.tryAcquire rejected', fn: () => do_not_optimize(bucketReject.tryAcquire()), target: 40 },
   {
-    name: 'TokenBucket.tryTake rejected (shared)',
-    fn: () => do_not_optimize(sharedBucketReject.tryTake()),
+    name: 'TokenBucket.tryAcquire admitted (shared)',
+    fn: () => do_not_optimize(sharedBucketAdmit.tryAcquire()),
+    target: 40,
+  },
+  {
+    name: 'TokenBucket.tryAcquire rejected (shared)',
+    fn: () => do_not_optimize(sharedBucketReject.tryAcquire()),
     target: 40,
   },
   { name: 'SlidingWindowLimiter.tryAcquire admitted', fn: () => do_not_optimize(windowAdmit.tryAcquire()), target: 40 },
@@ -59,8 +63,8 @@ await measure('Rate limiters: one local decision', [
     target: 40,
   },
   {
-    name: 'KeyedLimiter.tryTake (1024 keys, token buckets)',
-    fn: () => do_not_optimize(keyed.tryTake(keys[k++ & 1023])),
+    name: 'KeyedLimiter.tryAcquire (1024 keys, token buckets)',
+    fn: () => do_not_optimize(keyed.tryAcquire(keys[k++ & 1023])),
   },
   { name: 'rate-limiter-flexible RateLimiterMemory.consume admitted', fn: () => rlfAdmit.consume('k'), baseline: true },
   {

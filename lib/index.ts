@@ -1,7 +1,23 @@
 // bulwark: overload protection for Node gateways.
 
-// Errors
+// Errors: every one has a stable `code` and a type guard that works across copies of the package
 export { BulwarkError } from './errors/bulwark-error'
+export {
+  isAbortedError,
+  isBreakerOpenError,
+  isBulwarkError,
+  isFallbackChainError,
+  isInvalidArgumentError,
+  isInvalidOptionError,
+  isMissingPeerDependencyError,
+  isNativeLoadError,
+  isOverloadError,
+  isRegionCorruptError,
+  isRegionMismatchError,
+  isSharedMemoryError,
+} from './errors/error-guards'
+export type { BulwarkErrorCode, BulwarkErrorCodes } from './errors/error-guards'
+export { AbortedError } from './errors/aborted-error'
 export { InvalidOptionError } from './errors/invalid-option-error'
 export { InvalidArgumentError } from './errors/invalid-argument-error'
 export { NativeLoadError } from './errors/native-load-error'
@@ -33,10 +49,17 @@ export type { BucketTotals } from './shared/rolling-window'
 export { LaneCounter } from './shared/lane-counter'
 export { AtomicCounter } from './shared/atomic-counter'
 export { listRegions, removeRegion, removeStaleRegions } from './shared/regions'
+export type { SharingOptions } from './shared/sharing-options'
+
+// Admission: shed codes, execution
+export { Shed, shedReason } from './shed/shed'
+export type { ShedCode, ShedReason } from './shed/shed'
+export type { ExecuteOptions, GuardedFunction } from './execution/run-guarded'
 
 // BBR adaptive limiter
-export { BbrLimiter, SHED_IN_FLIGHT, SHED_LATENCY, SHED_QUEUE_DELAY } from './bbr/bbr-limiter'
-export type { BbrStats } from './bbr/bbr-limiter'
+export { BbrLimiter } from './bbr/bbr-limiter'
+export type { BbrLimiterStats, PriorityExecuteOptions } from './bbr/bbr-limiter'
+export type { PriorityCounts } from './bbr/bbr-layout'
 export type { BbrLimiterOptions, LoadSignal } from './bbr/bbr-options'
 export { Priority } from './bbr/priority'
 export type { PriorityName } from './bbr/priority'
@@ -56,13 +79,17 @@ export type { Disposable } from './events/disposable'
 export type { Event } from './events/event-source'
 
 // Breakers, fallbacks and retry budgets
+export type { Breaker, BreakerState } from './breakers/breaker'
 export { SreBreaker } from './breakers/sre-breaker'
 export type { SreBreakerOptions, SreBreakerState, SreBreakerStats } from './breakers/sre-breaker'
 export { CircuitBreaker } from './breakers/circuit-breaker'
 export type {
   CircuitBreakerOptions,
   CircuitBreakerStats,
-  CircuitState,
+  CircuitCommonOptions,
+  CircuitErrorCountOptions,
+  CircuitErrorRatioOptions,
+  CircuitSlowCallRatioOptions,
   CircuitStateChange,
   CircuitStrategy,
 } from './breakers/circuit-breaker-options'
@@ -80,18 +107,18 @@ export { fullJitterDelay } from './resilience/backoff'
 
 // Hot keys
 export { HeavyKeeper } from './hotkeys/heavy-keeper'
-export type { TopKItem } from './hotkeys/heavy-keeper'
+export type { HeavyKeeperStats, TopKItem } from './hotkeys/heavy-keeper'
 export type { HeavyKeeperOptions } from './hotkeys/heavy-keeper-options'
 export { HotKeyCache } from './hotkeys/hot-key-cache'
-export type { HotKeyCacheOptions } from './hotkeys/hot-key-cache'
+export type { HotKeyCacheOptions, HotKeyCacheStats } from './hotkeys/hot-key-cache'
 export type { CacheRule, KeyRule, PatternRule } from './hotkeys/cache-rules'
 export { murmur3 } from './hotkeys/murmur3'
 
 // Rate limiters and subsetting
 export { TokenBucket } from './ratelimit/token-bucket'
-export type { TokenBucketOptions } from './ratelimit/token-bucket'
+export type { TokenBucketOptions, TokenBucketStats } from './ratelimit/token-bucket'
 export { SlidingWindowLimiter } from './ratelimit/sliding-window-limiter'
-export type { SlidingWindowLimiterOptions } from './ratelimit/sliding-window-limiter'
+export type { SlidingWindowLimiterOptions, SlidingWindowLimiterStats } from './ratelimit/sliding-window-limiter'
 export { KeyedLimiter } from './ratelimit/keyed-limiter'
 export type { KeyedLimiterOptions, KeyedLimiterStats } from './ratelimit/keyed-limiter'
 export type { Limiter } from './ratelimit/limiter'
@@ -109,8 +136,8 @@ export type { ConsistentHashOptions } from './subset/consistent-hash'
 export { fnv1a32 } from './subset/fnv1a32'
 
 // Framework integrations (no framework is loaded at import: each adapter only touches the objects given to it)
-export { InboundGuard, SHED_RATE_LIMIT } from './integrations/inbound-guard'
-export type { InboundGuardStats, RequestAccess, ShedEvent, ShedReason } from './integrations/inbound-guard'
+export { InboundGuard } from './integrations/inbound-guard'
+export type { InboundGuardStats, RequestAccess, ShedEvent } from './integrations/inbound-guard'
 export type {
   GlobalRateLimiter,
   InboundGuardOptions,
@@ -132,7 +159,7 @@ export type { GrpcCallInfo, GrpcServerGuardOptions, GrpcServerInterceptor } from
 export { grpcClientGuard } from './integrations/grpc-client'
 export type { GrpcClientGuardOptions, GrpcClientInterceptor } from './integrations/grpc-client'
 export { GrpcStatus } from './integrations/grpc-module'
-export type { BreakerChoice, GuardBreaker } from './integrations/breaker-port'
+export type { BreakerChoice } from './integrations/breaker-port'
 export type { BulkheadChoice } from './integrations/bulkhead-port'
 export { undiciGuard } from './integrations/undici-guard'
 export type { UndiciGuardOptions, UndiciInterceptor } from './integrations/undici-guard'

@@ -81,3 +81,17 @@ export function checkSharedName(field: string, value: unknown): string {
   }
   return value
 }
+
+/**
+ * Refuses fields that must be absent, each with the reason (`expected` text): a field of another variant of a union,
+ * or a 0.x name that was renamed. A renamed option must not silently fall back to its default.
+ */
+export function refuseFields(o: object, fields: Record<string, string>): void {
+  for (const [field, expected] of Object.entries(fields)) {
+    const value = (o as Record<string, unknown>)[field]
+    if (value !== undefined) throw new InvalidOptionError(field, value, expected)
+  }
+}
+
+/** The `expected` text for a 0.x option that was renamed (see CHANGELOG.md). */
+export const renamedTo = (name: string): string => `absent: it is now called ${name} (see CHANGELOG.md)`

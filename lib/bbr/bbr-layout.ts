@@ -49,7 +49,7 @@ export function describeBbr(
 }
 
 /** Admitted and shed requests of one priority class; shed split by reason. */
-export interface ClassCounts {
+export interface PriorityCounts {
   admitted: number
   shedInFlight: number
   shedQueueDelay: number
@@ -58,11 +58,11 @@ export interface ClassCounts {
 
 /** The statistics lanes summed over the members that ever used the region (what stats() reports host-wide). */
 export interface BbrCounters {
-  byClass: Record<PriorityName, ClassCounts>
-  passed: number
-  droppedByInFlight: number
-  droppedByQueueDelay: number
-  droppedByLatency: number
+  byPriority: Record<PriorityName, PriorityCounts>
+  admitted: number
+  shedInFlight: number
+  shedQueueDelay: number
+  shedLatency: number
   invalidReleases: number
 }
 
@@ -77,13 +77,13 @@ export function sumBbrCounters(region: SharedRegion, stats: LanePlacement): BbrC
     for (let lane = 0; lane < lanes; lane++) total += f64[first + lane * stride + cell]
     return total
   }
-  const byClass = {} as Record<PriorityName, ClassCounts>
+  const byPriority = {} as Record<PriorityName, PriorityCounts>
   const counters: BbrCounters = {
-    byClass,
-    passed: 0,
-    droppedByInFlight: 0,
-    droppedByQueueDelay: 0,
-    droppedByLatency: 0,
+    byPriority,
+    admitted: 0,
+    shedInFlight: 0,
+    shedQueueDelay: 0,
+    shedLatency: 0,
     invalidReleases: sum(STAT.invalidReleases),
   }
   PRIORITY_NAMES.forEach((name, c) => {
@@ -93,11 +93,11 @@ export function sumBbrCounters(region: SharedRegion, stats: LanePlacement): BbrC
       shedQueueDelay: sum(STAT.shedDelay + c),
       shedLatency: sum(STAT.shedLatency + c),
     }
-    byClass[name] = counts
-    counters.passed += counts.admitted
-    counters.droppedByInFlight += counts.shedInFlight
-    counters.droppedByQueueDelay += counts.shedQueueDelay
-    counters.droppedByLatency += counts.shedLatency
+    byPriority[name] = counts
+    counters.admitted += counts.admitted
+    counters.shedInFlight += counts.shedInFlight
+    counters.shedQueueDelay += counts.shedQueueDelay
+    counters.shedLatency += counts.shedLatency
   })
   return counters
 }

@@ -2,33 +2,31 @@ import { overLimit } from '../adaptive/in-flight-rule'
 import { LatencyController } from '../adaptive/latency-controller'
 import type { LatencyStats } from '../adaptive/latency-stats'
 import { OverloadError } from '../errors/overload-error'
+import { type ExecuteOptions, type GuardedFunction, runGuarded, startError } from '../execution/run-guarded'
 import { LaneCounter } from '../shared/lane-counter'
 import type { LanePlacement } from '../shared/region-layout'
 import { RollingWindow } from '../shared/rolling-window'
 import { SharedRegion } from '../shared/shared-region'
 import { preciseNow } from '../signals/clock'
+import { Shed, shedReason, type ShedReason } from '../shed/shed'
 import { cell, loopCell, signalCells } from '../signals/signal-cells'
-import { type ClassCounts, describeBbr, STAT, sumBbrCounters } from './bbr-layout'
+import { describeBbr, type PriorityCounts, STAT, sumBbrCounters } from './bbr-layout'
 import { limiterClock, resolveBbrOptions, type BbrLimiterOptions } from './bbr-options'
 import { CapacityEstimator } from './capacity-estimator'
-import { PRIORITY_NAMES, Priority, priorityIndex, type PriorityName } from './priority'
+import { Priority, priorityIndex, type PriorityName } from './priority'
 import type { QueueDelayController } from './queue-delay-controller'
 import { queueRule } from './queue-rule'
 import { INVALID, NOT_SAMPLED, TokenTable } from './token-table'
 
-/** tryAcquire result: shed because requests in flight exceed the capacity estimate. */
-export const SHED_IN_FLIGHT = -1
-/** tryAcquire result: shed because the event loop's queueing delay stayed over target. */
-export const SHED_QUEUE_DELAY = -2
-/** tryAcquire result: shed because requests in flight are over the limit learned from latency. */
-export const SHED_LATENCY = -4
+/** Seconds an OverloadError from execute() asks the caller to wait: the limiter cannot know when capacity returns. */
+const EXECUTE_RETRY_AFTER = 1
 
 const MODE_MAX = 0
 const MODE_CPU = 1
 const MODE_ELU = 2
 const MODE_FUNCTION = 3
 
-export interface BbrStats {
+export interface BbrLimiterStats {
   /** The load signal at the last call, permille. */
   load: number
   /** Requests admitted and not yet released, host-wide when shared. */
@@ -39,12 +37,15 @@ export interface BbrStats {
   /** Smallest bucket mean response time, ms (fractional). */
   minRt: number
   /** Admitted requests, host-wide when shared. */
-  passed: number
+  admitted: number
   /** Shed requests, host-wide when shared (every reason). */
-  dropped: number
-  droppedByInFlight: number
-  droppedByQueueDelay: number
-  droppedByLatency: number
+  shed: number
+  /** Shed with Shed.inFlight. */
+  shedInFlight: number
+  /** Shed with Shed.queueDelay. */
+  shedQueueDelay: number
+  /** Shed with Shed.latency. */
+  shedLatency: number
   /** The adaptive concurrency rule (undefined when it is off). */
   latency: LatencyStats | undefined
   /** This thread's event-loop queueing delay at the last control step, ms. */
@@ -53,9 +54,14 @@ export interface BbrStats {
   admitFraction: number
   /** release() calls with a token that was not outstanding (ignored). */
   invalidReleases: number
-  byPriority: Record<PriorityName, { admitted: number; shed: number }>
-  /** Admitted and shed requests of each class, shed split by reason (host-wide when shared). */
-  byClass: Record<PriorityName, ClassCounts>
+  /** Admitted and shed requests of each priority class, shed split by reason (host-wide when shared). */
+  byPriority: Record<PriorityName, PriorityCounts>
+}
+
+/** What BbrLimiter.execute takes: the caller's signal and the request's priority class. */
+export interface PriorityExecuteOptions extends ExecuteOptions {
+  /** The request's priority class (default normal). */
+  priority?: number | PriorityName
 }
 
 /**
@@ -88,6 +94,7 @@ export class BbrLimiter {
   private readonly forcedSampleEvery: number
   private sequence = 0
   private nextForcedSample = -Infinity
+  private readonly settle = (_ok: boolean, token: number): void => this.release(token)
 
   constructor(options?: BbrLimiterOptions) {
     const o = resolveBbrOptions(options)
@@ -139,7 +146,8 @@ export class BbrLimiter {
 
   /**
    * Asks to admit one request of class `priority` (default normal). Returns a token >= 0 to pass to release(), or
-   * a negative number when the request is shed: SHED_IN_FLIGHT, SHED_QUEUE_DELAY or SHED_LATENCY.
+   * a negative Shed code when the request is shed: Shed.inFlight, Shed.queueDelay or Shed.latency (`shedReason`
+   * names it).
    */
   tryAcquire(priority?: number | PriorityName): number {
     const p = priority === undefined ? Priority.normal : priorityIndex(priority)
@@ -147,7 +155,7 @@ export class BbrLimiter {
     const delayRule = this.delayRule
     if (delayRule !== undefined) {
       delayRule.update(now)
-      if (delayRule.active && !delayRule.admit(p)) return this.shed(p, STAT.shedDelay, SHED_QUEUE_DELAY)
+      if (delayRule.active && !delayRule.admit(p)) return this.shed(p, STAT.shedDelay, Shed.queueDelay)
     }
     const load = this.readLoad()
     this.f64[this.statsBase + STAT.load] = load // for stats() and watchers such as `bulwark top`
@@ -155,13 +163,13 @@ export class BbrLimiter {
       if (this.overLimit(now, p)) {
         // Ours: every drop at or over the threshold refreshes the drop time (the reference keeps the first).
         this.f64[this.lastDropIndex] = now
-        return this.shed(p, STAT.shedInFlight, SHED_IN_FLIGHT)
+        return this.shed(p, STAT.shedInFlight, Shed.inFlight)
       }
     } else {
       const lastDrop = this.f64[this.lastDropIndex]
       if (lastDrop >= 0) {
         if (now - lastDrop <= this.cooldown) {
-          if (this.overLimit(now, p)) return this.shed(p, STAT.shedInFlight, SHED_IN_FLIGHT)
+          if (this.overLimit(now, p)) return this.shed(p, STAT.shedInFlight, Shed.inFlight)
         } else {
           this.f64[this.lastDropIndex] = -1
         }
@@ -171,7 +179,7 @@ export class BbrLimiter {
     if (latencyRule !== undefined) {
       if (now >= latencyRule.stepAt) latencyRule.step(now)
       const cap = this.f64[latencyRule.capIndex] // 0 while the rule does not shed
-      if (cap > 0 && this.exceeds(cap, p)) return this.shed(p, STAT.shedLatency, SHED_LATENCY)
+      if (cap > 0 && this.exceeds(cap, p)) return this.shed(p, STAT.shedLatency, Shed.latency)
     }
     return this.admit(p, now)
   }
@@ -197,18 +205,19 @@ export class BbrLimiter {
     }
   }
 
-  /** Runs `fn` if admitted (releasing when it settles), else rejects with OverloadError. */
-  async execute<T>(fn: () => T | Promise<T>, priority?: number | PriorityName): Promise<T> {
-    const token = this.tryAcquire(priority)
-    if (token < 0)
-      throw new OverloadError(
-        token === SHED_QUEUE_DELAY ? 'queue-delay' : token === SHED_LATENCY ? 'latency' : 'in-flight',
-      )
-    try {
-      return await fn()
-    } finally {
-      this.release(token)
+  /**
+   * Runs `fn` if admitted at `options.priority` (releasing when it settles), else rejects with OverloadError
+   * (`reason` says which rule shed it). An aborted `options.signal` rejects with AbortedError before acquiring.
+   */
+  execute<T>(fn: GuardedFunction<T>, options?: PriorityExecuteOptions): Promise<T> {
+    const error = startError(fn, options)
+    if (error !== undefined) return Promise.reject(error)
+    const token = this.tryAcquire(options?.priority)
+    if (token < 0) {
+      const reason = shedReason(token) as ShedReason
+      return Promise.reject(new OverloadError(reason, EXECUTE_RETRY_AFTER))
     }
+    return runGuarded(fn, options?.signal, this.settle, token)
   }
 
   /** Requests in flight, host-wide when shared. */
@@ -216,38 +225,36 @@ export class BbrLimiter {
     return this.inFlightCounter.total()
   }
 
-  stats(): BbrStats {
+  stats(): BbrLimiterStats {
     const now = this.now()
     const maxInFlight = this.capacity.limit(now)
     const counters = sumBbrCounters(this.region, this.statsPlacement)
-    const byPriority = {} as Record<PriorityName, { admitted: number; shed: number }>
-    for (const name of PRIORITY_NAMES) {
-      const c = counters.byClass[name]
-      byPriority[name] = { admitted: c.admitted, shed: c.shedInFlight + c.shedQueueDelay + c.shedLatency }
-    }
     return {
       load: this.f64[this.statsBase + STAT.load],
       inFlight: this.inFlight,
       maxInFlight,
       maxPass: this.capacity.maxPass,
       minRt: this.capacity.minRt,
-      passed: counters.passed,
-      dropped: counters.droppedByInFlight + counters.droppedByQueueDelay + counters.droppedByLatency,
-      droppedByInFlight: counters.droppedByInFlight,
-      droppedByQueueDelay: counters.droppedByQueueDelay,
-      droppedByLatency: counters.droppedByLatency,
+      admitted: counters.admitted,
+      shed: counters.shedInFlight + counters.shedQueueDelay + counters.shedLatency,
+      shedInFlight: counters.shedInFlight,
+      shedQueueDelay: counters.shedQueueDelay,
+      shedLatency: counters.shedLatency,
       latency: this.latencyRule?.stats(),
       queueDelay: this.delayRule?.measuredDelay ?? 0,
       admitFraction: this.delayRule?.fraction ?? 1,
       invalidReleases: counters.invalidReleases,
-      byPriority,
-      byClass: counters.byClass,
+      byPriority: counters.byPriority,
     }
   }
 
   /** Detaches from a shared region, giving back this instance's requests in flight. Idempotent. */
   close(): void {
     this.region.close()
+  }
+
+  [Symbol.dispose](): void {
+    this.close()
   }
 
   private admit(p: number, now: number): number {
@@ -258,7 +265,7 @@ export class BbrLimiter {
       start = this.preciseClock()
     }
     const token = this.tokens.acquire(start)
-    if (token < 0) return this.shed(p, STAT.shedInFlight, SHED_IN_FLIGHT)
+    if (token < 0) return this.shed(p, STAT.shedInFlight, Shed.inFlight)
     this.f64[this.ownInFlight] += 1
     this.f64[this.statsBase + STAT.admitted + p] += 1
     return token

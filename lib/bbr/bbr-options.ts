@@ -1,6 +1,6 @@
 import { type LatencyOptions, resolveLatencyOptions } from '../adaptive/latency-options'
 import { InvalidOptionError } from '../errors/invalid-option-error'
-import { resolveSharing } from '../shared/sharing-options'
+import { resolveSharing, type SharingOptions } from '../shared/sharing-options'
 import { coarseNow } from '../signals/clock'
 import { checkOptions, optionalFunction, optionalNumber } from '../validate'
 import { DEFAULT_SHARES, PRIORITY_NAMES, type PriorityName } from './priority'
@@ -16,7 +16,7 @@ export type LoadSignal =
   /** Both inputs injected: load in permille and queueing delay in ms (tests, custom signals). */
   | { load: () => number; delay?: () => number }
 
-export interface BbrLimiterOptions {
+export interface BbrLimiterOptions extends SharingOptions {
   /** Length of the rolling windows of passes and response times, ms (default 10 000). */
   window?: number
   /** Buckets per window (default 100); `window` must be a multiple of it. */
@@ -38,14 +38,8 @@ export interface BbrLimiterOptions {
   latency?: Partial<LatencyOptions> | false
   /** Share of maxInFlight each priority class may fill (defaults: critical 1.2, high 1.1, normal 1, low 0.8). */
   priorities?: Partial<Record<PriorityName, number>>
-  /** One limiter for every thread and process of the host that uses this name. */
-  shared?: string
-  /** Attachments a shared limiter accepts (threads x instances across the host; default 64). */
-  maxMembers?: number
   /** Measure the response time of one request in this many (power of two; default 8, or 1 with `now`). */
   rtSampling?: number
-  /** Monotonic clock in ms (default: the coarse clock; response times use the precise clock). */
-  now?: () => number
 }
 
 export interface ResolvedBbrOptions {

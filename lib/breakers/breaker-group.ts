@@ -95,9 +95,13 @@ export class BreakerGroup<B extends GroupMember> {
     for (const [key, entry] of this.entries) fn(entry.breaker, key)
   }
 
-  /** Drops every key and closes every breaker. */
+  /** Drops every key and closes every breaker. Idempotent. */
   close(): void {
     for (const [key, entry] of this.entries) this.drop(key, entry)
+  }
+
+  [Symbol.dispose](): void {
+    this.close()
   }
 
   private create(key: string, stale: Entry<B> | undefined, now: number): B {

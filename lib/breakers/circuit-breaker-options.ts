@@ -1,24 +1,13 @@
-import type { Clock } from '../signals/clock'
-import { checkOneOf, checkOptions, optionalNumber } from '../validate'
+import type { SharingOptions } from '../shared/sharing-options'
+import { checkOneOf, checkOptions, optionalNumber, refuseFields, renamedTo } from '../validate'
+import type { BreakerState } from './breaker'
 import { MAX_HALF_OPEN_CALLS } from './breaker-state'
 import { type ResolvedWindowOptions, resolveWindowOptions } from './window-options'
 
 export type CircuitStrategy = 'errorRatio' | 'slowCallRatio' | 'errorCount'
-export type CircuitState = 'closed' | 'open' | 'half-open'
 
-export interface CircuitBreakerOptions {
-  /**
-   * What trips the breaker (default 'errorRatio'): the share of failed calls, the share of calls slower than
-   * `slowCallDuration`, or the number of failed calls, in the window.
-   */
-  strategy?: CircuitStrategy
-  /**
-   * The breaker opens when this is reached: a share in (0, 1] for the ratio strategies (default 0.5), a number of
-   * failures for 'errorCount' (default 20).
-   */
-  threshold?: number
-  /** A call slower than this (ms) is slow (default 1000); used by 'slowCallRatio'. */
-  slowCallDuration?: number
+/** What every strategy takes. */
+export interface CircuitCommonOptions extends SharingOptions {
   /** Calls the window must hold before the breaker may open (default 20). */
   minimumCalls?: number
   /** Window length, ms (default 10 000). */
@@ -30,28 +19,48 @@ export interface CircuitBreakerOptions {
   /** Probes a half-open breaker lets through, host-wide when shared (default 1, at most 1000). */
   halfOpenCalls?: number
   /**
-   * How long a half-open round waits for its probes to report, ms (default: openDuration, at least 1000). Past it the permits
-   * of probes that never reported (their process died, or a caller never called onSuccess / onFailure) are
-   * handed out again.
+   * How long a half-open round waits for its probes to report, ms (default: openDuration, at least 1000). Past it
+   * the permits of probes that never reported (their process died, or a caller never called recordSuccess or
+   * recordFailure) are handed out again.
    */
   probeTimeout?: number
-  /** One breaker for every thread and process of the host that uses this name. */
-  shared?: string
-  /** Attachments a shared breaker accepts (threads x instances across the host; default 64). */
-  maxMembers?: number
-  /** Monotonic clock, ms (default: the coarse clock). `execute` measures durations with the precise clock. */
-  now?: Clock
 }
 
+/** Opens when the share of failed calls in the window reaches `failureRatio` (the default strategy). */
+export interface CircuitErrorRatioOptions extends CircuitCommonOptions {
+  strategy?: 'errorRatio'
+  /** Share of failed calls in (0, 1] that opens the breaker (default 0.5). */
+  failureRatio?: number
+}
+
+/** Opens when the share of calls slower than `slowCallDuration` reaches `slowCallRatio`. */
+export interface CircuitSlowCallRatioOptions extends CircuitCommonOptions {
+  strategy: 'slowCallRatio'
+  /** Share of slow calls in (0, 1] that opens the breaker (default 0.5). */
+  slowCallRatio?: number
+  /** A call slower than this (ms) is slow (default 1000). */
+  slowCallDuration?: number
+}
+
+/** Opens when the window holds `failureCount` failed calls. */
+export interface CircuitErrorCountOptions extends CircuitCommonOptions {
+  strategy: 'errorCount'
+  /** Failed calls in the window that open the breaker (default 20). */
+  failureCount?: number
+}
+
+/** The circuit breaker's options: what trips it depends on `strategy`, and so do the fields that say when. */
+export type CircuitBreakerOptions = CircuitErrorRatioOptions | CircuitSlowCallRatioOptions | CircuitErrorCountOptions
+
 export interface CircuitStateChange {
-  from: CircuitState
-  to: CircuitState
+  from: BreakerState
+  to: BreakerState
   /** The clock's time when this instance saw the change. */
   at: number
 }
 
 export interface CircuitBreakerStats {
-  state: CircuitState
+  state: BreakerState
   strategy: CircuitStrategy
   /** Calls counted in the window since the breaker last closed (host-wide when shared). */
   calls: number
@@ -67,7 +76,10 @@ export interface CircuitBreakerStats {
 
 export interface ResolvedCircuitOptions {
   strategy: CircuitStrategy
-  threshold: number
+  /** The share of bad calls that trips the breaker (ratio strategies), else 0. */
+  ratio: number
+  /** The number of failed calls that trips the breaker ('errorCount'), else 0. */
+  count: number
   slowCallDuration: number
   minimumCalls: number
   openDuration: number
@@ -76,20 +88,39 @@ export interface ResolvedCircuitOptions {
   w: ResolvedWindowOptions
 }
 
+// The fields that say when the breaker trips, by the strategy they belong to.
+const TRIP_FIELDS: Record<CircuitStrategy, readonly string[]> = {
+  errorRatio: ['failureRatio'],
+  slowCallRatio: ['slowCallRatio', 'slowCallDuration'],
+  errorCount: ['failureCount'],
+}
+
 export function resolveCircuitOptions(options: unknown): ResolvedCircuitOptions {
-  const o = checkOptions<CircuitBreakerOptions>(options, 'options')
+  const o = checkOptions<CircuitErrorRatioOptions & CircuitSlowCallRatioOptions & CircuitErrorCountOptions>(
+    options,
+    'options',
+  ) as Partial<Record<string, unknown>>
+  refuseFields(o, { threshold: renamedTo('failureRatio, slowCallRatio or failureCount, by strategy') })
   const strategy =
     o.strategy === undefined
       ? 'errorRatio'
       : checkOneOf<CircuitStrategy>('strategy', o.strategy, ['errorRatio', 'slowCallRatio', 'errorCount'])
-  const threshold =
-    strategy === 'errorCount'
-      ? optionalNumber('threshold', o.threshold, 20, { integer: true, min: 1, max: 1e12 })
-      : optionalNumber('threshold', o.threshold, 0.5, { above: 0, max: 1 })
+  for (const other of Object.keys(TRIP_FIELDS) as CircuitStrategy[]) {
+    if (other === strategy) continue
+    const misplaced: Record<string, string> = {}
+    for (const field of TRIP_FIELDS[other])
+      misplaced[field] = `absent unless strategy is '${other}' (it is '${strategy}')`
+    refuseFields(o, misplaced)
+  }
   const openDuration = optionalNumber('openDuration', o.openDuration, 5000, { min: 0, max: 86_400_000 })
+  const ratioField = strategy === 'slowCallRatio' ? 'slowCallRatio' : 'failureRatio'
   return {
     strategy,
-    threshold,
+    ratio: strategy === 'errorCount' ? 0 : optionalNumber(ratioField, o[ratioField], 0.5, { above: 0, max: 1 }),
+    count:
+      strategy === 'errorCount'
+        ? optionalNumber('failureCount', o.failureCount, 20, { integer: true, min: 1, max: 1e12 })
+        : 0,
     slowCallDuration: optionalNumber('slowCallDuration', o.slowCallDuration, 1000, { min: 0, max: 86_400_000 }),
     minimumCalls: optionalNumber('minimumCalls', o.minimumCalls, 20, { integer: true, min: 1, max: 1e12 }),
     openDuration,

@@ -1,7 +1,9 @@
 import { BreakerOpenError } from '../errors/breaker-open-error'
+import { type ExecuteOptions, type GuardedFunction, runGuarded, startError } from '../execution/run-guarded'
 import { type Event, EventSource } from '../events/event-source'
 import { SharedRegion } from '../shared/shared-region'
 import { type Clock, preciseNow } from '../signals/clock'
+import type { Breaker, BreakerState } from './breaker'
 import {
   BreakerStateCell,
   CLOSED,
@@ -16,20 +18,18 @@ import {
 import {
   type CircuitBreakerOptions,
   type CircuitBreakerStats,
-  type CircuitState,
   type CircuitStateChange,
   type CircuitStrategy,
   resolveCircuitOptions,
 } from './circuit-breaker-options'
-import { runGuarded } from './run-guarded'
 import { windowLayout } from './window-options'
 import { WindowTally } from './window-tally'
 
-const STATE_NAMES: readonly CircuitState[] = ['closed', 'open', 'half-open']
+const STATE_NAMES: readonly BreakerState[] = ['closed', 'open', 'half-open']
 
 /**
  * A closed / open / half-open circuit breaker. Closed, it counts outcomes in a rolling window and opens when at
- * least `minimumCalls` calls reach the threshold; open, it refuses calls for `openDuration`; half-open, it lets
+ * least `minimumCalls` calls reach the strategy's threshold; open, it refuses calls for `openDuration`; half-open, it lets
  * exactly `halfOpenCalls` probes through (host-wide when shared), closes when they all pass and reopens on the
  * first that fails.
  *
@@ -38,9 +38,11 @@ const STATE_NAMES: readonly CircuitState[] = ['closed', 'open', 'half-open']
  * round; other outcomes that arrive while the breaker is not closed belong to calls admitted before it opened and
  * are ignored.
  */
-export class CircuitBreaker {
+export class CircuitBreaker implements Breaker {
   readonly shared: string | undefined
   readonly strategy: CircuitStrategy
+  /** True for 'slowCallRatio': outcomes are judged by their duration. */
+  readonly usesDuration: boolean
   /** Fires when this instance sees the state change (a change made by another process is seen on the next call). */
   readonly onStateChange: Event<CircuitStateChange>
   private readonly changes = new EventSource<CircuitStateChange>()
@@ -54,7 +56,7 @@ export class CircuitBreaker {
   private readonly halfOpenCalls: number
   private readonly probeTimeout: number
   private readonly now: Clock
-  private readonly report: (ok: boolean, start: number) => void
+  private readonly settleCall: (ok: boolean, start: number) => void
   private readonly region: SharedRegion
   private readonly tally: WindowTally
   private readonly cell: BreakerStateCell
@@ -74,19 +76,20 @@ export class CircuitBreaker {
     this.shared = o.w.shared
     this.strategy = o.strategy
     this.slowOnly = o.strategy === 'slowCallRatio'
+    this.usesDuration = this.slowOnly
     this.slowCallDuration = o.slowCallDuration
     this.minimumCalls = o.minimumCalls
-    this.perCall = o.strategy === 'errorCount' ? 0 : o.threshold
-    this.fixed = o.strategy === 'errorCount' ? o.threshold : 0
+    this.perCall = o.ratio
+    this.fixed = o.count
     this.openDuration = o.openDuration
     this.halfOpenCalls = o.halfOpenCalls
     this.probeTimeout = o.probeTimeout
     this.now = o.w.now
     this.onStateChange = this.changes.event
-    this.report = (ok, start) => {
+    this.settleCall = (ok, start) => {
       const duration = this.slowOnly ? preciseNow() - start : 0
-      if (ok) this.onSuccess(duration)
-      else this.onFailure(duration)
+      if (ok) this.recordSuccess(duration)
+      else this.recordFailure(duration)
     }
     // Members must agree on the permit count, or "exactly halfOpenCalls probes" would not hold.
     const { layout, placement } = windowLayout('circuit', o.w, `half=${o.halfOpenCalls}`)
@@ -104,7 +107,10 @@ export class CircuitBreaker {
     }
   }
 
-  /** Whether to make the call. Never throws, never allocates. */
+  /**
+   * Whether to make the call. Never throws, never allocates. An open breaker whose openDuration has passed becomes
+   * half-open here (and only here), handing out the probes.
+   */
   tryAcquire(): boolean {
     // A plain load of one aligned Int32: the generation in the word means an equal word is the same closed period;
     // a call racing the trip that opens it may still be admitted, as it would be a moment earlier.
@@ -115,15 +121,15 @@ export class CircuitBreaker {
     return this.acquireSlow(now)
   }
 
-  /** The call succeeded after `durationMs`. */
-  onSuccess(durationMs: number): void {
+  /** The permitted call succeeded after `durationMs` (missing: fast). */
+  recordSuccess(durationMs?: number): void {
     const bad = this.slowOnly && this.isSlow(durationMs) ? 1 : 0
     if (this.i32[this.wordIndex] === this.closedWord) this.count(bad, this.now())
     else this.settle(bad, false)
   }
 
-  /** The call failed after `durationMs`. */
-  onFailure(durationMs: number): void {
+  /** The permitted call failed after `durationMs` (missing: fast; with 'slowCallRatio' only slow calls are bad). */
+  recordFailure(durationMs?: number): void {
     const bad = this.slowOnly ? (this.isSlow(durationMs) ? 1 : 0) : 1
     if (this.i32[this.wordIndex] === this.closedWord) this.count(bad, this.now())
     else this.settle(bad, true)
@@ -133,32 +139,40 @@ export class CircuitBreaker {
    * Runs `fn` if permitted and reports its outcome (timed with the precise clock for 'slowCallRatio'); rejects
    * with BreakerOpenError when refused.
    */
-  execute<T>(fn: () => T | PromiseLike<T>): Promise<T> {
-    if (!this.tryAcquire()) return Promise.reject(new BreakerOpenError(this.shared, this.retryAfter()))
-    return runGuarded(fn, this.report, this.slowOnly ? preciseNow() : 0)
+  execute<T>(fn: GuardedFunction<T>, options?: ExecuteOptions): Promise<T> {
+    const error = startError(fn, options)
+    if (error !== undefined) return Promise.reject(error)
+    if (!this.tryAcquire()) return Promise.reject(new BreakerOpenError(this.shared, this.retryAfterMs() / 1000))
+    return runGuarded(fn, options?.signal, this.settleCall, this.slowOnly ? preciseNow() : 0)
   }
 
-  /** The current state; an open breaker whose openDuration has passed becomes half-open here. */
-  get state(): CircuitState {
+  /**
+   * The state as stored (host-wide when shared). Reading it changes nothing: an open breaker stays 'open' here
+   * after openDuration, until a call asks (tryAcquire) and becomes a probe.
+   */
+  get state(): BreakerState {
+    return STATE_NAMES[stateOf(this.cell.load())]
+  }
+
+  /** Milliseconds until a refused call could be let through (0 when closed, or when that is now). */
+  retryAfterMs(): number {
     const now = this.now()
-    let word = this.cell.load()
-    this.observe(word, now)
-    if (stateOf(word) === OPEN && now - this.cell.since(word, now) >= this.openDuration) {
-      const next = this.cell.advance(word, HALF_OPEN, now)
-      word = next >= 0 ? next : this.cell.load()
-      this.observe(word, now)
-    }
-    return STATE_NAMES[stateOf(word)]
+    const word = this.cell.load()
+    const state = stateOf(word)
+    if (state === CLOSED) return 0
+    const wait = (state === OPEN ? this.openDuration : this.probeTimeout) - (now - this.cell.since(word, now))
+    return wait > 0 ? wait : 0
   }
 
   stats(): CircuitBreakerStats {
-    const state = this.state
-    this.tally.sync(this.now())
+    const now = this.now()
     const word = this.cell.load()
+    this.observe(word, now) // a close made by another member restarts this instance's window count
+    this.tally.sync(now)
     const { count, sum } = this.tally
     const half = stateOf(word) === HALF_OPEN
     return {
-      state,
+      state: STATE_NAMES[stateOf(word)],
       strategy: this.strategy,
       calls: count,
       badCalls: sum,
@@ -168,23 +182,18 @@ export class CircuitBreaker {
     }
   }
 
-  /** Detaches from shared memory (a local breaker just stops counting). */
+  /** Detaches from shared memory (a local breaker just stops counting). Idempotent. */
   close(): void {
     this.region.close()
+  }
+
+  [Symbol.dispose](): void {
+    this.close()
   }
 
   /** Whether a reported duration is slow; a duration that is not a number is not (comparing a Symbol would throw). */
   private isSlow(durationMs: unknown): boolean {
     return typeof durationMs === 'number' && durationMs > this.slowCallDuration
-  }
-
-  /** Milliseconds until a refused call could be let through. */
-  private retryAfter(): number {
-    const now = this.now()
-    const word = this.cell.load()
-    const state = stateOf(word)
-    if (state === CLOSED) return 0
-    return (state === OPEN ? this.openDuration : this.probeTimeout) - (now - this.cell.since(word, now))
   }
 
   /** Counts a closed-state outcome and trips the breaker when the threshold is reached. */

@@ -1,32 +1,27 @@
 import { BreakerOpenError } from '../errors/breaker-open-error'
+import { type ExecuteOptions, type GuardedFunction, runGuarded, startError } from '../execution/run-guarded'
 import { SharedRegion } from '../shared/shared-region'
-import type { Clock } from '../signals/clock'
-import { checkOptions, optionalBoolean, optionalFunction, optionalNumber } from '../validate'
-import { runGuarded } from './run-guarded'
+import type { SharingOptions } from '../shared/sharing-options'
+import { checkOptions, optionalBoolean, optionalFunction, optionalNumber, refuseFields, renamedTo } from '../validate'
+import type { Breaker } from './breaker'
 import { resolveWindowOptions, windowLayout } from './window-options'
 import { WindowTally } from './window-tally'
 
-export interface SreBreakerOptions {
-  /** Expected success rate in (0, 1] (default 0.6): calls flow freely while requests < accepts / success. */
+export interface SreBreakerOptions extends SharingOptions {
+  /** Expected success rate in (0, 1] (default 0.6): calls flow freely while calls < successes / success. */
   success?: number
-  /** Requests in the window below which everything is allowed (default 100). */
-  request?: number
+  /** Calls the window must hold before the breaker rejects any (default 100). */
+  minimumCalls?: number
   /** Window length, ms (default 3000). */
   window?: number
   /** Buckets per window (default 10). */
   buckets?: number
   /**
-   * Whether a call this breaker rejects counts as a failed request (default true): the SRE book counts every
-   * attempt in `requests`, and the reference middleware marks a rejected call failed. This keeps the traffic let
-   * through near `accepts / success` whatever the offered load; false lets it grow with the offered load.
+   * Whether a call this breaker rejects counts as a failed call (default true): the SRE book counts every attempt
+   * in `requests`, and the reference middleware marks a rejected call failed. This keeps the traffic let through
+   * near `accepts / success` whatever the offered load; false lets it grow with the offered load.
    */
   countRejections?: boolean
-  /** One breaker for every thread and process of the host that uses this name. */
-  shared?: string
-  /** Attachments a shared breaker accepts (threads x instances across the host; default 64). */
-  maxMembers?: number
-  /** Monotonic clock, ms (default: the coarse clock). */
-  now?: Clock
   /** Random source in [0, 1) (default Math.random). */
   random?: () => number
 }
@@ -36,77 +31,81 @@ export type SreBreakerState = 'closed' | 'open'
 export interface SreBreakerStats {
   /** Successes in the window (host-wide when shared). */
   accepts: number
-  /** Requests in the window: successes, failures and (with countRejections) rejections. */
-  total: number
+  /** Calls in the window: successes, failures and (with countRejections) rejections. */
+  calls: number
   /** Probability that the next call is rejected. */
   dropProbability: number
   state: SreBreakerState
 }
 
 /**
- * Google SRE client-side adaptive throttling (docs/rules/sre-breaker.md): once the window holds at least `request`
- * requests and more than K = 1/success times the accepted ones, each call is rejected with probability
- * max(0, (total - K * accepts) / (total + 1)). It needs no timer and no half-open state: the rejection rate falls
+ * Google SRE client-side adaptive throttling (docs/rules/sre-breaker.md): once the window holds at least
+ * `minimumCalls` calls and more than K = 1/success times the accepted ones, each call is rejected with probability
+ * max(0, (calls - K * accepts) / (calls + 1)). It needs no timer and no half-open state: the rejection rate falls
  * as successes come back.
  */
-export class SreBreaker {
+export class SreBreaker implements Breaker {
   /** The `shared` name, if any. */
   readonly shared: string | undefined
+  /** An SreBreaker counts outcomes, not their durations. */
+  readonly usesDuration = false
   private readonly k: number
-  private readonly request: number
+  private readonly minimumCalls: number
   private readonly countRejections: boolean
-  private readonly now: Clock
+  private readonly now: () => number
   private readonly random: () => number
   private readonly region: SharedRegion
   private readonly tally: WindowTally
-  private readonly report = (ok: boolean): void => (ok ? this.markSuccess() : this.markFailed())
+  private readonly settle = (ok: boolean): void => (ok ? this.recordSuccess() : this.recordFailure())
 
   constructor(options?: SreBreakerOptions) {
     const o = checkOptions<SreBreakerOptions>(options, 'options')
+    refuseFields(o, { request: renamedTo('minimumCalls') })
     const success = optionalNumber('success', o.success, 0.6, { above: 0, max: 1 })
     this.k = 1 / success
-    this.request = optionalNumber('request', o.request, 100, { integer: true, min: 0, max: 1e12 })
+    this.minimumCalls = optionalNumber('minimumCalls', o.minimumCalls, 100, { integer: true, min: 0, max: 1e12 })
     this.countRejections = optionalBoolean('countRejections', o.countRejections, true)
     this.random = optionalFunction<() => number>('random', o.random) ?? Math.random
     const w = resolveWindowOptions(o, { window: 3000, buckets: 10 })
     this.shared = w.shared
     this.now = w.now
     // In the fingerprint so that members agree, and so that watchers (`bulwark top`) can tell the state.
-    const { layout, placement } = windowLayout('sre', w, `success=${success} request=${this.request}`)
+    const { layout, placement } = windowLayout('sre', w, `success=${success} minimumCalls=${this.minimumCalls}`)
     this.region = SharedRegion.forComponent(w.shared, layout)
     this.tally = new WindowTally(this.region, placement)
   }
 
-  /** Whether to make the call. Never throws, never allocates. */
-  allow(): boolean {
+  tryAcquire(): boolean {
     const now = this.now()
     const tally = this.tally
     tally.sync(now)
-    const total = tally.count
-    const excess = total - this.k * tally.sum
-    if (total < this.request || excess < 0) return true
-    if (this.random() >= excess / (total + 1)) return true
+    const calls = tally.count
+    const excess = calls - this.k * tally.sum
+    if (calls < this.minimumCalls || excess < 0) return true
+    if (this.random() >= excess / (calls + 1)) return true
     if (this.countRejections) tally.record(0, now)
     return false
   }
 
-  /** The allowed call succeeded. */
-  markSuccess(): void {
+  /** The permitted call succeeded (an SreBreaker ignores the duration). */
+  recordSuccess(_durationMs?: number): void {
     this.tally.record(1, this.now())
   }
 
-  /** The allowed call failed (the downstream refused or broke). */
-  markFailed(): void {
+  /** The permitted call failed: the downstream refused or broke (an SreBreaker ignores the duration). */
+  recordFailure(_durationMs?: number): void {
     this.tally.record(0, this.now())
   }
 
-  /** Runs `fn` if allowed and marks its outcome; rejects with BreakerOpenError when the breaker refuses. */
-  execute<T>(fn: () => T | PromiseLike<T>): Promise<T> {
-    if (!this.allow()) return Promise.reject(new BreakerOpenError(this.shared))
-    return runGuarded(fn, this.report, 0)
+  /** Runs `fn` if permitted and records its outcome; rejects with BreakerOpenError when the breaker refuses. */
+  execute<T>(fn: GuardedFunction<T>, options?: ExecuteOptions): Promise<T> {
+    const error = startError(fn, options)
+    if (error !== undefined) return Promise.reject(error)
+    if (!this.tryAcquire()) return Promise.reject(new BreakerOpenError(this.shared))
+    return runGuarded(fn, options?.signal, this.settle, 0)
   }
 
-  /** 'open' while the window holds enough requests and too few accepts (calls are then rejected at random). */
+  /** 'open' while the window holds enough calls and too few accepts (calls are then rejected at random). */
   get state(): SreBreakerState {
     return this.stats().state
   }
@@ -114,18 +113,22 @@ export class SreBreaker {
   stats(): SreBreakerStats {
     const tally = this.tally
     tally.sync(this.now())
-    return sreStats(tally.sum, tally.count, this.k, this.request)
+    return sreStats(tally.sum, tally.count, this.k, this.minimumCalls)
   }
 
-  /** Detaches from shared memory (a local breaker just stops counting). */
+  /** Detaches from shared memory (a local breaker just stops counting). Idempotent. */
   close(): void {
     this.region.close()
   }
+
+  [Symbol.dispose](): void {
+    this.close()
+  }
 }
 
-/** The state a window with `accepts` successes out of `total` requests gives (shared with watchers). */
-export function sreStats(accepts: number, total: number, k: number, request: number): SreBreakerStats {
-  const excess = total - k * accepts
-  const open = total >= request && excess >= 0
-  return { accepts, total, dropProbability: open ? excess / (total + 1) : 0, state: open ? 'open' : 'closed' }
+/** The state a window with `accepts` successes out of `calls` gives (shared with watchers). */
+export function sreStats(accepts: number, calls: number, k: number, minimumCalls: number): SreBreakerStats {
+  const excess = calls - k * accepts
+  const open = calls >= minimumCalls && excess >= 0
+  return { accepts, calls, dropProbability: open ? excess / (calls + 1) : 0, state: open ? 'open' : 'closed' }
 }

@@ -5,9 +5,9 @@ import { BulwarkError } from './bulwark-error'
  * expected answer that an outage produces at full request rate, and a stack capture costs microseconds.
  */
 export class BreakerOpenError extends BulwarkError {
-  /** The breaker's `shared` name, when it has one. */
+  /** The breaker's `shared` name (or the key it guards), when it has one. */
   readonly breaker: string | undefined
-  /** Milliseconds until the breaker lets a probe through (0 when that is now or cannot be known). */
+  /** Seconds until the breaker lets a probe through, rounded up (0 when that is now or cannot be known). */
   readonly retryAfter: number
 
   constructor(breaker: string | undefined, retryAfter = 0) {
@@ -22,6 +22,6 @@ export class BreakerOpenError extends BulwarkError {
       Error.stackTraceLimit = limit
     }
     this.breaker = breaker
-    this.retryAfter = retryAfter > 0 ? retryAfter : 0
+    this.retryAfter = retryAfter > 0 ? Math.ceil(retryAfter) : 0
   }
 }

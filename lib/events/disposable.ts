@@ -1,20 +1,16 @@
-/** What an event subscription returns: call dispose() to stop listening. Works with `using` where supported. */
+/** What an event subscription returns: call dispose() (or leave a `using` block) to stop listening. */
 export interface Disposable {
   dispose(): void
+  [Symbol.dispose](): void
 }
-
-const disposeSymbol: symbol | undefined = (Symbol as { dispose?: symbol }).dispose
 
 /** A Disposable that runs `fn` once. */
 export function toDisposable(fn: () => void): Disposable {
   let done = false
-  const d: Disposable & Record<symbol, () => void> = {
-    dispose() {
-      if (done) return
-      done = true
-      fn()
-    },
+  const dispose = (): void => {
+    if (done) return
+    done = true
+    fn()
   }
-  if (disposeSymbol) d[disposeSymbol] = d.dispose
-  return d
+  return { dispose, [Symbol.dispose]: dispose }
 }

@@ -1,8 +1,9 @@
 import { InvalidOptionError } from '../errors/invalid-option-error'
-import { DEFAULT_MEMBER_CAPACITY } from '../shared/shared-region'
-import { checkNumber, checkOptions, checkSharedName, optionalNumber } from '../validate'
+import { resolveSharing, type SharingOptions } from '../shared/sharing-options'
+import { checkNumber, checkOptions, optionalNumber, refuseFields, renamedTo } from '../validate'
 
-export interface HeavyKeeperOptions {
+/** A HeavyKeeper reads no clock, so it takes the sharing options without `now`. */
+export interface HeavyKeeperOptions extends Omit<SharingOptions, 'now'> {
   /** How many keys to keep (default 100). */
   k?: number
   /** Buckets per row (default 1024 * max(1, floor(ln k)), as the reference hot-key cache sizes it). */
@@ -13,12 +14,8 @@ export interface HeavyKeeperOptions {
   decay?: number
   /** A key enters the top-k only once its count reaches this (default 0). */
   minCount?: number
-  /** Host-wide name: every thread and process that uses it updates one sketch and lists one top-k. */
-  shared?: string
   /** Seed of the random decrements: the same seed and the same adds give the same result (default: random). */
   seed?: number
-  /** With `shared`: how many attachments (threads x instances) the region accepts (default 64). */
-  members?: number
 }
 
 export interface ResolvedHeavyKeeperOptions {
@@ -29,13 +26,12 @@ export interface ResolvedHeavyKeeperOptions {
   minCount: number
   shared: string | undefined
   seed: number
-  members: number
+  maxMembers: number
 }
 
 const MAX_K = 2 ** 24
 const MAX_SKETCH_BYTES = 2 ** 30
 const MAX_LANE_BYTES = 2 ** 30
-const MAX_MEMBERS = 4096
 
 /** The reference hot-key cache's width for k keys: 1024 * max(1, floor(ln k)). */
 export function defaultWidth(k: number): number {
@@ -48,6 +44,7 @@ export function resolveHeavyKeeperOptions(
   publishBytes: (k: number) => number,
 ): ResolvedHeavyKeeperOptions {
   const o = checkOptions<HeavyKeeperOptions>(options, 'options')
+  refuseFields(o, { members: renamedTo('maxMembers'), now: 'absent (a HeavyKeeper reads no clock)' })
   const k = optionalNumber('k', o.k, 100, { integer: true, min: 1, max: MAX_K })
   const width = optionalNumber('width', o.width, defaultWidth(k), { integer: true, min: 1, max: 2 ** 28 })
   const depth = optionalNumber('depth', o.depth, 4, { integer: true, min: 1, max: 64 })
@@ -60,18 +57,17 @@ export function resolveHeavyKeeperOptions(
   const decay = checkNumber('decay', o.decay === undefined ? 0.925 : o.decay, { above: 0 })
   if (decay >= 1) throw new InvalidOptionError('decay', decay, 'a number in (0, 1)')
   const minCount = optionalNumber('minCount', o.minCount, 0, { integer: true, min: 0, max: 2 ** 32 - 1 })
-  const shared = o.shared === undefined ? undefined : checkSharedName('shared', o.shared)
+  const { shared, maxMembers } = resolveSharing(o)
   const seed =
     o.seed === undefined
       ? Math.floor(Math.random() * Number.MAX_SAFE_INTEGER)
       : checkNumber('seed', o.seed, { integer: true, min: 0, max: Number.MAX_SAFE_INTEGER })
-  const members = optionalNumber('members', o.members, DEFAULT_MEMBER_CAPACITY, {
-    integer: true,
-    min: 1,
-    max: MAX_MEMBERS,
-  })
-  if (shared !== undefined && publishBytes(k) * members > MAX_LANE_BYTES) {
-    throw new InvalidOptionError('k', k, `small enough that members x k published keys fit 1 GiB (${members} members)`)
+  if (shared !== undefined && publishBytes(k) * maxMembers > MAX_LANE_BYTES) {
+    throw new InvalidOptionError(
+      'k',
+      k,
+      `small enough that maxMembers x k published keys fit 1 GiB (${maxMembers} members)`,
+    )
   }
-  return { k, width, depth, decay, minCount, shared, seed, members }
+  return { k, width, depth, decay, minCount, shared, seed, maxMembers }
 }

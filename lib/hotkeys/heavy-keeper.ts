@@ -20,6 +20,19 @@ export interface TopKItem<K> {
   truncated?: true
 }
 
+/** What HeavyKeeper.stats() reports. */
+export interface HeavyKeeperStats {
+  k: number
+  /** Keys in the top-k now (host-wide when shared). */
+  keys: number
+  /** Sum of every increment (of every member when shared), halved by each fading. */
+  total: number
+  /** Bytes of sketch (width x depth x 8). */
+  sketchBytes: number
+  /** add calls with a key that is not a string or a Uint8Array, or a bad increment (ignored, not thrown). */
+  invalidArguments: number
+}
+
 type AddFn = (key: unknown, incr: unknown) => number
 
 const closedAdd: AddFn = () => 0
@@ -49,6 +62,7 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
   private readonly region: SharedRegion
   private readonly keeper: NativeHeavyKeeper
   private nativeAdd: AddFn
+  private invalidArguments = 0
   private readonly expelled = new EventSource<TopKItem<K>>()
 
   constructor(options: HeavyKeeperOptions = {}) {
@@ -60,7 +74,7 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
     this.minCount = o.minCount
     this.shared = o.shared
     this.sketchBytes = o.width * o.depth * sizes.bucketSize
-    const placement = describeHeavyKeeper(o, o.shared === undefined ? undefined : o.members)
+    const placement = describeHeavyKeeper(o, o.shared === undefined ? undefined : o.maxMembers)
     this.region = SharedRegion.forComponent(o.shared, placement.layout)
     try {
       this.keeper = new native.HeavyKeeper(nativeKeeperConfig(o, placement, this.region, this.region.member))
@@ -73,13 +87,14 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
 
   /**
    * Counts `incr` (an integer in [0, 2^32 - 1], default 1) occurrences of `key`. Returns whether the key is in the
-   * top-k afterwards. Costs the same whatever `incr` is.
+   * top-k afterwards. Costs the same whatever `incr` is. Never throws: a key that is not a string or a Uint8Array,
+   * or a bad `incr`, counts nothing, returns false and is counted in stats().
    */
   add(key: K, incr = 1): boolean {
     const result = this.nativeAdd(key, incr)
     if (result === 1) return true
     if (result === 0) return false
-    return this.settle(result, key, incr)
+    return this.settle(result)
   }
 
   /** `add` for each key of a batch, with one call into native code. Returns how many of them are in the top-k. */
@@ -115,11 +130,19 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
     return count
   }
 
-  /** Sum of every increment (of every member when shared), halved by each fading. */
+  /** Sum of every increment (of every member when shared), halved by each fading. Reading it changes nothing. */
   get total(): number {
-    const total = this.keeper.total(this.region.laneHighWater())
-    this.drain()
-    return total
+    return this.keeper.total(this.region.laneHighWater())
+  }
+
+  stats(): HeavyKeeperStats {
+    return {
+      k: this.k,
+      keys: this.list().length,
+      total: this.total,
+      sketchBytes: this.sketchBytes,
+      invalidArguments: this.invalidArguments,
+    }
   }
 
   /**
@@ -161,9 +184,15 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
     this.region.close()
   }
 
-  private settle(result: number, key: unknown, incr: unknown): boolean {
-    if (result === -1) throw new InvalidArgumentError('key', key, 'a string or a Uint8Array')
-    if (result === -2) checkIncr(incr)
+  [Symbol.dispose](): void {
+    this.close()
+  }
+
+  private settle(result: number): boolean {
+    if (result === -1 || result === -2) {
+      this.invalidArguments++
+      return false
+    }
     this.drain()
     return (result & 1) === 1
   }

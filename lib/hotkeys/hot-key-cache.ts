@@ -1,13 +1,13 @@
-import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import type { Disposable } from '../events/disposable'
+import type { SharingOptions } from '../shared/sharing-options'
 import { type Clock, coarseNow } from '../signals/clock'
 import { checkOptions, optionalBoolean, optionalFunction, optionalNumber } from '../validate'
 import { type CacheRule, CacheRules } from './cache-rules'
-import { HeavyKeeper, type TopKItem } from './heavy-keeper'
+import { HeavyKeeper, type HeavyKeeperStats, type TopKItem } from './heavy-keeper'
 import { defaultWidth } from './heavy-keeper-options'
 import { LruTtlCache } from './lru-ttl-cache'
 
-export interface HotKeyCacheOptions {
+export interface HotKeyCacheOptions extends SharingOptions {
   /** How many hot keys to track (default 100). The sketch is 1024 * max(1, floor(ln k)) wide and 4 deep. */
   k?: number
   /** Most values kept (default 1000). Always bounded: least recently used values go first. */
@@ -24,12 +24,27 @@ export interface HotKeyCacheOptions {
   deny?: Array<{ key: string } | { pattern: RegExp | string }>
   /** Halve every count each `fadeEvery` ms, so that keys that cooled down leave (default: never). */
   fadeEvery?: number
-  /** Monotonic ms (default coarseNow). */
-  now?: Clock
-  /** Host-wide name: which keys are hot is decided by every thread and process using it. Values stay local. */
-  shared?: string
   /** Seed of the sketch's random decrements (default: random). */
   seed?: number
+}
+
+/**
+ * What HotKeyCache.stats() reports. With `shared`, which keys are hot is host-wide; values, hits and misses are
+ * this thread's.
+ */
+export interface HotKeyCacheStats {
+  /** Values cached. */
+  values: number
+  /** Most values kept. */
+  capacity: number
+  /** get() calls that found a live value. */
+  hits: number
+  /** get() calls that found none (absent or expired). */
+  misses: number
+  /** addWithValue calls with a key that is not a string (ignored, not thrown). */
+  invalidArguments: number
+  /** The counting side: keys in the top-k, increments counted, ignored bad arguments. */
+  topk: HeavyKeeperStats
 }
 
 /**
@@ -51,6 +66,9 @@ export class HotKeyCache<V = unknown> {
   private readonly now: Clock
   private readonly expelledSubscription: Disposable
   private timer: ReturnType<typeof setInterval> | undefined
+  private hits = 0
+  private misses = 0
+  private invalidArguments = 0
 
   constructor(options: HotKeyCacheOptions = {}) {
     const o = checkOptions<HotKeyCacheOptions>(options, 'options')
@@ -71,6 +89,7 @@ export class HotKeyCache<V = unknown> {
       decay: 0.925,
       minCount: o.minCount,
       shared: o.shared,
+      maxMembers: o.maxMembers,
       seed: o.seed,
     })
     this.expelledSubscription = this.topk.onExpelled((item) => this.cache.delete(item.key))
@@ -87,10 +106,14 @@ export class HotKeyCache<V = unknown> {
 
   /**
    * Counts `key` and caches `value` for it if it is hot (with autoCache, unless a deny rule matches), or else if
-   * an allow rule matches (with that rule's ttl). Returns whether the key is hot.
+   * an allow rule matches (with that rule's ttl). Returns whether the key is hot. Never throws: a key that is not a
+   * string is ignored and counted in stats().
    */
   addWithValue(key: string, value: V, incr = 1): boolean {
-    if (typeof key !== 'string') throw new InvalidArgumentError('key', key, 'a string')
+    if (typeof key !== 'string') {
+      this.invalidArguments++
+      return false
+    }
     const hot = this.topk.add(key, incr)
     if (hot && this.autoCache) {
       if (this.deny.empty || this.deny.match(key) < 0) this.cache.set(key, value, this.now() + this.ttl)
@@ -105,7 +128,10 @@ export class HotKeyCache<V = unknown> {
 
   /** The cached value, or undefined when the key is not cached or its value expired. */
   get(key: string): V | undefined {
-    return this.cache.get(key, this.now())
+    const value = this.cache.get(key, this.now())
+    if (value === undefined) this.misses++
+    else this.hits++
+    return value
   }
 
   /** Drops a cached value (the key keeps its count). */
@@ -128,13 +154,28 @@ export class HotKeyCache<V = unknown> {
     return this.cache.size
   }
 
-  /** Stops the fading timer, drops the values and detaches the counts. */
+  stats(): HotKeyCacheStats {
+    return {
+      values: this.cache.size,
+      capacity: this.cache.capacity,
+      hits: this.hits,
+      misses: this.misses,
+      invalidArguments: this.invalidArguments,
+      topk: this.topk.stats(),
+    }
+  }
+
+  /** Stops the fading timer, drops the values and detaches the counts. Idempotent. */
   close(): void {
     if (this.timer !== undefined) clearInterval(this.timer)
     this.timer = undefined
     this.expelledSubscription.dispose()
     this.cache.clear()
     this.topk.close()
+  }
+
+  [Symbol.dispose](): void {
+    this.close()
   }
 
   // Shared: every member's timer claims the period, so the host fades once per period however many workers run.

@@ -1,14 +1,11 @@
+import type { Breaker } from '../breakers/breaker'
 import { BreakerGroup } from '../breakers/breaker-group'
-import type { CircuitBreaker } from '../breakers/circuit-breaker'
 import { SreBreaker, type SreBreakerOptions } from '../breakers/sre-breaker'
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { preciseNow } from '../signals/clock'
 import { checkOptions } from '../validate'
 
-/** A breaker the outbound guards drive: an SreBreaker or a CircuitBreaker. */
-export type GuardBreaker = SreBreaker | CircuitBreaker
-
-export interface BreakerChoice<B extends GuardBreaker = SreBreaker> {
+export interface BreakerChoice<B extends Breaker = SreBreaker> {
   /** One breaker per key (default: a BreakerGroup of SreBreakers made with `breaker`, closed by `close()`). */
   breakers?: BreakerGroup<B>
   /** Options of each SreBreaker of the default group. */
@@ -16,9 +13,7 @@ export interface BreakerChoice<B extends GuardBreaker = SreBreaker> {
 }
 
 /** The group to use, and whether the guard made it (and so closes it). */
-export function resolveBreakers<B extends GuardBreaker>(
-  o: BreakerChoice<B>,
-): { group: BreakerGroup<B>; owns: boolean } {
+export function resolveBreakers<B extends Breaker>(o: BreakerChoice<B>): { group: BreakerGroup<B>; owns: boolean } {
   if (o.breakers !== undefined) {
     if (typeof (o.breakers as { get?: unknown } | null)?.get !== 'function')
       throw new InvalidOptionError('breakers', o.breakers, 'a BreakerGroup')
@@ -32,29 +27,14 @@ export function resolveBreakers<B extends GuardBreaker>(
   return { group: group as unknown as BreakerGroup<B>, owns: true }
 }
 
-// Told apart by shape, not class, so that breakers from another copy of bulwark work too.
-function isSre(breaker: GuardBreaker): breaker is SreBreaker {
-  return typeof (breaker as SreBreaker).allow === 'function'
+/** When a call starts: a precise time only for a breaker that judges durations, else 0 (no clock read). */
+export function callStart(breaker: Breaker): number {
+  return breaker.usesDuration ? preciseNow() : 0
 }
 
-/** Asks the breaker for one call. */
-export function permit(breaker: GuardBreaker): boolean {
-  return isSre(breaker) ? breaker.allow() : breaker.tryAcquire()
-}
-
-/** When a call starts: a precise time only for a breaker that judges slowness, else 0 (no clock read). */
-export function callStart(breaker: GuardBreaker): number {
-  return isSre(breaker) || breaker.strategy !== 'slowCallRatio' ? 0 : preciseNow()
-}
-
-/** Reports how an allowed call ended. */
-export function report(breaker: GuardBreaker, ok: boolean, start: number): void {
-  if (isSre(breaker)) {
-    if (ok) breaker.markSuccess()
-    else breaker.markFailed()
-    return
-  }
-  const duration = start === 0 ? 0 : preciseNow() - start
-  if (ok) breaker.onSuccess(duration)
-  else breaker.onFailure(duration)
+/** Records how a permitted call ended. */
+export function report(breaker: Breaker, ok: boolean, start: number): void {
+  const duration = start === 0 ? undefined : preciseNow() - start
+  if (ok) breaker.recordSuccess(duration)
+  else breaker.recordFailure(duration)
 }

@@ -31,7 +31,7 @@ export function expressGuard(options?: InboundGuardOptions<ExpressRequest>): Exp
   const guard = new InboundGuard(options, expressAccess)
   const bind = responseReleaser(guard)
   const middleware = (req: ExpressRequest, res: ServerResponse, next: (error?: unknown) => void): void => {
-    const token = guard.acquire(req)
+    const token = guard.tryAcquire(req)
     if (token < 0) return writeShed(res, token, guard.retryAfter)
     bind(res, token)
     next()

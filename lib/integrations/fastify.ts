@@ -54,7 +54,7 @@ export function fastifyGuard(
   }
   const bind = responseReleaser(guard)
   fastify.addHook('onRequest', (request: FastifyRequestLike, reply: FastifyReplyLike, next: () => void): void => {
-    const token = guard.acquire(request)
+    const token = guard.tryAcquire(request)
     if (token >= 0) {
       bind(reply.raw, token)
       return next()

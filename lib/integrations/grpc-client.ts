@@ -5,7 +5,8 @@ import { BreakerOpenError } from '../errors/breaker-open-error'
 import { BulkheadRejectedError } from '../errors/bulkhead-rejected-error'
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { checkOneOf, checkOptions } from '../validate'
-import { type BreakerChoice, callStart, type GuardBreaker, permit, report, resolveBreakers } from './breaker-port'
+import type { Breaker } from '../breakers/breaker'
+import { type BreakerChoice, callStart, report, resolveBreakers } from './breaker-port'
 import { type BulkheadChoice, resolveBulkheads } from './bulkhead-port'
 import { GrpcStatus, grpcModule, type GrpcModule } from './grpc-module'
 
@@ -13,7 +14,7 @@ import { GrpcStatus, grpcModule, type GrpcModule } from './grpc-module'
  * Options of grpcClientGuard; `bulkheads` holds one adaptive bulkhead per target (the `target` option names it;
  * without it, the interceptor's calls share one: install one interceptor per client).
  */
-export interface GrpcClientGuardOptions<B extends GuardBreaker = SreBreaker> extends BreakerChoice<B>, BulkheadChoice {
+export interface GrpcClientGuardOptions<B extends Breaker = SreBreaker> extends BreakerChoice<B>, BulkheadChoice {
   /** One breaker per method (`/pkg.Service/Method`, default) or one for the whole target. */
   per?: 'method' | 'target'
   /** The target's name (its address, say): the bulkhead's key, and the breaker's with `per: 'target'` (required). */
@@ -24,7 +25,7 @@ export interface GrpcClientGuardOptions<B extends GuardBreaker = SreBreaker> ext
   grpc?: unknown
 }
 
-export type GrpcClientInterceptor<B extends GuardBreaker = SreBreaker> = ((
+export type GrpcClientInterceptor<B extends Breaker = SreBreaker> = ((
   options: any,
   nextCall: (options: any) => any,
 ) => any) & {
@@ -67,7 +68,7 @@ function resolveFailures(value: unknown): readonly number[] {
  * call the breaker refuses, or the bulkhead (the target is saturated), ends at once with UNAVAILABLE without
  * touching the network; an allowed call's status is reported to the breaker, its time to the bulkhead.
  */
-export function grpcClientGuard<B extends GuardBreaker = SreBreaker>(
+export function grpcClientGuard<B extends Breaker = SreBreaker>(
   options?: GrpcClientGuardOptions<B>,
 ): GrpcClientInterceptor<B> {
   const o = checkOptions<GrpcClientGuardOptions<B>>(options, 'options')
@@ -88,7 +89,7 @@ export function grpcClientGuard<B extends GuardBreaker = SreBreaker>(
   ): any => {
     const key = per === 'method' ? callOptions.method_definition.path : target
     const breaker = group.get(key)
-    if (!permit(breaker))
+    if (!breaker.tryAcquire())
       return new grpc.InterceptingCall(rejectedCall(grpc, key, new BreakerOpenError(breaker.shared ?? key)))
     const bulkhead = bulkheads.pool?.get(upstream)
     const slot = bulkhead === undefined ? -1 : bulkhead.tryAcquire()

@@ -1,5 +1,6 @@
 import { checkOptions } from '../validate'
-import { InboundGuard, type RequestAccess, SHED_RATE_LIMIT } from './inbound-guard'
+import { Shed } from '../shed/shed'
+import { InboundGuard, type RequestAccess } from './inbound-guard'
 import type { InboundGuardOptions } from './inbound-options'
 import { GrpcStatus, grpcModule } from './grpc-module'
 
@@ -60,7 +61,7 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
         next({
           onReceiveMetadata(metadata: GrpcCallInfo['metadata'], forward: (metadata: unknown) => void) {
             const address = call.getConnectionInfo?.().remoteAddress
-            const t = guard.acquire({ method: method.path, metadata, address })
+            const t = guard.tryAcquire({ method: method.path, metadata, address })
             if (t < 0) {
               // The handler never sees the metadata, so it never starts.
               const trailers = new grpc.Metadata()
@@ -92,7 +93,7 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
 }
 
 function shedDetails(reason: number, retryAfter: number): string {
-  return reason === SHED_RATE_LIMIT
+  return reason === Shed.rateLimit
     ? `rate limited, retry after ${retryAfter} s`
     : `overloaded, retry after ${retryAfter} s`
 }

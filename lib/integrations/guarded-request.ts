@@ -3,7 +3,8 @@ import { BreakerOpenError } from '../errors/breaker-open-error'
 import { BulkheadRejectedError } from '../errors/bulkhead-rejected-error'
 import type { RetryBudget } from '../resilience/retry-budget'
 import { fullJitterDelay } from '../resilience/backoff'
-import { callStart, type GuardBreaker, permit, report } from './breaker-port'
+import type { Breaker } from '../breakers/breaker'
+import { callStart, report } from './breaker-port'
 
 /** The next dispatch of an undici interceptor chain; the handler is one of the two handler APIs. */
 export type Dispatch = (options: any, handler: any) => boolean
@@ -53,7 +54,7 @@ export abstract class GuardedRequest {
     private readonly policy: GuardPolicy,
     private readonly dispatch: Dispatch,
     private readonly options: unknown,
-    private readonly breaker: GuardBreaker,
+    private readonly breaker: Breaker,
     private readonly name: string,
     private readonly replayable: boolean,
     private readonly bulkhead: AdaptiveBulkhead | undefined,
@@ -70,7 +71,7 @@ export abstract class GuardedRequest {
    * BulkheadRejectedError if the origin's bulkhead is full (the origin is saturated).
    */
   run(): boolean {
-    if (!permit(this.breaker)) {
+    if (!this.breaker.tryAcquire()) {
       this.fail(new BreakerOpenError(this.breaker.shared ?? this.name))
       return true
     }
@@ -191,7 +192,7 @@ export abstract class GuardedRequest {
 
   private mayRetry(): boolean {
     const p = this.policy
-    return this.replayable && this.attempt + 1 < p.attempts && (p.budget === undefined || p.budget.canRetry())
+    return this.replayable && this.attempt + 1 < p.attempts && (p.budget === undefined || p.budget.tryAcquire())
   }
 
   private backOff(): void {

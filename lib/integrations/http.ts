@@ -43,7 +43,7 @@ export function httpGuard<Req extends NodeRequest = IncomingMessage, Res extends
   const guard = new InboundGuard<Req>(options, nodeRequestAccess)
   const bind = responseReleaser(guard)
   const guarded = (req: Req, res: Res): void => {
-    const token = guard.acquire(req)
+    const token = guard.tryAcquire(req)
     if (token < 0) return writeShed(res, token, guard.retryAfter)
     bind(res, token)
     listener(req, res)

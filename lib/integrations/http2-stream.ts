@@ -50,7 +50,7 @@ export function http2StreamGuard(
   const guarded = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, raw: string[]): void => {
     request.stream = stream
     request.headers = headers
-    const token = guard.acquire(request)
+    const token = guard.tryAcquire(request)
     request.stream = request.headers = undefined as never // the guard keeps nothing of the stream
     if (token < 0) return respondShed(stream, headers[':method'] === 'HEAD', token, guard.retryAfter)
     bind(stream, token)

@@ -1,18 +1,13 @@
-import { type BbrLimiter, type BbrStats, SHED_IN_FLIGHT, SHED_LATENCY, SHED_QUEUE_DELAY } from '../bbr/bbr-limiter'
+import type { BbrLimiter, BbrLimiterStats } from '../bbr/bbr-limiter'
 import { PRIORITY_NAMES, type PriorityName } from '../bbr/priority'
 import { type Event, EventSource } from '../events/event-source'
+import { Shed, shedReason, type ShedReason } from '../shed/shed'
 import {
   type GlobalRateLimiter,
   type InboundGuardOptions,
   type KeyedRateLimiter,
   resolveInboundOptions,
 } from './inbound-options'
-
-export { SHED_IN_FLIGHT, SHED_LATENCY, SHED_QUEUE_DELAY }
-/** acquire result: shed because the request's key (or the global rate) is over its rate limit. */
-export const SHED_RATE_LIMIT = -3
-
-export type ShedReason = 'in-flight' | 'queue-delay' | 'rate-limit' | 'latency'
 
 export interface ShedEvent {
   reason: ShedReason
@@ -25,7 +20,7 @@ export interface InboundGuardStats {
   /** Requests answered 429 by the rate limit. */
   rateLimited: number
   /** The adaptive limiter's stats (undefined without one). */
-  limiter: BbrStats | undefined
+  limiter: BbrLimiterStats | undefined
 }
 
 /** How the guard reads a framework's request: a header's value and the client's address. */
@@ -73,8 +68,8 @@ function retrySeconds(ms: number): number {
 
 /**
  * The decision every inbound adapter (node:http, Express, Fastify, Koa, gRPC) makes, in one place: the rate
- * limit, then the adaptive limiter at the request's priority. `acquire` returns a token >= 0 to give back with
- * `release` exactly once when the response is over, or a negative SHED_* reason; after a shed, `retryAfter` holds
+ * limit, then the adaptive limiter at the request's priority. `tryAcquire` returns a token >= 0 to give back with
+ * `release` exactly once when the response is over, or a negative Shed code; after a shed, `retryAfter` holds
  * the seconds to announce. Neither allocates (unless a shed listener is subscribed) nor throws.
  */
 export class InboundGuard<Req> {
@@ -118,8 +113,8 @@ export class InboundGuard<Req> {
     return this.limiter !== undefined
   }
 
-  /** Decides one request: a token >= 0 to release when its response is over, or SHED_* (negative). */
-  acquire(request: Req): number {
+  /** Decides one request: a token >= 0 to release when its response is over, or a Shed code (negative). */
+  tryAcquire(request: Req): number {
     const p =
       this.priorityOf !== undefined
         ? classOf(this.priorityOf(request), this.defaultPriority)
@@ -128,7 +123,7 @@ export class InboundGuard<Req> {
           : this.defaultPriority
     if (this.mode !== MODE_NONE && !this.withinRate(request)) {
       this.rateLimitedCount++
-      return this.shed(SHED_RATE_LIMIT, p)
+      return this.shed(Shed.rateLimit, p)
     }
     const limiter = this.limiter
     if (limiter === undefined) return 0
@@ -150,9 +145,13 @@ export class InboundGuard<Req> {
     return { rateLimited: this.rateLimitedCount, limiter: this.limiter?.stats() }
   }
 
-  /** Closes the adaptive limiter if the guard created it from options. */
+  /** Closes the adaptive limiter if the guard created it from options. Idempotent. */
   close(): void {
     if (this.ownsLimiter) this.limiter?.close()
+  }
+
+  [Symbol.dispose](): void {
+    this.close()
   }
 
   private withinRate(request: Req): boolean {
@@ -175,18 +174,11 @@ export class InboundGuard<Req> {
     return false
   }
 
-  private shed(reason: number, p: number): number {
+  private shed(code: number, p: number): number {
     if (this.sheds.hasListeners) {
-      const name: ShedReason =
-        reason === SHED_RATE_LIMIT
-          ? 'rate-limit'
-          : reason === SHED_QUEUE_DELAY
-            ? 'queue-delay'
-            : reason === SHED_LATENCY
-              ? 'latency'
-              : 'in-flight'
-      this.sheds.emit({ reason: name, priority: PRIORITY_NAMES[p], retryAfter: this.retryAfter })
+      const reason = shedReason(code) as ShedReason
+      this.sheds.emit({ reason, priority: PRIORITY_NAMES[p], retryAfter: this.retryAfter })
     }
-    return reason
+    return code
   }
 }

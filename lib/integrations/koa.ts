@@ -35,7 +35,7 @@ export function koaGuard(options?: InboundGuardOptions<KoaContextLike>): KoaMidd
   const guard = new InboundGuard(options, koaAccess)
   const bind = responseReleaser(guard)
   const middleware = (ctx: KoaContextLike, next: () => Promise<unknown>): Promise<unknown> | undefined => {
-    const token = guard.acquire(ctx)
+    const token = guard.tryAcquire(ctx)
     if (token >= 0) {
       bind(ctx.res, token)
       return next() // no async wrapper: the downstream promise is returned as it is

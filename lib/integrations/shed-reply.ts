@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'http'
 import type { Http2ServerResponse, OutgoingHttpHeaders, ServerHttp2Stream } from 'http2'
 
-import { SHED_LATENCY, SHED_QUEUE_DELAY, SHED_RATE_LIMIT } from './inbound-guard'
+import { Shed, shedReason } from '../shed/shed'
 
 /** What a shed request is answered: status and a small JSON body (built once, never per request). */
 export interface ShedReply {
@@ -16,25 +16,20 @@ function reply(status: 503 | 429, body: object): ShedReply {
   return { status, body: text, length: String(Buffer.byteLength(text)) }
 }
 
-const IN_FLIGHT = reply(503, { error: 'overloaded', reason: 'in-flight' })
-const QUEUE_DELAY = reply(503, { error: 'overloaded', reason: 'queue-delay' })
-const LATENCY = reply(503, { error: 'overloaded', reason: 'latency' })
-const RATE_LIMITED = reply(429, { error: 'rate limited' })
+// By Shed code (index -code): a rate limit is the client's (429), every other reason is the server's load (503).
+const REPLIES: ShedReply[] = []
+for (const code of Object.values(Shed)) {
+  REPLIES[-code] =
+    code === Shed.rateLimit
+      ? reply(429, { error: 'rate limited' })
+      : reply(503, { error: 'overloaded', reason: shedReason(code) })
+}
 
 export const JSON_TYPE = 'application/json; charset=utf-8'
 
-/** The answer for a negative acquire result. */
-export function shedReply(reason: number): ShedReply {
-  switch (reason) {
-    case SHED_RATE_LIMIT:
-      return RATE_LIMITED
-    case SHED_QUEUE_DELAY:
-      return QUEUE_DELAY
-    case SHED_LATENCY:
-      return LATENCY
-    default:
-      return IN_FLIGHT
-  }
+/** The answer for a Shed code (anything else is answered as Shed.inFlight). */
+export function shedReply(code: number): ShedReply {
+  return REPLIES[-code] ?? REPLIES[-Shed.inFlight]
 }
 
 // Retry-After values as strings, made once each (announced values are few: mostly 1 s, up to a day).
@@ -43,13 +38,13 @@ export function retryAfterText(seconds: number): string {
   return secondsText[seconds] ?? (secondsText[seconds] = String(seconds))
 }
 
-// Raw header lists by reason (index -reason) and Retry-After seconds, each made once: a shed allocates nothing.
-const headerLists: string[][][] = [[], [], [], [], []]
+// Raw header lists by Shed code (index -code) and Retry-After seconds, each made once: a shed allocates nothing.
+const headerLists: string[][][] = Array.from(REPLIES, () => [])
 
 /** Answers a shed request on a raw node:http response (node:http, Express) or a node:http2 compatibility one. */
-export function writeShed(res: ServerResponse | Http2ServerResponse, reason: number, retryAfter: number): void {
-  const r = shedReply(reason)
-  const lists = headerLists[-reason] ?? headerLists[1]
+export function writeShed(res: ServerResponse | Http2ServerResponse, code: number, retryAfter: number): void {
+  const r = shedReply(code)
+  const lists = headerLists[-code] ?? headerLists[-Shed.inFlight]
   const headers =
     lists[retryAfter] ??
     (lists[retryAfter] = [
@@ -64,14 +59,14 @@ export function writeShed(res: ServerResponse | Http2ServerResponse, reason: num
   res.end(r.body)
 }
 
-// HTTP/2 response headers by reason and Retry-After seconds, each made once (respond() copies what it is given).
-const headerObjects: OutgoingHttpHeaders[][] = [[], [], [], []]
+// HTTP/2 response headers by Shed code and Retry-After seconds, each made once (respond() copies what it is given).
+const headerObjects: OutgoingHttpHeaders[][] = Array.from(REPLIES, () => [])
 
 /** Answers a shed request on a node:http2 stream (the core API); a HEAD request gets the headers only. */
-export function respondShed(stream: ServerHttp2Stream, head: boolean, reason: number, retryAfter: number): void {
+export function respondShed(stream: ServerHttp2Stream, head: boolean, code: number, retryAfter: number): void {
   if (stream.destroyed) return // reset by the client already: nothing to answer
-  const r = shedReply(reason)
-  const objects = headerObjects[-reason] ?? headerObjects[1]
+  const r = shedReply(code)
+  const objects = headerObjects[-code] ?? headerObjects[-Shed.inFlight]
   const headers =
     objects[retryAfter] ??
     (objects[retryAfter] = Object.freeze({

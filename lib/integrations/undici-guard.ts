@@ -4,13 +4,14 @@ import type { SreBreaker } from '../breakers/sre-breaker'
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { RetryBudget } from '../resilience/retry-budget'
 import { checkOptions, optionalFunction, optionalNumber } from '../validate'
-import { type BreakerChoice, type GuardBreaker, resolveBreakers } from './breaker-port'
+import type { Breaker } from '../breakers/breaker'
+import { type BreakerChoice, resolveBreakers } from './breaker-port'
 import { type BulkheadChoice, resolveBulkheads } from './bulkhead-port'
 import type { Dispatch, GuardPolicy } from './guarded-request'
 import { guardedRequest } from './undici-handler-api'
 
 /** Options of undiciGuard; `bulkheads` holds one adaptive bulkhead per origin (refusals: BulkheadRejectedError). */
-export interface UndiciGuardOptions<B extends GuardBreaker = SreBreaker> extends BreakerChoice<B>, BulkheadChoice {
+export interface UndiciGuardOptions<B extends Breaker = SreBreaker> extends BreakerChoice<B>, BulkheadChoice {
   /** Caps retries at a share of requests (default: a new RetryBudget, 10 % plus 10 per second); false: no cap. */
   budget?: RetryBudget | false
   /** Attempts per request at most, the first included (default 3; 1 turns retries off). */
@@ -28,7 +29,7 @@ export interface UndiciGuardOptions<B extends GuardBreaker = SreBreaker> extends
 }
 
 // Handlers are typed loosely so that the interceptor fits undici's own `compose` types, whatever their version.
-export type UndiciInterceptor<B extends GuardBreaker = SreBreaker> = ((
+export type UndiciInterceptor<B extends Breaker = SreBreaker> = ((
   dispatch: (options: any, handler: any) => boolean,
 ) => (options: any, handler: any) => boolean) & {
   /** The breakers, one per origin (`http://host:port`). */
@@ -64,7 +65,7 @@ function resolveMethods(value: unknown): Set<string> {
 function resolveBudget(value: unknown): RetryBudget | undefined {
   if (value === false) return undefined
   if (value === undefined) return new RetryBudget()
-  if (value === null || typeof (value as RetryBudget).canRetry !== 'function') {
+  if (value === null || typeof (value as RetryBudget).tryAcquire !== 'function') {
     throw new InvalidOptionError('budget', value, 'a RetryBudget, or false')
   }
   return value as RetryBudget
@@ -80,9 +81,7 @@ function resolveBudget(value: unknown): RetryBudget | undefined {
  *   const dispatcher = new Agent().compose(undiciGuard())
  *   await fetch('http://inventory.internal/stock/42', { dispatcher })
  */
-export function undiciGuard<B extends GuardBreaker = SreBreaker>(
-  options?: UndiciGuardOptions<B>,
-): UndiciInterceptor<B> {
+export function undiciGuard<B extends Breaker = SreBreaker>(options?: UndiciGuardOptions<B>): UndiciInterceptor<B> {
   const o = checkOptions<UndiciGuardOptions<B>>(options, 'options')
   const methods = resolveMethods(o.retryMethods)
   const policy: GuardPolicy = {

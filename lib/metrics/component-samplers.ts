@@ -51,7 +51,7 @@ function sampleLimiter(name: string, limiter: BbrLimiter, emit: Emit): void {
   emit(METRIC.limiterAdmit, s.admitFraction, n)
   emit(METRIC.limiterInvalidReleases, s.invalidReleases, n)
   for (const priority of PRIORITY_NAMES) {
-    const c = s.byClass[priority]
+    const c = s.byPriority[priority]
     emit(METRIC.limiterAdmitted, c.admitted, { name, priority })
     emit(METRIC.limiterShed, c.shedInFlight, { name, priority, reason: 'in-flight' })
     emit(METRIC.limiterShed, c.shedQueueDelay, { name, priority, reason: 'queue-delay' })
@@ -72,8 +72,8 @@ function sampleBreaker(labels: Labels, breaker: SreBreaker | CircuitBreaker, emi
     const s = breaker.stats()
     for (const state of SRE_STATES) emit(METRIC.breakerState, s.state === state ? 1 : 0, { ...labels, state })
     emit(METRIC.breakerDrop, s.dropProbability, labels)
-    emit(METRIC.breakerFailure, s.total > 0 ? 1 - s.accepts / s.total : 0, labels)
-    emit(METRIC.breakerWindowRequests, s.total, labels)
+    emit(METRIC.breakerFailure, s.calls > 0 ? 1 - s.accepts / s.calls : 0, labels)
+    emit(METRIC.breakerWindowRequests, s.calls, labels)
   } else {
     const s = breaker.stats()
     for (const state of CIRCUIT_STATES) emit(METRIC.breakerState, s.state === state ? 1 : 0, { ...labels, state })

@@ -67,10 +67,14 @@ export class OpenTelemetryMetrics {
     return this.components.add(name, component)
   }
 
-  /** Stops observing (the instruments stay with the meter, reporting nothing). */
+  /** Stops observing (the instruments stay with the meter, reporting nothing). Idempotent. */
   close(): void {
     if (this.closed) return
     this.closed = true
     this.meter.removeBatchObservableCallback(this.callback, this.instruments)
+  }
+
+  [Symbol.dispose](): void {
+    this.close()
   }
 }

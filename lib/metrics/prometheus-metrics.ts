@@ -84,10 +84,14 @@ export class PrometheusMetrics {
     return this.components.add(name, component)
   }
 
-  /** Removes bulwark's metrics from the registry. */
+  /** Removes bulwark's metrics from the registry. Idempotent. */
   close(): void {
     for (const metric of this.metrics.splice(0)) {
       this.registry.removeSingleMetric((metric as unknown as { name: string }).name)
     }
+  }
+
+  [Symbol.dispose](): void {
+    this.close()
   }
 }

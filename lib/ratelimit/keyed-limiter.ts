@@ -25,6 +25,8 @@ export interface KeyedLimiterStats {
   evicted: number
   /** Keys dropped because they were idle. */
   expired: number
+  /** tryAcquire calls with a key that is not a string (refused, not thrown). */
+  invalidArguments: number
 }
 
 class Entry<L> {
@@ -53,7 +55,7 @@ export class KeyedLimiter<L extends Limiter = Limiter> {
   private readonly entries = new Map<string, Entry<L>>()
   private readonly moveInterval: number
   private readonly now: Clock
-  private counts = { created: 0, evicted: 0, expired: 0 }
+  private counts = { created: 0, evicted: 0, expired: 0, invalidArguments: 0 }
 
   constructor(factory: (key: string) => L, options?: KeyedLimiterOptions) {
     this.factory = checkFunction<(key: string) => L>('factory', factory)
@@ -84,13 +86,12 @@ export class KeyedLimiter<L extends Limiter = Limiter> {
     return this.add(key, now)
   }
 
-  /** `get(key).tryAcquire(n)`. */
+  /** `get(key).tryAcquire(n)`. Never throws: a key that is not a string is refused and counted in stats(). */
   tryAcquire(key: string, n = 1): boolean {
-    return this.get(key).tryAcquire(n)
-  }
-
-  /** The same as tryAcquire, for keyed token buckets. */
-  tryTake(key: string, n = 1): boolean {
+    if (typeof key !== 'string') {
+      this.counts.invalidArguments++
+      return false
+    }
     return this.get(key).tryAcquire(n)
   }
 
@@ -123,6 +124,15 @@ export class KeyedLimiter<L extends Limiter = Limiter> {
 
   clear(): void {
     for (const [key, entry] of this.entries) this.drop(key, entry)
+  }
+
+  /** Drops every key and closes its limiter. Idempotent. */
+  close(): void {
+    this.clear()
+  }
+
+  [Symbol.dispose](): void {
+    this.close()
   }
 
   get size(): number {

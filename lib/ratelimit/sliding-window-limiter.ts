@@ -17,6 +17,18 @@ export interface SlidingWindowLimiterOptions extends SharingOptions {
   buckets?: number
 }
 
+export interface SlidingWindowLimiterStats {
+  limit: number
+  window: number
+  buckets: number
+  /** Permits available now (host-wide when shared). */
+  available: number
+  /** Locks this member took over from a holder that died or stalled inside its critical section. */
+  lockTakeovers: number
+  /** tryAcquire calls with a permit count that is not a finite number > 0 (refused, not thrown). */
+  invalidArguments: number
+}
+
 /**
  * At most `limit` permits in any `buckets` consecutive buckets of `window / buckets` ms: the current bucket and the
  * ones before it that are still inside the window. Bucket boundaries are anchored at the limiter's creation. The
@@ -38,6 +50,7 @@ export class SlidingWindowLimiter implements Limiter {
   private readonly origin: number
   private readonly lock: SpinLock | undefined
   private readonly now: Clock
+  private invalidArguments = 0
 
   constructor(options: SlidingWindowLimiterOptions) {
     const o = checkOptions<SlidingWindowLimiterOptions>(options, 'options')
@@ -61,9 +74,12 @@ export class SlidingWindowLimiter implements Limiter {
     this.origin = this.f64[(base + cells.origin) / 8]
   }
 
-  /** Takes `n` permits (default 1) if the window has room for them now. More than `limit` never fits. */
+  /**
+   * Takes `n` permits (default 1) if the window has room for them now. More than `limit` never fits. Never throws:
+   * a bad `n` is refused and counted in stats().
+   */
   tryAcquire(n = 1): boolean {
-    if (!(typeof n === 'number' && n > 0 && n <= this.limit)) return validPermits(n) ? false : invalidPermits(n)
+    if (!(typeof n === 'number' && n > 0 && n <= this.limit)) return this.outOfRange(n)
     const e = this.epochAt(this.now())
     const f64 = this.f64
     // Within one bucket the total only grows: if it is already full for this bucket, reject without the lock.
@@ -107,8 +123,29 @@ export class SlidingWindowLimiter implements Limiter {
     return this.lock === undefined ? 0 : this.lock.takeovers
   }
 
+  stats(): SlidingWindowLimiterStats {
+    return {
+      limit: this.limit,
+      window: this.window,
+      buckets: this.buckets,
+      available: this.available(),
+      lockTakeovers: this.lockTakeovers,
+      invalidArguments: this.invalidArguments,
+    }
+  }
+
+  /** Detaches from shared memory (a local limiter just stops counting). Idempotent. */
   close(): void {
     this.region.close()
+  }
+
+  [Symbol.dispose](): void {
+    this.close()
+  }
+
+  private outOfRange(n: unknown): boolean {
+    if (!validPermits(n)) this.invalidArguments++
+    return false
   }
 
   private epochAt(now: number): number {

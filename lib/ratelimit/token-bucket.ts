@@ -14,6 +14,17 @@ export interface TokenBucketOptions extends SharingOptions {
   burst?: number
 }
 
+export interface TokenBucketStats {
+  rate: number
+  burst: number
+  /** Tokens available now (host-wide when shared; may be fractional). */
+  available: number
+  /** Locks this member took over from a holder that died or stalled inside its critical section. */
+  lockTakeovers: number
+  /** tryAcquire calls with a permit count that is not a finite number > 0 (refused, not thrown). */
+  invalidArguments: number
+}
+
 /**
  * A token bucket, kept as GCRA's theoretical arrival time: one number, measured in tokens, that says when the
  * bucket will be full again. Taking n tokens moves it n forward; refill is implied by the clock (no timer). When
@@ -33,6 +44,7 @@ export class TokenBucket implements Limiter {
   private readonly tokensPerMs: number
   private readonly lock: SpinLock | undefined
   private readonly now: Clock
+  private invalidArguments = 0
 
   constructor(options: TokenBucketOptions) {
     const o = checkOptions<TokenBucketOptions>(options, 'options')
@@ -51,8 +63,11 @@ export class TokenBucket implements Limiter {
     this.tokensPerMs = this.rate / 1000
   }
 
-  /** Takes `n` tokens (default 1) if the bucket holds them now. More than `burst` is never available. */
-  tryTake(n = 1): boolean {
+  /**
+   * Takes `n` tokens (default 1) if the bucket holds them now. More than `burst` is never available. Never throws:
+   * a bad `n` is refused and counted in stats().
+   */
+  tryAcquire(n = 1): boolean {
     if (!(typeof n === 'number' && n > 0 && n <= this.burst)) return this.outOfRange(n)
     const now = (this.now() - this.origin) * this.tokensPerMs
     const limit = now + this.burst
@@ -75,11 +90,6 @@ export class TokenBucket implements Limiter {
     return lock.release() && ok
   }
 
-  /** The same as tryTake, under the name every Limiter has. */
-  tryAcquire(n = 1): boolean {
-    return this.tryTake(n)
-  }
-
   available(): number {
     return tokensAvailable(this.f64[this.tatIndex], (this.now() - this.origin) * this.tokensPerMs, this.burst)
   }
@@ -97,12 +107,28 @@ export class TokenBucket implements Limiter {
     return this.lock === undefined ? 0 : this.lock.takeovers
   }
 
+  stats(): TokenBucketStats {
+    return {
+      rate: this.rate,
+      burst: this.burst,
+      available: this.available(),
+      lockTakeovers: this.lockTakeovers,
+      invalidArguments: this.invalidArguments,
+    }
+  }
+
+  /** Detaches from shared memory (a local bucket just stops counting). Idempotent. */
   close(): void {
     this.region.close()
   }
 
-  private outOfRange(n: number): boolean {
-    return validPermits(n) ? false : invalidPermits(n)
+  [Symbol.dispose](): void {
+    this.close()
+  }
+
+  private outOfRange(n: unknown): boolean {
+    if (!validPermits(n)) this.invalidArguments++
+    return false
   }
 }
 

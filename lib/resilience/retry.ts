@@ -1,4 +1,4 @@
-import { BreakerOpenError } from '../errors/breaker-open-error'
+import { isBreakerOpenError } from '../errors/error-guards'
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { checkOptions, optionalFunction, optionalNumber } from '../validate'
@@ -23,7 +23,7 @@ export interface RetryOptions {
 }
 
 const timerSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
-const notBreakerOpen = (error: unknown): boolean => !(error instanceof BreakerOpenError)
+const notBreakerOpen = (error: unknown): boolean => !isBreakerOpenError(error)
 
 /**
  * Calls `fn` until it succeeds, retrying failures after exponential backoff with full jitter, within `attempts`
@@ -49,7 +49,7 @@ export async function retry<T>(fn: (attempt: number) => T | Promise<T>, options?
       return await fn(attempt)
     } catch (error) {
       const last = attempt + 1 >= attempts
-      if (last || !retryOn(error, attempt) || (budget !== undefined && !budget.canRetry())) throw error
+      if (last || !retryOn(error, attempt) || (budget !== undefined && !budget.tryAcquire())) throw error
     }
     await sleep(fullJitterDelay(attempt, baseDelay, maxDelay, random))
   }

@@ -2,13 +2,19 @@ import type { Clock } from '../signals/clock'
 import { checkSharedName, optionalFunction, optionalNumber } from '../validate'
 import { DEFAULT_MEMBER_CAPACITY } from './shared-region'
 
-/** The options every shareable component takes about where its state lives and what clock it reads. */
+/**
+ * The options every component takes about where its state lives and what clock it reads (docs/vocabulary.md):
+ * each component's options extend it.
+ */
 export interface SharingOptions {
-  /** One component for every thread and process of the host that uses this name. */
+  /** One component for every thread and process of the host that uses this name (default: local to the thread). */
   shared?: string
   /** Attachments a shared component accepts (threads x instances across the host; default 64). */
   maxMembers?: number
-  /** Monotonic clock in ms (default: the coarse clock). */
+  /**
+   * Monotonic clock in ms (default: the coarse clock; durations that a component measures itself, such as response
+   * times, use the precise clock unless this is given).
+   */
   now?: Clock
 }
 

@@ -49,11 +49,11 @@ export class HostWatcher {
 function addRates(report: RegionReport, before: Previous, seconds: number): void {
   const view = report.view
   if (view?.type === 'limiter' && before.view.type === 'limiter') {
-    const shedInFlight = perSecond(view.droppedByInFlight, before.view.droppedByInFlight, seconds)
-    const shedQueueDelay = perSecond(view.droppedByQueueDelay, before.view.droppedByQueueDelay, seconds)
-    const shedLatency = perSecond(view.droppedByLatency, before.view.droppedByLatency, seconds)
+    const shedInFlight = perSecond(view.shedInFlight, before.view.shedInFlight, seconds)
+    const shedQueueDelay = perSecond(view.shedQueueDelay, before.view.shedQueueDelay, seconds)
+    const shedLatency = perSecond(view.shedLatency, before.view.shedLatency, seconds)
     view.rates = {
-      admitted: perSecond(view.passed, before.view.passed, seconds),
+      admitted: perSecond(view.admitted, before.view.admitted, seconds),
       shed: shedInFlight + shedQueueDelay + shedLatency,
       shedInFlight,
       shedQueueDelay,

@@ -51,8 +51,8 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
         shed,
         `${v.minRt.toFixed(2)} ms`,
         count(v.maxPass),
-        count(v.passed),
-        count(v.dropped),
+        count(v.admitted),
+        count(v.shed),
       ])
     } else if (v.type === 'sre-breaker') {
       rows.breakers.push([
@@ -62,7 +62,7 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
         v.state,
         percent(v.dropProbability),
         percent(v.failureRatio),
-        count(v.total),
+        count(v.calls),
         '',
       ])
     } else if (v.type === 'circuit-breaker') {

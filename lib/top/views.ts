@@ -1,12 +1,12 @@
 // What `bulwark top` reports for each region (also its --json output). Counters are host-wide totals since the
 // region was created; `rates` are per second between the last two samples.
-import type { BbrStats } from '../bbr/bbr-limiter'
+import type { BbrLimiterStats } from '../bbr/bbr-limiter'
 
 /**
  * A BbrLimiter as its stats() would report it host-wide, except `load`, the highest load (permille) any live member
  * last measured, and `admitFraction`, the lowest queueing-delay admit fraction among them.
  */
-export interface LimiterView extends Omit<BbrStats, 'queueDelay' | 'byPriority'> {
+export interface LimiterView extends Omit<BbrLimiterStats, 'queueDelay'> {
   type: 'limiter'
   rates?: { admitted: number; shed: number; shedInFlight: number; shedQueueDelay: number; shedLatency: number }
 }
@@ -16,8 +16,8 @@ export interface SreBreakerView {
   state: 'closed' | 'open'
   dropProbability: number
   accepts: number
-  total: number
-  /** Share of the window's requests that were not accepted. */
+  calls: number
+  /** Share of the window's calls that were not accepted. */
   failureRatio: number
 }
 

@@ -89,7 +89,7 @@ class LiveView {
     const b = byKind.sre
     if (b)
       lines.push(
-        `  breaker    ${b.state} · drops ${pct(b.dropProbability)} of calls · ${n(b.total)} calls in window, ${pct(b.total ? b.accepts / b.total : 1)} succeeded`,
+        `  breaker    ${b.state} · drops ${pct(b.dropProbability)} of calls · ${n(b.calls)} calls in window, ${pct(b.calls ? b.accepts / b.calls : 1)} succeeded`,
       )
     const h = byKind.heavykeeper
     if (h)

@@ -12,7 +12,7 @@ const limiter = new BbrLimiter({ shared: name })
 const cache = new HotKeyCache({ shared: name, k: 50, capacity: 1000, ttl: 2000, fadeEvery: 5000 })
 // Rejected calls are not counted as failures, so that the breaker lets calls through again within one window of
 // the downstream's recovery (counting them keeps it shut for many windows at this traffic).
-const breaker = new SreBreaker({ shared: name, window: 2000, buckets: 10, request: 20, countRejections: false })
+const breaker = new SreBreaker({ shared: name, window: 2000, buckets: 10, minimumCalls: 20, countRejections: false })
 const failure = { failFrom: Infinity, failTo: Infinity }
 const downstream = flakyDownstream(failure)
 let protect = false
@@ -34,15 +34,15 @@ async function handle(key, res) {
     item = await slowLookup(key)
     if (protect) cache.addWithValue(key, item)
   }
-  if (protect && !breaker.allow()) {
+  if (protect && !breaker.tryAcquire()) {
     counts.broken++
     return reply(res, 503, { error: 'downstream unavailable', item })
   }
   try {
     await downstream()
-    if (protect) breaker.markSuccess()
+    if (protect) breaker.recordSuccess()
   } catch {
-    if (protect) breaker.markFailed()
+    if (protect) breaker.recordFailure()
     counts.failed++
     return reply(res, 502, { error: 'downstream failed', item })
   }

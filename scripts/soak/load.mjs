@@ -10,8 +10,8 @@ const b = require('../../dist/cjs')
 export function createLoad(prefix, redisUrl) {
   const s = (kind) => `${prefix}-${kind}`
   const bbr = new b.BbrLimiter({ shared: s('bbr'), queueDelay: false })
-  const sre = new b.SreBreaker({ shared: s('sre'), request: 50 })
-  const circuit = new b.CircuitBreaker({ shared: s('cb'), minimumCalls: 50, threshold: 0.9, openDuration: 200 })
+  const sre = new b.SreBreaker({ shared: s('sre'), minimumCalls: 50 })
+  const circuit = new b.CircuitBreaker({ shared: s('cb'), minimumCalls: 50, failureRatio: 0.9, openDuration: 200 })
   const group = new b.BreakerGroup((key, shared) => new b.SreBreaker({ shared }), { shared: s('grp'), maxKeys: 64 })
   const topk = new b.HeavyKeeper({ shared: s('hk'), k: 50 })
   const cache = new b.HotKeyCache({ k: 50, capacity: 200, ttl: 50, fadeEvery: 1000, shared: s('cache') })
@@ -32,18 +32,18 @@ export function createLoad(prefix, redisUrl) {
       const token = bbr.tryAcquire(i & 3)
       if (token >= 0) held.push(token)
       if (held.length > 32) bbr.release(held.shift())
-      if (sre.allow()) i % 10 ? sre.markSuccess() : sre.markFailed()
-      if (circuit.tryAcquire()) i % 7 ? circuit.onSuccess(1) : circuit.onFailure(1)
-      group.get(`route-${i % 100}`).allow() // 100 keys over 64 slots: keys come and go
+      if (sre.tryAcquire()) i % 10 ? sre.recordSuccess() : sre.recordFailure()
+      if (circuit.tryAcquire()) i % 7 ? circuit.recordSuccess(1) : circuit.recordFailure(1)
+      group.get(`route-${i % 100}`).tryAcquire() // 100 keys over 64 slots: keys come and go
       const key = `user-${Math.floor(Math.random() ** 3 * 10_000)}`
       topk.add(key)
       cache.addWithValue(key, { key })
       cache.get(key)
-      bucket.tryTake()
+      bucket.tryAcquire()
       window.tryAcquire()
       keyed.tryAcquire(`client-${(i * 7919) % 20_000}`) // more clients than maxKeys: eviction all the time
       budget.recordRequest()
-      if (i % 10 === 0) budget.canRetry()
+      if (i % 10 === 0) budget.tryAcquire()
       ring.get(key)
     }
     if (++flips % 500 === 0) {
@@ -74,7 +74,7 @@ function startHttp(s) {
   const { Agent } = require(major > 22 || (major === 22 && minor >= 19) ? 'undici' : 'undici-v7')
   const listener = b.httpGuard((req, res) => res.end('ok'), { limiter: { shared: s('http'), queueDelay: false } })
   const server = http.createServer(listener)
-  const guard = b.undiciGuard({ breaker: { request: 20 } })
+  const guard = b.undiciGuard({ breaker: { minimumCalls: 20 } })
   const agent = new Agent({ connections: 4 }).compose(guard)
   let timer
   const listening = new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))

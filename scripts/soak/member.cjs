@@ -7,7 +7,7 @@ const b = require(path.join(__dirname, '..', '..', 'dist', 'cjs'))
 const prefix = process.argv[2]
 const s = (kind) => `${prefix}-${kind}`
 const bbr = new b.BbrLimiter({ shared: s('bbr'), queueDelay: false })
-const circuit = new b.CircuitBreaker({ shared: s('cb'), minimumCalls: 50, threshold: 0.9, openDuration: 200 })
+const circuit = new b.CircuitBreaker({ shared: s('cb'), minimumCalls: 50, failureRatio: 0.9, openDuration: 200 })
 const topk = new b.HeavyKeeper({ shared: s('hk'), k: 50 })
 const bucket = new b.TokenBucket({ rate: 50_000, shared: s('tb') })
 let i = 0
@@ -15,9 +15,9 @@ const timer = setInterval(() => {
   for (let r = 0; r < 200; r++, i++) {
     const t = bbr.tryAcquire()
     if (t >= 0) bbr.release(t)
-    if (circuit.tryAcquire()) circuit.onSuccess(1)
+    if (circuit.tryAcquire()) circuit.recordSuccess(1)
     topk.add(`user-${i % 500}`)
-    bucket.tryTake()
+    bucket.tryAcquire()
   }
   // Now and then, detach one component and attach it again: membership churn on a live region.
   if (i % 20_000 === 0) new b.SlidingWindowLimiter({ limit: 50_000, window: 1000, shared: s('sw') }).close()

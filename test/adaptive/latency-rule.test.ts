@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 
-import { BbrLimiter, type BbrLimiterOptions, Priority, SHED_LATENCY } from '../../lib/index'
+import { BbrLimiter, type BbrLimiterOptions, Priority, Shed } from '../../lib/index'
 import { ManualClock } from '../helpers/manual-clock'
 import { seededRandom } from '../helpers/seeded-random.mjs'
 import { fieldOf } from '../helpers/typed-errors'
@@ -41,7 +41,7 @@ describe('BbrLimiter: the latency rule in front of an upstream that queues', () 
     expect(total).toBeGreaterThanOrEqual(0.97 * CAPACITY * steady.completedPerSecond.length)
     expect(steady.maxInFlight).toBeLessThanOrEqual(3 * C) // unprotected, it grows by 800 every second
     expect(overload.shed / overload.offered).toBeGreaterThan(0.6)
-    expect(limiter.stats().droppedByLatency).toBe(overload.shed + calm.shed)
+    expect(limiter.stats().shedLatency).toBe(overload.shed + calm.shed)
     // The queue stops growing once the rule engages: no request waits as long as a second.
     expect(overload.latencies.at(-1)).toBeLessThan(1000)
     expect(quantile(overload.latencies, 0.9)).toBeLessThan(3 * SERVICE)
@@ -131,20 +131,20 @@ describe('BbrLimiter: the latency rule in front of an upstream that queues', () 
     const { clock, limiter } = ioLimiter()
     const priority = (i: number) => (i % 10 === 0 ? Priority.critical : i % 10 < 5 ? Priority.normal : Priority.low)
     simulateUpstream(limiter, clock, [phase(0.5, 2, { priority }), phase(3, 10, { priority })])
-    const c = limiter.stats().byClass
+    const c = limiter.stats().byPriority
     const shedShare = (k: keyof typeof c) => c[k].shedLatency / (c[k].shedLatency + c[k].admitted)
     expect(shedShare('critical')).toBeLessThan(0.1)
     expect(shedShare('normal')).toBeLessThan(shedShare('low'))
   })
 
-  it('answers SHED_LATENCY and execute() rejects with reason latency', async () => {
+  it('answers Shed.latency and execute() rejects with reason latency', async () => {
     const { clock, limiter } = ioLimiter()
     simulateUpstream(limiter, clock, [phase(3, 3)])
     expect(limiter.stats().latency?.shedding).toBe(true)
     const held: number[] = []
     let token = limiter.tryAcquire()
     for (; token >= 0; token = limiter.tryAcquire()) held.push(token)
-    expect(token).toBe(SHED_LATENCY)
+    expect(token).toBe(Shed.latency)
     await expect(limiter.execute(() => 1)).rejects.toMatchObject({ code: 'ERR_BULWARK_OVERLOAD', reason: 'latency' })
     for (const t of held) limiter.release(t)
   })

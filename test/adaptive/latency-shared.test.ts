@@ -2,7 +2,7 @@ import { type ChildProcess, fork } from 'child_process'
 import * as path from 'path'
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { BbrLimiter, SHED_LATENCY } from '../../dist/cjs'
+import { BbrLimiter, Shed } from '../../dist/cjs'
 import '../helpers/cleanup-regions'
 import { ManualClock } from '../helpers/manual-clock'
 import { uniqueName } from '../helpers/unique-name'
@@ -52,7 +52,7 @@ describe('the latency rule shared by the host', () => {
     expect(together.map((r) => r.completed)).toEqual(alone.map((r) => r.completed))
     expect(a.stats().latency).toEqual(solo.stats().latency)
     expect(b.stats().latency).toEqual(a.stats().latency)
-    expect(a.stats().droppedByLatency).toBe(solo.stats().droppedByLatency)
+    expect(a.stats().shedLatency).toBe(solo.stats().shedLatency)
     a.close()
     b.close()
   })
@@ -79,8 +79,8 @@ describe('the latency rule shared by the host', () => {
     expect(seen.inFlight).toBe(parent.inFlight)
     expect(parent.inFlight).toBeGreaterThan(own?.limit as number) // the host is at its limit (child's 4 included)
     const { codes } = await ask({ op: 'acquire', n: 1 })
-    expect(codes).toEqual([SHED_LATENCY])
-    expect(parent.stats().droppedByLatency).toBeGreaterThan(0)
+    expect(codes).toEqual([Shed.latency])
+    expect(parent.stats().shedLatency).toBeGreaterThan(0)
     await ask({ op: 'release' })
     parent.close()
   })

@@ -52,6 +52,6 @@ describe('BbrLimiter: option validation', () => {
     const token = limiter.tryAcquire()
     expect(token).toBeGreaterThanOrEqual(0)
     limiter.release(token)
-    expect(limiter.stats()).toMatchObject({ inFlight: 0, passed: 1, dropped: 0, minRt: 1, maxInFlight: 20 })
+    expect(limiter.stats()).toMatchObject({ inFlight: 0, admitted: 1, shed: 0, minRt: 1, maxInFlight: 20 })
   })
 })

@@ -48,8 +48,8 @@ describe('BbrLimiter: priorities at saturation', () => {
       expect(limiter.tryAcquire(inherited as never)).toBeLessThan(0) // normal, not a prototype function
     }
     const s = limiter.stats()
-    expect(s.byPriority.critical).toEqual({ admitted: 1, shed: 0 })
-    expect(s.byPriority.normal.shed).toBe(7)
+    expect(s.byPriority.critical).toEqual({ admitted: 1, shedInFlight: 0, shedQueueDelay: 0 })
+    expect(s.byPriority.normal.shedInFlight).toBe(7)
   })
 
   it('takes custom shares', () => {

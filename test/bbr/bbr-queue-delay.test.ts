@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 
-import { BbrLimiter, SHED_QUEUE_DELAY } from '../../lib/index'
+import { BbrLimiter, Shed } from '../../lib/index'
 import { ManualClock } from '../helpers/manual-clock'
 
 function delayed(target = 10, interval = 100) {
@@ -25,7 +25,7 @@ function delayed(target = 10, interval = 100) {
         admitted++
         limiter.release(token)
       } else {
-        expect(token).toBe(SHED_QUEUE_DELAY)
+        expect(token).toBe(Shed.queueDelay)
       }
     }
     return admitted

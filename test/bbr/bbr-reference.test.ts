@@ -129,6 +129,6 @@ describe('BbrLimiter: our fixes', () => {
     limiter.tryAcquire()
     limiter.tryAcquire()
     const s = limiter.stats()
-    expect([s.passed, s.dropped, s.droppedByInFlight, s.load]).toEqual([5, 2, 2, 950])
+    expect([s.admitted, s.shed, s.shedInFlight, s.load]).toEqual([5, 2, 2, 950])
   })
 })

@@ -48,9 +48,9 @@ describe('BbrLimiter shared by the host', () => {
     expect(replies.map((r) => r.held)).toEqual([10, 20, 30])
     expect(observer.inFlight).toBe(60)
     const stats = observer.stats()
-    expect(stats.passed).toBe(replies.reduce((sum, r) => sum + r.admitted, 0))
-    expect(stats.passed).toBeGreaterThanOrEqual(600_000)
-    expect(stats.dropped).toBe(0)
+    expect(stats.admitted).toBe(replies.reduce((sum, r) => sum + r.admitted, 0))
+    expect(stats.admitted).toBeGreaterThanOrEqual(600_000)
+    expect(stats.shed).toBe(0)
     observer.close()
   })
 

@@ -103,14 +103,14 @@ describe('BreakerGroup', () => {
     const worker1 = make()
     const worker2 = make()
     const url = 'https://api.example.com/orders?id=1&x=ü'
-    for (let i = 0; i < 200; i++) worker1.get(url).markFailed()
+    for (let i = 0; i < 200; i++) worker1.get(url).recordFailure()
     expect(worker2.get(url).shared).toBe(worker1.get(url).shared)
-    expect(worker2.get(url).stats()).toMatchObject({ total: 200, state: 'open' })
-    expect(worker2.get(url).allow()).toBe(false)
+    expect(worker2.get(url).stats()).toMatchObject({ calls: 200, state: 'open' })
+    expect(worker2.get(url).tryAcquire()).toBe(false)
     // Keys that differ only in characters a region name cannot hold still get their own breaker.
     expect(worker1.get('a/b').shared).not.toBe(worker1.get('a?b').shared)
     expect(worker1.get('a/b').shared).toMatch(/^[A-Za-z0-9._-]+$/)
-    expect(worker2.get('a/b').stats().total).toBe(0)
+    expect(worker2.get('a/b').stats().calls).toBe(0)
     worker1.close()
     worker2.close()
   })

@@ -6,7 +6,6 @@ import { ManualClock } from '../helpers/manual-clock'
 function breaker(extra: CircuitBreakerOptions = {}) {
   const clock = new ManualClock(100_000)
   const cb = new CircuitBreaker({
-    threshold: 0.5,
     minimumCalls: 10,
     window: 10_000,
     buckets: 10,
@@ -14,13 +13,13 @@ function breaker(extra: CircuitBreakerOptions = {}) {
     halfOpenCalls: 2,
     now: clock.now,
     ...extra,
-  })
+  } as CircuitBreakerOptions)
   return { clock, cb }
 }
 
 function outcomes(cb: CircuitBreaker, successes: number, failures: number, durationMs = 1) {
-  for (let i = 0; i < successes; i++) cb.onSuccess(durationMs)
-  for (let i = 0; i < failures; i++) cb.onFailure(durationMs)
+  for (let i = 0; i < successes; i++) cb.recordSuccess(durationMs)
+  for (let i = 0; i < failures; i++) cb.recordFailure(durationMs)
 }
 
 function acquireAll(cb: CircuitBreaker, tries: number): number {
@@ -34,11 +33,11 @@ describe('CircuitBreaker: errorRatio', () => {
     const { cb } = breaker()
     outcomes(cb, 6, 3)
     expect(cb.state).toBe('closed')
-    cb.onFailure(1) // 10 calls, 4 failed: 0.4 < 0.5
+    cb.recordFailure(1) // 10 calls, 4 failed: 0.4 < 0.5
     expect(cb.state).toBe('closed')
-    cb.onFailure(1) // 11 calls, 5 failed: 0.45
+    cb.recordFailure(1) // 11 calls, 5 failed: 0.45
     expect(cb.state).toBe('closed')
-    cb.onFailure(1) // 12 calls, 6 failed: 0.5
+    cb.recordFailure(1) // 12 calls, 6 failed: 0.5
     expect(cb.state).toBe('open')
     expect(cb.tryAcquire()).toBe(false)
   })
@@ -47,7 +46,7 @@ describe('CircuitBreaker: errorRatio', () => {
     const { cb } = breaker()
     outcomes(cb, 3, 6)
     expect(cb.stats()).toMatchObject({ state: 'closed', calls: 9, badCalls: 6 })
-    cb.onSuccess(1)
+    cb.recordSuccess(1)
     expect(cb.state).toBe('open')
   })
 
@@ -68,16 +67,16 @@ describe('CircuitBreaker: errorRatio', () => {
     clock.advance(1)
     expect(acquireAll(cb, 100)).toBe(2)
     expect(cb.stats()).toMatchObject({ state: 'half-open', probesIssued: 2, probesPassed: 0 })
-    cb.onSuccess(1)
+    cb.recordSuccess(1)
     expect(cb.stats()).toMatchObject({ state: 'half-open', probesPassed: 1 })
-    cb.onSuccess(1)
+    cb.recordSuccess(1)
     expect(cb.state).toBe('closed')
     expect(acquireAll(cb, 100)).toBe(100)
     // Counting starts afresh: the ten failures that opened it are gone.
     expect(cb.stats()).toMatchObject({ calls: 0, badCalls: 0 })
     outcomes(cb, 0, 9)
     expect(cb.state).toBe('closed')
-    cb.onFailure(1)
+    cb.recordFailure(1)
     expect(cb.state).toBe('open')
   })
 
@@ -86,8 +85,8 @@ describe('CircuitBreaker: errorRatio', () => {
     outcomes(cb, 0, 10)
     clock.advance(5000)
     expect(acquireAll(cb, 10)).toBe(2)
-    cb.onSuccess(1)
-    cb.onFailure(1)
+    cb.recordSuccess(1)
+    cb.recordFailure(1)
     expect(cb.state).toBe('open')
     clock.advance(4999)
     expect(cb.tryAcquire()).toBe(false)
@@ -103,10 +102,30 @@ describe('CircuitBreaker: errorRatio', () => {
     outcomes(cb, 50, 0) // late successes while open
     expect(cb.state).toBe('open')
     clock.advance(5000)
+    expect(cb.state).toBe('open') // reading the state moves nothing: the next call does
+    expect(cb.tryAcquire()).toBe(true)
+    // The 50 late successes were not probes: the round starts with none passed.
+    expect(cb.stats()).toMatchObject({ state: 'half-open', probesIssued: 1, probesPassed: 0 })
+    cb.recordSuccess(1) // the probe's outcome
+    expect(cb.stats()).toMatchObject({ state: 'half-open', probesIssued: 1, probesPassed: 1 })
+    cb.recordSuccess(1) // not a probe's: this instance held one permit
+    expect(cb.stats()).toMatchObject({ state: 'half-open', probesPassed: 1 })
+  })
+
+  it('reading state or stats() never moves an open breaker to half-open', () => {
+    const { cb, clock } = breaker()
+    const seen: CircuitStateChange[] = []
+    cb.onStateChange((change) => seen.push(change))
+    outcomes(cb, 0, 10)
+    clock.advance(60_000)
+    for (let i = 0; i < 3; i++) {
+      expect(cb.state).toBe('open')
+      expect(cb.stats()).toMatchObject({ state: 'open', probesIssued: 0 })
+    }
+    expect(seen.map((c) => c.to)).toEqual(['open'])
+    expect(cb.retryAfterMs()).toBe(0)
+    expect(cb.tryAcquire()).toBe(true)
     expect(cb.state).toBe('half-open')
-    // This instance holds no probe: an outcome now is not a probe's.
-    cb.onSuccess(1)
-    expect(cb.stats()).toMatchObject({ state: 'half-open', probesPassed: 0 })
   })
 
   it('does not count the outcomes that tripped it after a close within the same bucket', () => {
@@ -114,9 +133,9 @@ describe('CircuitBreaker: errorRatio', () => {
     outcomes(cb, 0, 10)
     clock.advance(100)
     expect(cb.tryAcquire()).toBe(true)
-    cb.onSuccess(1)
+    cb.recordSuccess(1)
     expect(cb.state).toBe('closed')
-    cb.onFailure(1)
+    cb.recordFailure(1)
     expect(cb.stats()).toMatchObject({ state: 'closed', calls: 1, badCalls: 1 })
   })
 
@@ -129,8 +148,8 @@ describe('CircuitBreaker: errorRatio', () => {
     expect(cb.tryAcquire()).toBe(false)
     clock.advance(1)
     expect(acquireAll(cb, 10)).toBe(2)
-    cb.onSuccess(1)
-    cb.onSuccess(1)
+    cb.recordSuccess(1)
+    cb.recordSuccess(1)
     expect(cb.state).toBe('closed')
   })
 })
@@ -139,11 +158,11 @@ describe('CircuitBreaker: slowCallRatio', () => {
   it('counts calls slower than slowCallDuration, successes and failures alike', () => {
     const { cb } = breaker({ strategy: 'slowCallRatio', slowCallDuration: 200 })
     outcomes(cb, 5, 4, 50) // fast: not bad, even the failures
-    cb.onSuccess(200) // not slower than 200
+    cb.recordSuccess(200) // not slower than 200
     expect(cb.stats()).toMatchObject({ state: 'closed', calls: 10, badCalls: 0 })
     outcomes(cb, 5, 4, 201)
     expect(cb.state).toBe('closed') // 9 of 19
-    cb.onFailure(500)
+    cb.recordFailure(500)
     expect(cb.state).toBe('open') // 10 of 20
   })
 
@@ -153,28 +172,28 @@ describe('CircuitBreaker: slowCallRatio', () => {
     expect(cb.state).toBe('open')
     clock.advance(5000)
     expect(cb.tryAcquire()).toBe(true)
-    cb.onSuccess(300)
+    cb.recordSuccess(300)
     expect(cb.state).toBe('open')
     clock.advance(5000)
     expect(cb.tryAcquire()).toBe(true)
-    cb.onFailure(10)
+    cb.recordFailure(10)
     expect(cb.state).toBe('open')
     clock.advance(5000)
     expect(cb.tryAcquire()).toBe(true)
-    cb.onSuccess(10)
+    cb.recordSuccess(10)
     expect(cb.state).toBe('closed')
   })
 })
 
 describe('CircuitBreaker: errorCount', () => {
-  it('opens on the threshold-th failure in the window whatever the successes', () => {
-    const { cb, clock } = breaker({ strategy: 'errorCount', threshold: 5, minimumCalls: 1 })
+  it('opens on the failureCount-th failure in the window whatever the successes', () => {
+    const { cb, clock } = breaker({ strategy: 'errorCount', failureCount: 5, minimumCalls: 1 })
     outcomes(cb, 1000, 4)
     expect(cb.state).toBe('closed')
     clock.advance(10_000)
     outcomes(cb, 0, 4)
     expect(cb.state).toBe('closed')
-    cb.onFailure(1)
+    cb.recordFailure(1)
     expect(cb.state).toBe('open')
     expect(cb.stats()).toMatchObject({ strategy: 'errorCount', calls: 5, badCalls: 5, badRatio: 1 })
   })
@@ -188,7 +207,7 @@ describe('CircuitBreaker: events and execute', () => {
     outcomes(cb, 0, 10)
     clock.advance(5000)
     cb.tryAcquire()
-    cb.onSuccess(1)
+    cb.recordSuccess(1)
     expect(seen).toEqual([
       { from: 'closed', to: 'open', at: 100_000 },
       { from: 'open', to: 'half-open', at: 105_000 },
@@ -218,7 +237,7 @@ describe('CircuitBreaker: events and execute', () => {
   })
 
   it('execute times the call itself and rejects with BreakerOpenError (with retryAfter) when open', async () => {
-    const { cb, clock } = breaker({ strategy: 'slowCallRatio', slowCallDuration: 5, minimumCalls: 2, threshold: 1 })
+    const { cb, clock } = breaker({ strategy: 'slowCallRatio', slowCallDuration: 5, minimumCalls: 2, slowCallRatio: 1 })
     const busy = () => {
       const until = performance.now() + 15
       while (performance.now() < until) {
@@ -235,13 +254,14 @@ describe('CircuitBreaker: events and execute', () => {
     expect(cb.stats()).toMatchObject({ calls: 4, badCalls: 3 })
     expect(cb.state).toBe('closed')
 
-    const tripped = breaker({ strategy: 'slowCallRatio', slowCallDuration: 5, minimumCalls: 1, threshold: 1 })
+    const tripped = breaker({ strategy: 'slowCallRatio', slowCallDuration: 5, minimumCalls: 1, slowCallRatio: 1 })
     await tripped.cb.execute(busy)
     expect(tripped.cb.state).toBe('open')
     tripped.clock.advance(1200)
     const refused = await tripped.cb.execute(() => 1).catch((e: unknown) => e)
     expect(refused).toBeInstanceOf(BreakerOpenError)
-    expect((refused as BreakerOpenError).retryAfter).toBe(3800)
+    expect(tripped.cb.retryAfterMs()).toBe(3800)
+    expect((refused as BreakerOpenError).retryAfter).toBe(4) // seconds, rounded up, as in a Retry-After header
     expect(clock.now()).toBe(100_000)
   })
 })

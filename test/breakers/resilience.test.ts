@@ -39,7 +39,7 @@ describe('RetryBudget', () => {
     for (let step = 0; step < 600; step++) {
       clock.advance(10)
       budget.recordRequest()
-      for (let i = 0; i < 5; i++) if (budget.canRetry()) granted++
+      for (let i = 0; i < 5; i++) if (budget.tryAcquire()) granted++
       const { requests, retries } = budget.stats()
       expect(retries).toBeLessThanOrEqual(Math.ceil(0.2 * requests + 1))
     }

@@ -43,7 +43,7 @@ function inProcess<T>(task: Task): { child: ChildProcess; reply: Promise<T> } {
 /** A shared circuit breaker, opened at TRIPPED_AT by ten failures, on a clock the test moves. */
 function trippedBreaker(name: string, clock = new ManualClock(TRIPPED_AT)) {
   const cb = new CircuitBreaker({ ...circuitOptions(name, 0), now: clock.now })
-  for (let i = 0; i < 10; i++) cb.onFailure(1)
+  for (let i = 0; i < 10; i++) cb.recordFailure(1)
   expect(cb.state).toBe('open')
   return { cb, clock }
 }
@@ -107,8 +107,8 @@ describe('shared CircuitBreaker: state across processes', () => {
       holder.child.once('exit', resolve)
       holder.child.kill('SIGKILL')
     })
-    cb.onSuccess(1)
-    cb.onSuccess(1)
+    cb.recordSuccess(1)
+    cb.recordSuccess(1)
     // Two of three probes passed; the third will never report.
     expect(cb.stats()).toMatchObject({ state: 'half-open', probesIssued: 3, probesPassed: 2 })
     clock.advance(999)
@@ -117,7 +117,7 @@ describe('shared CircuitBreaker: state across processes', () => {
     let granted = 0
     for (let i = 0; i < 10; i++) if (cb.tryAcquire()) granted++
     expect(granted).toBe(HALF_OPEN_CALLS)
-    for (let i = 0; i < HALF_OPEN_CALLS; i++) cb.onSuccess(1)
+    for (let i = 0; i < HALF_OPEN_CALLS; i++) cb.recordSuccess(1)
     expect(cb.state).toBe('closed')
     cb.close()
   })
@@ -128,12 +128,12 @@ describe('shared SreBreaker: state across members', () => {
     const name = uniqueName('sre-cross')
     const clock = new ManualClock(TRIPPED_AT)
     const sre = new SreBreaker({ ...sreOptions(name, 0), now: clock.now, random: () => 0.5 })
-    expect(sre.allow()).toBe(true)
+    expect(sre.tryAcquire()).toBe(true)
     const { reply } = inProcess<{ state: string }>({ role: 'fail', kind: 'sre', name, count: 1000, time: TRIPPED_AT })
     expect((await reply).state).toBe('open')
     clock.advance(1)
-    expect(sre.stats()).toMatchObject({ accepts: 0, total: 1000, state: 'open' })
-    expect(sre.allow()).toBe(false)
+    expect(sre.stats()).toMatchObject({ accepts: 0, calls: 1000, state: 'open' })
+    expect(sre.tryAcquire()).toBe(false)
     sre.close()
   })
 
@@ -143,16 +143,16 @@ describe('shared SreBreaker: state across members', () => {
     const options = { ...sreOptions(name, 0), now: clock.now }
     const reader = new SreBreaker(options)
     const writer = new SreBreaker(options)
-    expect(reader.allow()).toBe(true)
-    for (let i = 0; i < 1000; i++) writer.markFailed()
+    expect(reader.tryAcquire()).toBe(true)
+    for (let i = 0; i < 1000; i++) writer.recordFailure()
     // The writer sees its own failures at once; the reader within the refresh bound.
-    expect(writer.stats().total).toBe(1000)
+    expect(writer.stats().calls).toBe(1000)
     let calls = 0
-    while (reader.stats().total === 0 && calls <= 1024) {
-      reader.allow()
+    while (reader.stats().calls === 0 && calls <= 1024) {
+      reader.tryAcquire()
       calls++
     }
-    expect(reader.stats().total).toBeGreaterThanOrEqual(1000)
+    expect(reader.stats().calls).toBeGreaterThanOrEqual(1000)
     expect(calls).toBeLessThanOrEqual(1024)
     expect(calls).toBeGreaterThan(0)
     reader.close()

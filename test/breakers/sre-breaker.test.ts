@@ -9,7 +9,7 @@ function referenceBreaker(extra: SreBreakerOptions = {}) {
   const clock = new ManualClock(5_000)
   const breaker = new SreBreaker({
     success: 0.5,
-    request: 100,
+    minimumCalls: 100,
     window: 1000,
     buckets: 10,
     now: clock.now,
@@ -26,41 +26,41 @@ function repeat(n: number, fn: () => void) {
 describe('SreBreaker: reference tests (docs/rules/sre-breaker.md)', () => {
   it('allows 80 successes, then 120 more', () => {
     const { breaker } = referenceBreaker()
-    repeat(80, () => breaker.markSuccess())
-    expect(breaker.allow()).toBe(true)
-    repeat(120, () => breaker.markSuccess())
-    expect(breaker.allow()).toBe(true)
+    repeat(80, () => breaker.recordSuccess())
+    expect(breaker.tryAcquire()).toBe(true)
+    repeat(120, () => breaker.recordSuccess())
+    expect(breaker.tryAcquire()).toBe(true)
     expect(breaker.state).toBe('closed')
   })
 
   it('rejects after 100 successes and 10 000 000 failures, and allows again once the window has passed', () => {
     const { breaker, clock } = referenceBreaker()
-    repeat(100, () => breaker.markSuccess())
-    repeat(10_000_000, () => breaker.markFailed())
-    expect(breaker.allow()).toBe(false)
+    repeat(100, () => breaker.recordSuccess())
+    repeat(10_000_000, () => breaker.recordFailure())
+    expect(breaker.tryAcquire()).toBe(false)
     expect(breaker.state).toBe('open')
     clock.advance(1000)
-    expect(breaker.allow()).toBe(true)
+    expect(breaker.tryAcquire()).toBe(true)
     expect(breaker.state).toBe('closed')
   })
 
   it('allows 99 failures: below the minimum number of requests', () => {
     const { breaker } = referenceBreaker()
-    repeat(99, () => breaker.markFailed())
-    expect(breaker.allow()).toBe(true)
+    repeat(99, () => breaker.recordFailure())
+    expect(breaker.tryAcquire()).toBe(true)
   })
 
-  it('summarises accepts and total over the window', () => {
-    const summary = (b: SreBreaker) => [b.stats().accepts, b.stats().total]
+  it('summarises accepts and calls over the window', () => {
+    const summary = (b: SreBreaker) => [b.stats().accepts, b.stats().calls]
     const a = referenceBreaker()
-    repeat(10, () => a.breaker.markSuccess())
+    repeat(10, () => a.breaker.recordSuccess())
     expect(summary(a.breaker)).toEqual([10, 10])
     const b = referenceBreaker()
-    repeat(10, () => b.breaker.markFailed())
+    repeat(10, () => b.breaker.recordFailure())
     expect(summary(b.breaker)).toEqual([0, 10])
     const c = referenceBreaker()
-    repeat(5, () => c.breaker.markSuccess())
-    repeat(5, () => c.breaker.markFailed())
+    repeat(5, () => c.breaker.recordSuccess())
+    repeat(5, () => c.breaker.recordFailure())
     expect(summary(c.breaker)).toEqual([5, 10])
     c.clock.advance(1000)
     expect(summary(c.breaker)).toEqual([0, 0])
@@ -69,17 +69,17 @@ describe('SreBreaker: reference tests (docs/rules/sre-breaker.md)', () => {
   it('default breaker: 1000 successes and 100 failures are allowed; a group key with 10 000 failures is rejected', () => {
     const clock = new ManualClock(1)
     const breaker = new SreBreaker({ now: clock.now, random: seededRandom(1) })
-    repeat(1000, () => breaker.markSuccess())
-    repeat(100, () => breaker.markFailed())
-    expect(breaker.allow()).toBe(true)
+    repeat(1000, () => breaker.recordSuccess())
+    repeat(100, () => breaker.recordFailure())
+    expect(breaker.tryAcquire()).toBe(true)
 
     const group = new BreakerGroup(() => new SreBreaker({ now: clock.now, random: seededRandom(2) }), {
       now: clock.now,
     })
     const failing = group.get('failing-service')
-    repeat(10_000, () => failing.markFailed())
-    expect(group.get('failing-service').allow()).toBe(false)
-    expect(group.get('healthy-service').allow()).toBe(true)
+    repeat(10_000, () => failing.recordFailure())
+    expect(group.get('failing-service').tryAcquire()).toBe(false)
+    expect(group.get('healthy-service').tryAcquire()).toBe(true)
   })
 })
 
@@ -95,12 +95,12 @@ describe('SreBreaker: drop frequency', () => {
     const p = Math.max(0, (total - 2 * accepts) / (total + 1))
     it(`rejects ${(p * 100).toFixed(1)} % of 100 000 calls with ${accepts} accepts of ${total} (within 2 %)`, () => {
       const { breaker } = referenceBreaker({ countRejections: false, random: seededRandom(accepts * 7919 + failures) })
-      repeat(accepts, () => breaker.markSuccess())
-      repeat(failures, () => breaker.markFailed())
+      repeat(accepts, () => breaker.recordSuccess())
+      repeat(failures, () => breaker.recordFailure())
       expect(breaker.stats().dropProbability).toBeCloseTo(p, 12)
       let rejected = 0
       repeat(100_000, () => {
-        if (!breaker.allow()) rejected++
+        if (!breaker.tryAcquire()) rejected++
       })
       const observed = rejected / 100_000
       expect(Math.abs(observed - p) / p).toBeLessThan(0.02)
@@ -109,37 +109,37 @@ describe('SreBreaker: drop frequency', () => {
 
   it('allows everything while total < K * accepts, even above the minimum', () => {
     const { breaker } = referenceBreaker()
-    repeat(300, () => breaker.markSuccess())
-    repeat(299, () => breaker.markFailed())
+    repeat(300, () => breaker.recordSuccess())
+    repeat(299, () => breaker.recordFailure())
     let rejected = 0
     repeat(10_000, () => {
-      if (!breaker.allow()) rejected++
+      if (!breaker.tryAcquire()) rejected++
     })
     expect(rejected).toBe(0)
-    expect(breaker.stats()).toEqual({ accepts: 300, total: 599, dropProbability: 0, state: 'closed' })
+    expect(breaker.stats()).toEqual({ accepts: 300, calls: 599, dropProbability: 0, state: 'closed' })
   })
 })
 
 describe('SreBreaker: rejected calls', () => {
   it('counts each rejection as a failed request by default', () => {
     const { breaker } = referenceBreaker()
-    repeat(100, () => breaker.markSuccess())
-    repeat(900, () => breaker.markFailed())
+    repeat(100, () => breaker.recordSuccess())
+    repeat(900, () => breaker.recordFailure())
     let rejected = 0
     repeat(1000, () => {
-      if (!breaker.allow()) rejected++
+      if (!breaker.tryAcquire()) rejected++
     })
     expect(rejected).toBeGreaterThan(700)
-    expect(breaker.stats().total).toBe(1000 + rejected)
+    expect(breaker.stats().calls).toBe(1000 + rejected)
     expect(breaker.stats().accepts).toBe(100)
   })
 
   it('leaves the counts alone with countRejections: false', () => {
     const { breaker } = referenceBreaker({ countRejections: false })
-    repeat(100, () => breaker.markSuccess())
-    repeat(900, () => breaker.markFailed())
-    repeat(1000, () => breaker.allow())
-    expect(breaker.stats().total).toBe(1000)
+    repeat(100, () => breaker.recordSuccess())
+    repeat(900, () => breaker.recordFailure())
+    repeat(1000, () => breaker.tryAcquire())
+    expect(breaker.stats().calls).toBe(1000)
   })
 
   it('keeps the traffic it lets through near accepts / success when rejections count, whatever the offered load', () => {
@@ -150,12 +150,12 @@ describe('SreBreaker: rejected calls', () => {
       for (let bucket = 0; bucket < 100; bucket++) {
         let accepted = 0
         for (let i = 0; i < offeredPerBucket; i++) {
-          if (!breaker.allow()) continue
+          if (!breaker.tryAcquire()) continue
           if (bucket >= 50) sent++
           if (accepted < 100) {
             accepted++
-            breaker.markSuccess()
-          } else breaker.markFailed()
+            breaker.recordSuccess()
+          } else breaker.recordFailure()
         }
         clock.advance(100)
       }
@@ -177,8 +177,8 @@ describe('SreBreaker: execute', () => {
     const { breaker } = referenceBreaker({ countRejections: false })
     await expect(breaker.execute(() => 'ok')).resolves.toBe('ok')
     await expect(breaker.execute(() => Promise.reject(new Error('down')))).rejects.toThrow('down')
-    expect(breaker.stats()).toMatchObject({ accepts: 1, total: 2 })
-    repeat(10_000, () => breaker.markFailed())
+    expect(breaker.stats()).toMatchObject({ accepts: 1, calls: 2 })
+    repeat(10_000, () => breaker.recordFailure())
     let refused: unknown
     for (let i = 0; i < 100 && refused === undefined; i++) {
       await breaker.execute(() => 1).catch((e) => (refused = e))

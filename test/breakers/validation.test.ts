@@ -32,7 +32,8 @@ describe('breaker option validation', () => {
     ],
     ['success above 1', { success: 1.5 }, 'success', /got 1.5/],
     ['success NaN', { success: Number.NaN }, 'success', /got NaN/],
-    ['negative request', { request: -1 }, 'request', /must be an integer >= 0/],
+    ['negative minimumCalls', { minimumCalls: -1 }, 'minimumCalls', /must be an integer >= 0/],
+    ['the 0.x request', { request: 10 }, 'request', /now called minimumCalls/],
     ['zero buckets', { buckets: 0 }, 'buckets', /must be an integer >= 1/],
     ['zero window', { window: 0 }, 'window', /must be a finite number > 0/],
     ['countRejections not boolean', { countRejections: 'yes' }, 'countRejections', /must be a boolean/],
@@ -46,15 +47,29 @@ describe('breaker option validation', () => {
 
   const circuit: Array<[string, unknown, string, RegExp]> = [
     ['unknown strategy', { strategy: 'latency' }, 'strategy', /one of 'errorRatio', 'slowCallRatio', 'errorCount'/],
-    ['ratio threshold 0', { threshold: 0 }, 'threshold', /> 0 and <= 1, got 0/],
-    ['ratio threshold above 1', { strategy: 'slowCallRatio', threshold: 2 }, 'threshold', /got 2/],
-    ['fractional error count', { strategy: 'errorCount', threshold: 2.5 }, 'threshold', /an integer >= 1/],
+    ['failureRatio 0', { failureRatio: 0 }, 'failureRatio', /> 0 and <= 1, got 0/],
+    ['slowCallRatio above 1', { strategy: 'slowCallRatio', slowCallRatio: 2 }, 'slowCallRatio', /got 2/],
+    ['fractional failureCount', { strategy: 'errorCount', failureCount: 2.5 }, 'failureCount', /an integer >= 1/],
+    ['the 0.x threshold', { threshold: 0.5 }, 'threshold', /now called failureRatio, slowCallRatio or failureCount/],
+    ['failureCount with errorRatio', { failureCount: 5 }, 'failureCount', /absent unless strategy is 'errorCount'/],
+    [
+      'slowCallDuration with errorCount',
+      { strategy: 'errorCount', slowCallDuration: 5 },
+      'slowCallDuration',
+      /absent unless strategy is 'slowCallRatio' \(it is 'errorCount'\)/,
+    ],
+    [
+      'failureRatio with slowCallRatio',
+      { strategy: 'slowCallRatio', failureRatio: 0.5 },
+      'failureRatio',
+      /'errorRatio'/,
+    ],
     ['zero halfOpenCalls', { halfOpenCalls: 0 }, 'halfOpenCalls', /an integer >= 1 and <= 1000/],
     ['too many halfOpenCalls', { halfOpenCalls: 1001 }, 'halfOpenCalls', /got 1001/],
     ['negative openDuration', { openDuration: -1 }, 'openDuration', />= 0/],
     ['zero probeTimeout', { probeTimeout: 0 }, 'probeTimeout', /> 0/],
     ['zero minimumCalls', { minimumCalls: 0 }, 'minimumCalls', />= 1/],
-    ['negative slowCallDuration', { slowCallDuration: -5 }, 'slowCallDuration', />= 0/],
+    ['negative slowCallDuration', { strategy: 'slowCallRatio', slowCallDuration: -5 }, 'slowCallDuration', />= 0/],
     ['options not an object', 'fast', 'options', /an options object/],
   ]
   for (const [what, options, field, message] of circuit) {
@@ -75,7 +90,7 @@ describe('breaker option validation', () => {
     const a = new CircuitBreaker({ shared, halfOpenCalls: 2 })
     expect(() => new CircuitBreaker({ shared, halfOpenCalls: 3 })).toThrow(RegionMismatchError)
     expect(() => new CircuitBreaker({ shared, halfOpenCalls: 2, window: 5000 })).toThrow(RegionMismatchError)
-    const b = new CircuitBreaker({ shared, halfOpenCalls: 2, threshold: 0.9 })
+    const b = new CircuitBreaker({ shared, halfOpenCalls: 2, failureRatio: 0.9 })
     b.close()
     a.close()
   })

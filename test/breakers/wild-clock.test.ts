@@ -5,10 +5,11 @@ import { describe, expect, it } from 'vitest'
 import { runScript } from '../helpers/run-script'
 
 const cases: Record<string, string> = {
-  SreBreaker: 'const x = new b.SreBreaker({ now }); jump(); x.allow(); x.markSuccess(); x.markFailed(); x.stats()',
+  SreBreaker:
+    'const x = new b.SreBreaker({ now }); jump(); x.tryAcquire(); x.recordSuccess(); x.recordFailure(); x.stats()',
   CircuitBreaker:
-    'const x = new b.CircuitBreaker({ now }); jump(); x.tryAcquire(); x.onFailure(1); x.onSuccess(1); x.stats()',
-  RetryBudget: 'const x = new b.RetryBudget({ now }); jump(); x.recordRequest(); x.canRetry(); x.stats()',
+    'const x = new b.CircuitBreaker({ now }); jump(); x.tryAcquire(); x.recordFailure(1); x.recordSuccess(1); x.stats()',
+  RetryBudget: 'const x = new b.RetryBudget({ now }); jump(); x.recordRequest(); x.tryAcquire(); x.stats()',
 }
 
 describe('breakers with a clock that jumps to a huge value', () => {

@@ -163,20 +163,25 @@ describe('HeavyKeeper: bad input gets typed errors, never a native crash', () =>
   })
 
   it.each([[5], [null], [undefined], [{}], [['a']], [new Int16Array(2)], [Symbol('k')]])(
-    'key %s is an InvalidArgumentError',
+    'key %s: add ignores and counts it (the hot path never throws), the other methods throw InvalidArgumentError',
     (key) => {
       const hk = new HeavyKeeper({ k: 3 })
-      expect(() => hk.add(key as never)).toThrow(InvalidArgumentError)
+      expect(hk.add(key as never)).toBe(false)
+      expect(hk.stats()).toMatchObject({ invalidArguments: 1, total: 0 })
       expect(() => hk.count(key as never)).toThrow(InvalidArgumentError)
       expect(() => hk.addMany(['ok', key] as never)).toThrow(/keys\[1\]/)
       expect(hk.count('ok')).toBe(1) // the keys before the bad one were added
     },
   )
 
-  it.each([[-1], [1.5], [2 ** 32], [Number.NaN], ['1']])('incr %s is an InvalidArgumentError', (incr) => {
-    const hk = new HeavyKeeper({ k: 3 })
-    expect(() => hk.add('a', incr as never)).toThrow(InvalidArgumentError)
-    expect(() => hk.addMany(['a'], incr as never)).toThrow(InvalidArgumentError)
-    expect(hk.total).toBe(0)
-  })
+  it.each([[-1], [1.5], [2 ** 32], [Number.NaN], ['1']])(
+    'incr %s: add ignores and counts it, addMany throws InvalidArgumentError',
+    (incr) => {
+      const hk = new HeavyKeeper({ k: 3 })
+      expect(hk.add('a', incr as never)).toBe(false)
+      expect(hk.stats().invalidArguments).toBe(1)
+      expect(() => hk.addMany(['a'], incr as never)).toThrow(InvalidArgumentError)
+      expect(hk.total).toBe(0)
+    },
+  )
 })

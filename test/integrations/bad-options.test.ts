@@ -26,8 +26,8 @@ describe('adapters with bad options or requests', () => {
     const guarded = httpGuard(() => undefined, { limiter: false, rateLimit: { limiter: keyed } })
     const req = (address: unknown) =>
       ({ headers: {}, socket: { remoteAddress: address } }) as unknown as IncomingMessage
-    expect(guarded.guard.acquire(req({ ip: 1 }))).toBe(0)
-    expect(guarded.guard.acquire(req(42))).toBeLessThan(0) // the same key: 'unknown'
+    expect(guarded.guard.tryAcquire(req({ ip: 1 }))).toBe(0)
+    expect(guarded.guard.tryAcquire(req(42))).toBeLessThan(0) // the same key: 'unknown'
     expect(keyed.has('unknown')).toBe(true)
   })
 })

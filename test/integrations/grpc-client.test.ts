@@ -30,7 +30,7 @@ function connect(interceptor: ReturnType<typeof grpcClientGuard>) {
 }
 
 // request 10, random 0: once 10 calls are in the window and none succeeded, every call is rejected.
-const strict = { request: 10, random: () => 0 }
+const strict = { minimumCalls: 10, random: () => 0 }
 
 describe('grpcClientGuard (grpc-js client interceptor)', () => {
   it('opens the method’s breaker on a failing server and rejects locally with UNAVAILABLE', async () => {
@@ -67,7 +67,7 @@ describe('grpcClientGuard (grpc-js client interceptor)', () => {
     const c = connect(lenient)
     for (let i = 0; i < 30; i++) expect((await call(c, 'echo', {})).code).toBe(GrpcStatus.NOT_FOUND)
     expect(reached.echo).toBe(30)
-    expect(lenient.breakers.get('/test.Echo/Echo').stats()).toMatchObject({ accepts: 30, total: 30, state: 'closed' })
+    expect(lenient.breakers.get('/test.Echo/Echo').stats()).toMatchObject({ accepts: 30, calls: 30, state: 'closed' })
     c.close()
     const picky = grpcClientGuard({ breaker: strict, failureCodes: [GrpcStatus.NOT_FOUND] })
     const d = connect(picky)
@@ -90,14 +90,14 @@ describe('grpcClientGuard (grpc-js client interceptor)', () => {
     })
     calls.forEach((u) => u.cancel())
     expect(await Promise.all(ended)).toEqual(Array(12).fill(GrpcStatus.CANCELLED))
-    expect(guard.breakers.get('/test.Echo/Echo').stats().total).toBe(0)
+    expect(guard.breakers.get('/test.Echo/Echo').stats().calls).toBe(0)
     guard.close()
   })
 
   it('drives a CircuitBreaker group as well', async () => {
     const reached = await failingWith(GrpcStatus.INTERNAL)
     const breakers = new BreakerGroup<CircuitBreaker>(
-      () => new CircuitBreaker({ minimumCalls: 5, threshold: 0.5, openDuration: 60_000 }),
+      () => new CircuitBreaker({ minimumCalls: 5, failureRatio: 0.5, openDuration: 60_000 }),
     )
     const c = connect(grpcClientGuard({ breakers }))
     for (let i = 0; i < 5; i++) await call(c, 'echo', {})

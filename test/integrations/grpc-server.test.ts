@@ -104,7 +104,7 @@ describe('grpcServerGuard (grpc-js server interceptor)', () => {
     await new Promise((r) => setTimeout(r, 20))
     const s = c.limiter.stats()
     expect(s.invalidReleases).toBe(0)
-    expect(s.passed).toBe(6)
+    expect(s.admitted).toBe(6)
     c.limiter.close()
   })
 

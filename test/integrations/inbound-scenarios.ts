@@ -114,7 +114,7 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
     expect(calls).toBe(20)
     await waitFor(() => limiter.inFlight === 0, { what: 'in-flight to return to 0' })
     const s = limiter.stats()
-    expect(s.passed).toBe(20)
+    expect(s.admitted).toBe(20)
     expect(s.invalidReleases).toBe(0)
     expect(release.mock.calls.map((call) => call[1])).toEqual(Array(20).fill(true)) // answered whole, below 500
     limiter.close()
@@ -131,7 +131,7 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
     expect(r.headers['content-type']).toMatch(/^application\/json/)
     expect(JSON.parse(r.body)).toEqual({ error: 'overloaded', reason: 'in-flight' })
     expect(calls).toBe(0)
-    expect(c.limiter.stats().droppedByInFlight).toBe(1)
+    expect(c.limiter.stats().shedInFlight).toBe(1)
     c.releaseHeld()
     c.signal.load = 0
     expect((await get(port)).status).toBe(200)
@@ -153,8 +153,8 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
     expect(outcome).toEqual({ low: 503, normal: 503, high: 200, critical: 200, bogus: 503 })
     expect(calls).toBe(2)
     const byPriority = c.limiter.stats().byPriority
-    expect(byPriority.low.shed).toBe(1)
-    expect(byPriority.normal.shed).toBe(2) // no header, and an unknown value
+    expect(byPriority.low.shedInFlight).toBe(1)
+    expect(byPriority.normal.shedInFlight).toBe(2) // no header, and an unknown value
     c.releaseHeld()
     c.limiter.close()
   })
@@ -176,7 +176,7 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
     expect(JSON.parse(limited.body)).toEqual({ error: 'rate limited' })
     expect((await get(port, { 'x-client': 'b' })).status).toBe(200)
     expect(calls).toBe(3)
-    expect(c.limiter.stats().passed).toBe(3) // the limited request never reached the limiter
+    expect(c.limiter.stats().admitted).toBe(3) // the limited request never reached the limiter
     clock.advance(4000)
     expect((await get(port, a)).status).toBe(200)
     c.limiter.close()
@@ -210,7 +210,7 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
     const s = limiter.stats()
     expect(s.inFlight).toBe(0)
     expect(s.invalidReleases).toBe(0)
-    expect(s.passed).toBe(5)
+    expect(s.admitted).toBe(5)
     expect(release.mock.calls.map((call) => call[1])).toEqual(Array(5).fill(false)) // abandoned: time not counted
     limiter.close()
   })

@@ -44,7 +44,7 @@ afterAll(async () => {
 })
 
 // request 5, random 0: once 5 attempts are in the window and none succeeded, every call is rejected.
-const strict = { request: 5, random: () => 0 }
+const strict = { minimumCalls: 5, random: () => 0 }
 
 /** Settles within `ms`, or rejects saying that it hung (a hang must show as a failure, not a test timeout). */
 function within<T>(promise: Promise<T>, ms = 5000): Promise<T> {
@@ -109,7 +109,7 @@ function undiciSuite(major: number, u: UndiciModule): void {
     })
 
     it('retries idempotent requests on the same connection and delivers the last attempt', async () => {
-      const guard = undiciGuard({ breaker: { request: 1000 }, baseDelay: 1 })
+      const guard = undiciGuard({ breaker: { minimumCalls: 1000 }, baseDelay: 1 })
       const dispatcher = new Agent().compose(guard)
       const before = connections
       expect(await outcome(dispatcher, url(origin, '/flaky/a/2'))).toEqual({ status: 200, body: '200 from attempt 3' })
@@ -121,14 +121,14 @@ function undiciSuite(major: number, u: UndiciModule): void {
         body: '503 from attempt 1',
       })
       expect((await outcome(dispatcher, `${refused}/r`)).error).toMatchObject({ code: 'ECONNREFUSED' })
-      expect(guard.breakers.get(refused).stats().total).toBe(3) // three attempts at the refused origin
+      expect(guard.breakers.get(refused).stats().calls).toBe(3) // three attempts at the refused origin
       guard.close()
     })
 
     it('keeps retries within the retry budget', async () => {
       const clock = new ManualClock(0)
       const budget = new RetryBudget({ ratio: 0, minPerSecond: 0.2, window: 10_000, now: clock.now }) // 2 retries
-      const guard = undiciGuard({ breaker: { request: 1000 }, budget, baseDelay: 1 })
+      const guard = undiciGuard({ breaker: { minimumCalls: 1000 }, budget, baseDelay: 1 })
       const dispatcher = new Agent().compose(guard)
       for (let i = 0; i < 4; i++)
         expect((await outcome(dispatcher, url(origin, `/flaky/budget${i}/9`))).status).toBe(503)
@@ -138,12 +138,17 @@ function undiciSuite(major: number, u: UndiciModule): void {
     })
 
     it('ends at once when the caller aborts during the backoff, and does not count a caller’s abort as a failure', async () => {
-      const guard = undiciGuard({ breaker: { request: 1000 }, baseDelay: 60_000, maxDelay: 60_000, random: () => 0.99 })
+      const guard = undiciGuard({
+        breaker: { minimumCalls: 1000 },
+        baseDelay: 60_000,
+        maxDelay: 60_000,
+        random: () => 0.99,
+      })
       const dispatcher = new Agent().compose(guard)
       const controller = new AbortController()
       const pending = request(url(origin, '/flaky/abort/9'), { dispatcher, signal: controller.signal })
       const breaker = guard.breakers.get(url(origin, ''))
-      await waitFor(() => breaker.stats().total === 1, { interval: 2 }) // the 503 is in: backing off
+      await waitFor(() => breaker.stats().calls === 1, { interval: 2 }) // the 503 is in: backing off
       controller.abort()
       await expect(pending).rejects.toThrow(/abort/i)
       expect(hit('/flaky/abort/9')).toBe(1)
@@ -152,7 +157,7 @@ function undiciSuite(major: number, u: UndiciModule): void {
       await waitFor(() => hit('/hang') === 1, { interval: 2 })
       hang.abort()
       await expect(hanging).rejects.toThrow(/abort/i)
-      expect(breaker.stats()).toMatchObject({ accepts: 0, total: 1 }) // the 503 only
+      expect(breaker.stats()).toMatchObject({ accepts: 0, calls: 1 }) // the 503 only
       guard.close()
     })
 

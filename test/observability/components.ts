@@ -24,16 +24,16 @@ export function drivenComponents() {
   for (let i = 0; i < 3; i++) limiter.tryAcquire('low')
   limiter.tryAcquire('critical')
 
-  const sre = new SreBreaker({ success: 0.5, request: 10, now, random: () => 0.99 })
-  for (let i = 0; i < 5; i++) sre.markSuccess()
-  for (let i = 0; i < 20; i++) sre.markFailed()
+  const sre = new SreBreaker({ success: 0.5, minimumCalls: 10, now, random: () => 0.99 })
+  for (let i = 0; i < 5; i++) sre.recordSuccess()
+  for (let i = 0; i < 20; i++) sre.recordFailure()
 
   const circuit = new CircuitBreaker({ minimumCalls: 5, now })
-  for (let i = 0; i < 5; i++) circuit.onFailure(1)
+  for (let i = 0; i < 5; i++) circuit.recordFailure(1)
 
-  const group = new BreakerGroup(() => new SreBreaker({ request: 10, now, random: () => 0.99 }), { now })
-  for (let i = 0; i < 20; i++) group.get('healthy').markSuccess()
-  for (let i = 0; i < 20; i++) group.get('failing').markFailed()
+  const group = new BreakerGroup(() => new SreBreaker({ minimumCalls: 10, now, random: () => 0.99 }), { now })
+  for (let i = 0; i < 20; i++) group.get('healthy').recordSuccess()
+  for (let i = 0; i < 20; i++) group.get('failing').recordFailure()
 
   const topk = new HeavyKeeper({ k: 4, seed: 1 })
   for (let i = 0; i < 30; i++) topk.add('x')
@@ -43,7 +43,7 @@ export function drivenComponents() {
   cache.addWithValue('product-1', 'value')
 
   const bucket = new TokenBucket({ rate: 10, burst: 20, now })
-  bucket.tryTake(5)
+  bucket.tryAcquire(5)
   const window = new SlidingWindowLimiter({ limit: 10, window: 1000, now })
   window.tryAcquire(4)
   const keyed = new KeyedLimiter(() => new TokenBucket({ rate: 1, burst: 1, now }), { now })
@@ -52,7 +52,7 @@ export function drivenComponents() {
 
   const budget = new RetryBudget({ ratio: 0.1, minPerSecond: 0, now })
   for (let i = 0; i < 10; i++) budget.recordRequest()
-  budget.canRetry()
+  budget.tryAcquire()
 
   // A guard with a one-token rate limit in front of the limiter: the second request is answered 429.
   const handler = httpGuard(() => undefined, {
@@ -60,16 +60,13 @@ export function drivenComponents() {
     rateLimit: { limiter: new TokenBucket({ rate: 0.001, burst: 1, now }) },
   })
   const request = { headers: {}, socket: { remoteAddress: '127.0.0.1' } } as never
-  handler.guard.acquire(request)
-  handler.guard.acquire(request)
+  handler.guard.tryAcquire(request)
+  handler.guard.tryAcquire(request)
 
   const all = { limiter, sre, circuit, group, topk, cache, bucket, window, keyed, budget, handler }
   return {
     clock,
     ...all,
-    close: () =>
-      [limiter, sre, circuit, group, topk, cache, bucket, window, keyed].forEach((c) =>
-        'close' in c ? c.close() : c.clear(),
-      ),
+    close: () => [limiter, sre, circuit, group, topk, cache, bucket, window, keyed, budget].forEach((c) => c.close()),
   }
 }

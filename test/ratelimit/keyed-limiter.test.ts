@@ -16,19 +16,19 @@ describe('KeyedLimiter', () => {
     const keyed = keyedBuckets(clock)
     expect(keyed.get('a')).toBe(keyed.get('a'))
     expect(keyed.get('a')).not.toBe(keyed.get('b'))
-    expect([keyed.tryTake('a'), keyed.tryTake('a'), keyed.tryTake('a')]).toEqual([true, true, false])
+    expect([keyed.tryAcquire('a'), keyed.tryAcquire('a'), keyed.tryAcquire('a')]).toEqual([true, true, false])
     expect(keyed.tryAcquire('b', 2)).toBe(true)
-    expect(keyed.stats()).toEqual({ size: 2, created: 2, evicted: 0, expired: 0 })
+    expect(keyed.stats()).toEqual({ size: 2, created: 2, evicted: 0, expired: 0, invalidArguments: 0 })
   })
 
   it('never holds more than maxKeys: the least recently used key goes', () => {
     const clock = new ManualClock(0)
     const keyed = keyedBuckets(clock, { maxKeys: 2 })
-    keyed.tryTake('a')
-    keyed.tryTake('b')
+    keyed.tryAcquire('a')
+    keyed.tryAcquire('b')
     clock.advance(2000)
-    keyed.tryTake('a') // a is used again, b is not
-    keyed.tryTake('c')
+    keyed.tryAcquire('a') // a is used again, b is not
+    keyed.tryAcquire('c')
     expect(keyed.size).toBe(2)
     expect(keyed.has('a')).toBe(true)
     expect(keyed.has('b')).toBe(false)
@@ -41,7 +41,7 @@ describe('KeyedLimiter', () => {
     const clock = new ManualClock(0)
     const keyed = keyedBuckets(clock, { idleTimeout: 10_000 })
     const first = keyed.get('a')
-    expect([keyed.tryTake('a'), keyed.tryTake('a'), keyed.tryTake('a')]).toEqual([true, true, false])
+    expect([keyed.tryAcquire('a'), keyed.tryAcquire('a'), keyed.tryAcquire('a')]).toEqual([true, true, false])
     clock.advance(10_000)
     expect(keyed.get('a')).toBe(first) // exactly idleTimeout: still the same
     clock.advance(10_001)

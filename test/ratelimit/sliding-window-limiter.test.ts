@@ -82,12 +82,14 @@ describe('SlidingWindowLimiter', () => {
     expect(max).toBe(7)
   })
 
-  it('retryAfterMs is Infinity for more than the limit; bad counts are InvalidArgumentErrors', () => {
+  it('retryAfterMs is Infinity for more than the limit; bad counts are refused and counted, never thrown', () => {
     const limiter = new SlidingWindowLimiter({ limit: 3, window: 1000, now: () => 0 })
     expect(limiter.tryAcquire(4)).toBe(false)
     expect(limiter.retryAfterMs(4)).toBe(Infinity)
-    expect(() => limiter.tryAcquire(0)).toThrow(InvalidArgumentError)
-    expect(() => limiter.tryAcquire(NaN)).toThrow(InvalidArgumentError)
+    expect(limiter.tryAcquire(0)).toBe(false)
+    expect(limiter.tryAcquire(NaN)).toBe(false)
+    expect(limiter.stats()).toMatchObject({ limit: 3, available: 3, invalidArguments: 2 })
+    expect(() => limiter.retryAfterMs(0)).toThrow(InvalidArgumentError)
   })
 
   it('validates its options', () => {

@@ -14,7 +14,7 @@ describe('local limiters with a clock that jumps to a huge value', () => {
         t = ${value}
         let admitted = 0
         for (let i = 0; i < 20; i++) if (sw.tryAcquire()) admitted++
-        for (let i = 0; i < 20; i++) tb.tryTake()
+        for (let i = 0; i < 20; i++) tb.tryAcquire()
         for (const v of [sw.retryAfterMs(), sw.available(), tb.retryAfterMs(), tb.available()]) {
           if (!(v >= 0)) throw new Error('a negative or NaN answer: ' + v)
         }

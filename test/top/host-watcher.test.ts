@@ -59,7 +59,7 @@ describe('HostWatcher', () => {
     again.tryAcquire()
     clock.advance(1000)
     const third = limiterOf(watcher.sample())
-    expect(third.passed).toBe(1)
+    expect(third.admitted).toBe(1)
     expect(third.rates).toBeUndefined()
   })
 

@@ -67,24 +67,24 @@ describe('bulwark top', () => {
       load: 1000,
       inFlight: 3,
       maxInFlight: 2,
-      passed: 3,
-      dropped: 5,
-      droppedByInFlight: 5,
+      admitted: 3,
+      shed: 5,
+      shedInFlight: 5,
     })
-    expect(limiter.byClass).toEqual(own.limiter.byClass)
-    expect(limiter.byClass).toMatchObject({
+    expect(limiter.byPriority).toEqual(own.limiter.byPriority)
+    expect(limiter.byPriority).toMatchObject({
       critical: { admitted: 1 },
       normal: { admitted: 2, shedInFlight: 2 },
       low: { shedInFlight: 3 },
     })
-    for (const field of ['inFlight', 'maxInFlight', 'maxPass', 'minRt', 'passed', 'dropped', 'invalidReleases']) {
+    for (const field of ['inFlight', 'maxInFlight', 'maxPass', 'minRt', 'admitted', 'shed', 'invalidReleases']) {
       expect(limiter[field], field).toBe(own.limiter[field])
     }
     expect(limiter.latency).toEqual(own.limiter.latency)
     expect(limiter.rates).toEqual({ admitted: 0, shed: 0, shedInFlight: 0, shedQueueDelay: 0, shedLatency: 0 })
 
     expect(byKind.sre.view).toEqual({ type: 'sre-breaker', ...own.sre, failureRatio: 20 / 25 })
-    expect(own.sre).toEqual({ accepts: 5, total: 25, dropProbability: 15 / 26, state: 'open' })
+    expect(own.sre).toEqual({ accepts: 5, calls: 25, dropProbability: 15 / 26, state: 'open' })
 
     const circuit = byKind.circuit.view
     expect(circuit).toMatchObject({
@@ -182,7 +182,7 @@ describe('bulwark top', () => {
       },
       { what: 'the dead member reaped', interval: 200 },
     )
-    expect(limiter).toMatchObject({ liveMembers: 1, pids: [members[1].pid], view: { inFlight: 0, passed: 3 } })
+    expect(limiter).toMatchObject({ liveMembers: 1, pids: [members[1].pid], view: { inFlight: 0, admitted: 3 } })
   })
 
   it('answers bad arguments with the usage and exit code 2', async () => {

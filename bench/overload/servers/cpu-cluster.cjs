@@ -50,7 +50,7 @@ if (cluster.isPrimary) {
       setInterval(() => {
         const s = limiter.stats()
         console.error(
-          `w${cluster.worker.id} load=${s.load.toFixed(0)} inFlight=${s.inFlight} max=${s.maxInFlight} maxPass=${s.maxPass} minRt=${s.minRt.toFixed(1)} frac=${s.admitFraction.toFixed(2)} delay=${s.queueDelay.toFixed(1)} shedIF=${s.droppedByInFlight} shedQD=${s.droppedByQueueDelay} passed=${s.passed}`,
+          `w${cluster.worker.id} load=${s.load.toFixed(0)} inFlight=${s.inFlight} max=${s.maxInFlight} maxPass=${s.maxPass} minRt=${s.minRt.toFixed(1)} frac=${s.admitFraction.toFixed(2)} delay=${s.queueDelay.toFixed(1)} shedIF=${s.shedInFlight} shedQD=${s.shedQueueDelay} admitted=${s.admitted}`,
         )
       }, 500).unref()
     }

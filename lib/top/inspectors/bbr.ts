@@ -37,15 +37,15 @@ export function inspectBbr(snapshot: RegionSnapshot, now: number): LimiterView {
     maxInFlight,
     maxPass: capacity.maxPass,
     minRt: capacity.minRt,
-    passed: counters.passed,
-    dropped: counters.droppedByInFlight + counters.droppedByQueueDelay + counters.droppedByLatency,
-    droppedByInFlight: counters.droppedByInFlight,
-    droppedByQueueDelay: counters.droppedByQueueDelay,
-    droppedByLatency: counters.droppedByLatency,
+    admitted: counters.admitted,
+    shed: counters.shedInFlight + counters.shedQueueDelay + counters.shedLatency,
+    shedInFlight: counters.shedInFlight,
+    shedQueueDelay: counters.shedQueueDelay,
+    shedLatency: counters.shedLatency,
     // A limiter made with `latency: false` leaves these cells at zero (limit 0, not shedding).
     latency: latencyStats(region.f64, (region.base + placement.latency.cells) / 8),
     admitFraction: Math.min(1, ...laneValues(region, placement.stats, STAT.admitFraction, live)),
     invalidReleases: counters.invalidReleases,
-    byClass: counters.byClass,
+    byPriority: counters.byPriority,
   }
 }

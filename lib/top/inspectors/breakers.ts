@@ -35,16 +35,16 @@ function windowOptions(f: Fingerprint, shared: string): ResolvedWindowOptions {
 export function inspectSre(snapshot: RegionSnapshot, now: number): SreBreakerView {
   const f = snapshot.fingerprint
   const success = f.number('success')
-  const request = f.number('request')
+  const minimumCalls = f.number('minimumCalls')
   const { layout, placement } = windowLayout(
     'sre',
     windowOptions(f, snapshot.sharedName),
-    `success=${success} request=${request}`,
+    `success=${success} minimumCalls=${minimumCalls}`,
   )
   const tally = new WindowTally(snapshot.region(layout), placement)
   tally.refresh(now)
-  const stats = sreStats(tally.sum, tally.count, 1 / success, request)
-  return { type: 'sre-breaker', ...stats, failureRatio: stats.total > 0 ? 1 - stats.accepts / stats.total : 0 }
+  const stats = sreStats(tally.sum, tally.count, 1 / success, minimumCalls)
+  return { type: 'sre-breaker', ...stats, failureRatio: stats.calls > 0 ? 1 - stats.accepts / stats.calls : 0 }
 }
 
 /** A CircuitBreaker's region: the stored state, since when, and the window counted since the breaker last closed. */

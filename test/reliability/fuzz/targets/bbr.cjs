@@ -60,18 +60,18 @@ function checkStats(s) {
   for (const k of [
     'inFlight',
     'maxInFlight',
-    'passed',
-    'dropped',
-    'droppedByInFlight',
-    'droppedByQueueDelay',
+    'admitted',
+    'shed',
+    'shedInFlight',
+    'shedQueueDelay',
     'invalidReleases',
   ]) {
     assert.ok(isCount(s[k]), `${k} = ${s[k]}`)
   }
-  assert.equal(s.dropped, s.droppedByInFlight + s.droppedByQueueDelay)
+  assert.equal(s.shed, s.shedInFlight + s.shedQueueDelay)
   let admitted = 0
   for (const c of Object.values(s.byPriority)) admitted += c.admitted
-  assert.equal(admitted, s.passed)
+  assert.equal(admitted, s.admitted)
 }
 
 module.exports = [
@@ -107,7 +107,7 @@ module.exports = [
           if (acquire) {
             const token = neverThrows('tryAcquire', () => limiter.tryAcquire(arg))
             assert.ok(
-              typeof token === 'number' && (token >= 0 || token === b.SHED_IN_FLIGHT || token === b.SHED_QUEUE_DELAY),
+              typeof token === 'number' && (token >= 0 || token === b.Shed.inFlight || token === b.Shed.queueDelay),
               `token ${token}`,
             )
             if (token >= 0) held.push(token)
@@ -130,7 +130,7 @@ module.exports = [
     property: fc.asyncProperty(anyValue, anyValue, async (result, priority) => {
       const limiter = new b.BbrLimiter({ signal: () => 0, now: () => 0 })
       const fn = typeof result === 'function' ? result : () => result
-      const r = await typedOrResolved(() => limiter.execute(fn, priority), {})
+      const r = await typedOrResolved(() => limiter.execute(fn, { priority }), {})
       if (r.error) assert.ok(r.error instanceof b.OverloadError)
       assert.equal(limiter.inFlight, 0)
       limiter.close()

@@ -27,7 +27,7 @@ const windowed = {
 const shared = { shared: fc.constantFrom('brk-fuzz', 'bad name', '') }
 const SRE_FIELDS = [
   'success',
-  'request',
+  'minimumCalls',
   'window',
   'buckets',
   'countRejections',
@@ -38,7 +38,9 @@ const SRE_FIELDS = [
 ]
 const CB_FIELDS = [
   'strategy',
-  'threshold',
+  'failureRatio',
+  'slowCallRatio',
+  'failureCount',
   'slowCallDuration',
   'minimumCalls',
   'window',
@@ -57,7 +59,7 @@ function uniqueShared(o) {
 }
 
 function checkSreStats(s) {
-  assert.ok(isCount(s.accepts) && isCount(s.total) && s.accepts <= s.total, JSON.stringify(s))
+  assert.ok(isCount(s.accepts) && isCount(s.calls) && s.accepts <= s.calls, JSON.stringify(s))
   assert.ok(s.dropProbability >= 0 && s.dropProbability < 1)
   assert.ok(s.state === 'open' || s.state === 'closed')
 }
@@ -78,7 +80,7 @@ module.exports = [
         {
           ...windowed,
           success: fc.double({ min: 0.01, max: 1, noNaN: true }),
-          request: fc.integer({ min: 0, max: 200 }),
+          minimumCalls: fc.integer({ min: 0, max: 200 }),
           countRejections: fc.boolean(),
           random: fc.func(weirdNumber),
         },
@@ -94,18 +96,18 @@ module.exports = [
     ),
   },
   {
-    name: 'SreBreaker allow / markSuccess / markFailed never throw, with any clock and random source',
+    name: 'SreBreaker tryAcquire / recordSuccess / recordFailure never throw, with any clock and random source',
     runs: 2000,
     property: fc.property(
       clock,
       fc.func(weirdNumber),
       fc.array(fc.integer({ min: 0, max: 2 }), { maxLength: 300 }),
       (now, random, ops) => {
-        const sre = new b.SreBreaker({ now, random: () => random(), request: 5 })
+        const sre = new b.SreBreaker({ now, random: () => random(), minimumCalls: 5 })
         for (const op of ops) {
-          if (op === 0) assert.equal(typeof neverThrows('allow', () => sre.allow()), 'boolean')
-          else if (op === 1) neverThrows('markSuccess', () => sre.markSuccess())
-          else neverThrows('markFailed', () => sre.markFailed())
+          if (op === 0) assert.equal(typeof neverThrows('tryAcquire', () => sre.tryAcquire()), 'boolean')
+          else if (op === 1) neverThrows('recordSuccess', () => sre.recordSuccess())
+          else neverThrows('recordFailure', () => sre.recordFailure())
         }
         checkSreStats(sre.stats())
         sre.close()
@@ -120,7 +122,9 @@ module.exports = [
         {
           ...windowed,
           strategy: fc.constantFrom('errorRatio', 'slowCallRatio', 'errorCount'),
-          threshold: fc.oneof(fc.double({ min: 0.01, max: 1, noNaN: true }), fc.integer({ min: 1, max: 50 })),
+          failureRatio: fc.double({ min: 0.01, max: 1, noNaN: true }),
+          slowCallRatio: fc.double({ min: 0.01, max: 1, noNaN: true }),
+          failureCount: fc.integer({ min: 1, max: 50 }),
           slowCallDuration: fc.integer({ min: 0, max: 2000 }),
           minimumCalls: fc.integer({ min: 1, max: 50 }),
           openDuration: fc.integer({ min: 0, max: 10_000 }),
@@ -139,7 +143,7 @@ module.exports = [
     ),
   },
   {
-    name: 'CircuitBreaker tryAcquire / onSuccess / onFailure never throw, for any duration and clock',
+    name: 'CircuitBreaker tryAcquire / recordSuccess / recordFailure never throw, for any duration and clock',
     runs: 2000,
     property: fc.property(
       clock,
@@ -150,15 +154,18 @@ module.exports = [
           now,
           strategy,
           minimumCalls: 3,
-          threshold: strategy === 'errorCount' ? 3 : 0.5,
-          slowCallDuration: 10,
+          ...(strategy === 'errorCount'
+            ? { failureCount: 3 }
+            : strategy === 'slowCallRatio'
+              ? { slowCallRatio: 0.5, slowCallDuration: 10 }
+              : { failureRatio: 0.5 }),
         })
         const seen = []
         cb.onStateChange((change) => seen.push(change))
         for (const [op, duration] of ops) {
           if (op === 0) assert.equal(typeof neverThrows('tryAcquire', () => cb.tryAcquire()), 'boolean')
-          else if (op === 1) neverThrows('onSuccess', () => cb.onSuccess(duration))
-          else neverThrows('onFailure', () => cb.onFailure(duration))
+          else if (op === 1) neverThrows('recordSuccess', () => cb.recordSuccess(duration))
+          else neverThrows('recordFailure', () => cb.recordFailure(duration))
         }
         checkCircuitStats(cb.stats())
         for (const c of seen) assert.notEqual(c.from, c.to)
@@ -174,6 +181,19 @@ module.exports = [
       const fn = typeof result === 'function' ? result : () => result
       const r = await typedOrResolved(() => breaker.execute(fn), {}).catch((e) => ({ userError: e }))
       if (r.error) assert.ok(r.error instanceof b.BreakerOpenError)
+      breaker.close()
+    }),
+  },
+  {
+    name: 'execute with any options: the outcome, BreakerOpenError, or a typed error naming options or the signal',
+    runs: 1000,
+    property: fc.asyncProperty(anyValue, anyValue, fc.boolean(), async (options, signal, sre) => {
+      const breaker = sre ? new b.SreBreaker({ now: () => 0 }) : new b.CircuitBreaker({ now: () => 0 })
+      const given = options !== null && typeof options === 'object' ? { ...options, signal } : options
+      const r = await typedOrResolved(() => breaker.execute(() => 1, given), { argumentsNamed: ['options'] })
+      if (r.error && !(r.error instanceof b.InvalidArgumentError))
+        assert.ok(b.isAbortedError(r.error) || b.isBreakerOpenError(r.error), String(r.error))
+      else if (!r.error) assert.equal(r.value, 1)
       breaker.close()
     }),
   },
@@ -205,7 +225,7 @@ module.exports = [
         if (!group) return
         for (const k of keys) {
           const r = typedOrValue(() => group.get(k), { argumentsNamed: ['key'] })
-          if (r.value) assert.equal(typeof r.value.allow(), 'boolean')
+          if (r.value) assert.equal(typeof r.value.tryAcquire(), 'boolean')
           typedOrValue(() => group.has(k), {})
           typedOrValue(() => group.delete(k), {})
         }

@@ -120,9 +120,9 @@ module.exports = [
         const tokens = []
         for (const [header, address] of requests) {
           const req = { headers: { 'x-priority': header }, socket: { remoteAddress: address } }
-          const token = neverThrows('acquire', () => guard.acquire(req))
+          const token = neverThrows('tryAcquire', () => guard.tryAcquire(req))
           assert.ok(
-            token >= 0 || token === b.SHED_IN_FLIGHT || token === b.SHED_QUEUE_DELAY || token === b.SHED_RATE_LIMIT,
+            token >= 0 || token === b.Shed.inFlight || token === b.Shed.queueDelay || token === b.Shed.rateLimit,
             `token ${token}`,
           )
           if (token >= 0) tokens.push(token)

@@ -144,7 +144,7 @@ module.exports = [
         if (!budget) return
         for (let i = 0; i < 5; i++) {
           budget.recordRequest()
-          assert.equal(typeof budget.canRetry(), 'boolean')
+          assert.equal(typeof budget.tryAcquire(), 'boolean')
         }
         const s = budget.stats()
         assert.ok(isCount(s.requests) && isCount(s.retries) && isCount(s.available), JSON.stringify(s))

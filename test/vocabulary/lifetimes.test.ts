@@ -1,0 +1,86 @@
+// Every component has close() (idempotent) and [Symbol.dispose]() calling it, and stats() returning its named type.
+import { describe, expect, it } from 'vitest'
+
+import {
+  BbrLimiter,
+  type BbrLimiterStats,
+  BreakerGroup,
+  CircuitBreaker,
+  type CircuitBreakerStats,
+  HeavyKeeper,
+  type HeavyKeeperStats,
+  HotKeyCache,
+  type HotKeyCacheStats,
+  httpGuard,
+  type InboundGuardStats,
+  KeyedLimiter,
+  type KeyedLimiterStats,
+  listRegions,
+  RedisRateLimiter,
+  type RedisRateLimiterStats,
+  RetryBudget,
+  type RetryBudgetStats,
+  SlidingWindowLimiter,
+  type SlidingWindowLimiterStats,
+  SreBreaker,
+  type SreBreakerStats,
+  TokenBucket,
+  type TokenBucketStats,
+} from '../../lib/index'
+import { uniqueName } from '../helpers/unique-name'
+
+interface Closable {
+  close(): void
+  [Symbol.dispose](): void
+  stats(): object
+}
+
+const noRedis = { evalsha: () => new Promise(() => undefined), eval: () => new Promise(() => undefined) }
+
+// [component, its kind's region prefix (shared components), the stats it reports now]
+const makers: Array<[string, (shared: string) => Closable, string | undefined]> = [
+  ['BbrLimiter', (shared) => new BbrLimiter({ shared }), 'bbr'],
+  ['SreBreaker', (shared) => new SreBreaker({ shared }), 'sre'],
+  ['CircuitBreaker', (shared) => new CircuitBreaker({ shared }), 'circuit'],
+  ['TokenBucket', (shared) => new TokenBucket({ shared, rate: 10 }), 'token-bucket'],
+  ['SlidingWindowLimiter', (shared) => new SlidingWindowLimiter({ shared, limit: 5, window: 1000 }), 'sliding-window'],
+  ['RetryBudget', (shared) => new RetryBudget({ shared }), 'retry-budget'],
+  ['HeavyKeeper', (shared) => new HeavyKeeper({ shared, k: 4, seed: 1 }), 'heavykeeper'],
+  ['HotKeyCache', (shared) => new HotKeyCache({ shared, k: 4, seed: 1 }), 'heavykeeper'],
+  ['KeyedLimiter', () => new KeyedLimiter(() => new TokenBucket({ rate: 1 })), undefined],
+  ['BreakerGroup', () => Object.assign(new BreakerGroup(() => new SreBreaker()), { stats: () => ({}) }), undefined],
+  ['RedisRateLimiter', () => new RedisRateLimiter({ redis: noRedis, limit: 10, window: 1000 }), undefined],
+  ['InboundGuard', () => httpGuard(() => undefined, { limiter: {} }).guard, undefined],
+]
+
+describe.each(makers)('%s', (_name, make, kind) => {
+  it('close() is idempotent and [Symbol.dispose]() closes it', () => {
+    const shared = uniqueName('life')
+    const c = make(shared)
+    const region = `${kind}.${shared}`
+    if (kind !== undefined) expect(listRegions()).toContain(region)
+    c[Symbol.dispose]()
+    if (kind !== undefined) expect(listRegions()).not.toContain(region)
+    expect(() => c.close()).not.toThrow()
+    expect(() => c[Symbol.dispose]()).not.toThrow()
+  })
+})
+
+describe('stats() types', () => {
+  it('are named and exported, one per component', () => {
+    // Compile-time: each assignment below fails to type-check if a stats() stops returning its named type.
+    const bbr: BbrLimiterStats = new BbrLimiter().stats()
+    const sre: SreBreakerStats = new SreBreaker().stats()
+    const circuit: CircuitBreakerStats = new CircuitBreaker().stats()
+    const bucket: TokenBucketStats = new TokenBucket({ rate: 2 }).stats()
+    const window: SlidingWindowLimiterStats = new SlidingWindowLimiter({ limit: 2, window: 10 }).stats()
+    const keyed: KeyedLimiterStats = new KeyedLimiter(() => new TokenBucket({ rate: 1 })).stats()
+    const budget: RetryBudgetStats = new RetryBudget().stats()
+    const topk: HeavyKeeperStats = new HeavyKeeper({ k: 2, seed: 1 }).stats()
+    const cache: HotKeyCacheStats = new HotKeyCache({ k: 2, seed: 1 }).stats()
+    const redis: RedisRateLimiterStats = new RedisRateLimiter({ redis: noRedis, limit: 1, window: 10 }).stats()
+    const guard: InboundGuardStats = httpGuard(() => undefined, { limiter: false }).guard.stats()
+    expect(bbr.admitted + sre.calls + circuit.calls + keyed.size + budget.requests + redis.pending).toBe(0)
+    expect([bucket.available, window.available, topk.keys, cache.values, guard.rateLimited]).toEqual([2, 2, 0, 0, 0])
+  })
+})

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest'
+
+import { Shed, shedReason } from '../../lib/index'
+import { shedReply } from '../../lib/integrations/shed-reply'
+
+describe('the Shed table', () => {
+  it('gives every code one reason, as docs/vocabulary.md lists them', () => {
+    expect(Object.entries(Shed).map(([name, code]) => [name, code, shedReason(code)])).toEqual([
+      ['inFlight', -1, 'in-flight'],
+      ['queueDelay', -2, 'queue-delay'],
+      ['rateLimit', -3, 'rate-limit'],
+      ['latency', -4, 'latency'],
+      ['keyConcurrency', -5, 'key-concurrency'],
+      ['deadline', -6, 'deadline'],
+      ['forced', -7, 'forced'],
+      ['queueTimeout', -8, 'queue-timeout'],
+    ])
+  })
+
+  it('names nothing that is not a shed code, and never throws', () => {
+    for (const value of [0, 7, -9, -1.5, Number.NaN, '−1', Symbol('x'), undefined])
+      expect(shedReason(value as never)).toBeUndefined()
+  })
+
+  it('answers a rate limit with 429 and every other reason with 503 naming it', () => {
+    expect(shedReply(Shed.rateLimit).status).toBe(429)
+    for (const code of Object.values(Shed).filter((c) => c !== Shed.rateLimit)) {
+      const reply = shedReply(code)
+      expect(reply.status).toBe(503)
+      expect(JSON.parse(reply.body)).toEqual({ error: 'overloaded', reason: shedReason(code) })
+    }
+    expect(shedReply(-99)).toBe(shedReply(Shed.inFlight))
+  })
+})
