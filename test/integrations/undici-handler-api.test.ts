@@ -92,7 +92,7 @@ const callbackAttempt =
     h.onComplete([])
   }
 
-const retrying = { breaker: { request: 1000 }, baseDelay: 0, random: () => 0 }
+const retrying = { breaker: { minimumCalls: 1000 }, baseDelay: 0, random: () => 0 }
 
 describe('undiciGuard and undici’s handler APIs', () => {
   it('a dispatcher that throws at once (a handler API it does not speak) gives the bulkhead slot back', () => {
@@ -181,7 +181,7 @@ describe('undiciGuard and undici’s handler APIs', () => {
 
     it(`${api} API: a refusal by the breaker reaches the caller as an error`, async () => {
       const { handler, ended } = recordingHandler(api)
-      const guard = undiciGuard({ breaker: { request: 1, random: () => 0 }, attempts: 1 })
+      const guard = undiciGuard({ breaker: { minimumCalls: 1, random: () => 0 }, attempts: 1 })
       const first = api === 'controller' ? controllerAttempt(500) : callbackAttempt(500)
       guard(scripted([first]))(get, recordingHandler(api).handler)
       await new Promise((r) => setTimeout(r, 0))
