@@ -48,7 +48,7 @@ describe('BbrLimiter: priorities at saturation', () => {
       expect(limiter.tryAcquire(inherited as never)).toBeLessThan(0) // normal, not a prototype function
     }
     const s = limiter.stats()
-    expect(s.byPriority.critical).toEqual({ admitted: 1, shedInFlight: 0, shedQueueDelay: 0 })
+    expect(s.byPriority.critical).toEqual({ admitted: 1, shedInFlight: 0, shedQueueDelay: 0, shedLatency: 0 })
     expect(s.byPriority.normal.shedInFlight).toBe(7)
   })
 
