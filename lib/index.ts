@@ -5,6 +5,7 @@ export { BulwarkError } from './errors/bulwark-error'
 export {
   isAbortedError,
   isBreakerOpenError,
+  isBulkheadRejectedError,
   isBulwarkError,
   isFallbackChainError,
   isInvalidArgumentError,
@@ -73,7 +74,7 @@ export type { AdaptiveBulkheadStats } from './bulkhead/adaptive-bulkhead'
 export type { AdaptiveBulkheadOptions } from './bulkhead/bulkhead-options'
 export { BulkheadPool } from './bulkhead/bulkhead-pool'
 export type { BulkheadPoolOptions } from './bulkhead/bulkhead-pool'
-export { BulkheadRejectedError, isBulkheadRejectedError } from './errors/bulkhead-rejected-error'
+export { BulkheadRejectedError } from './errors/bulkhead-rejected-error'
 export { OverloadError } from './errors/overload-error'
 export type { Disposable } from './events/disposable'
 export type { Event } from './events/event-source'

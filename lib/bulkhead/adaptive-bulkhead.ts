@@ -1,10 +1,12 @@
 import { overLimit } from '../adaptive/in-flight-rule'
 import { LatencyController } from '../adaptive/latency-controller'
 import type { LatencyStats } from '../adaptive/latency-stats'
-import { SHED_LATENCY } from '../bbr/bbr-limiter'
 import { PRIORITY_NAMES, Priority, priorityIndex, type PriorityName } from '../bbr/priority'
 import { INVALID, TokenTable } from '../bbr/token-table'
 import { BulkheadRejectedError } from '../errors/bulkhead-rejected-error'
+import { runGuarded, startError, type GuardedFunction } from '../execution/run-guarded'
+import type { PriorityExecuteOptions } from '../bbr/bbr-limiter'
+import { Shed } from '../shed/shed'
 import { LaneCounter } from '../shared/lane-counter'
 import type { LanePlacement } from '../shared/region-layout'
 import { RollingWindow } from '../shared/rolling-window'
@@ -16,11 +18,12 @@ import { type AdaptiveBulkheadOptions, resolveBulkheadOptions } from './bulkhead
 export interface AdaptiveBulkheadStats {
   /** Calls in flight, host-wide when shared. */
   inFlight: number
-  /** Calls admitted and rejected, host-wide when shared. */
+  /** Calls admitted, host-wide when shared. */
   admitted: number
-  rejected: number
-  /** Each class's admitted and rejected calls. */
-  byClass: Record<PriorityName, { admitted: number; rejected: number }>
+  /** Calls shed (Shed.latency), host-wide when shared. */
+  shed: number
+  /** Each priority class's admitted and shed calls. */
+  byPriority: Record<PriorityName, { admitted: number; shed: number }>
   /** release() calls with a token that was not outstanding (ignored). */
   invalidReleases: number
   /** What the limit learned from the upstream's latency is. */
@@ -36,7 +39,7 @@ const INITIAL_TOKENS = 64
  * bounded number of calls in flight and the calls over it fail at once instead of waiting. One per upstream keeps
  * the others unaffected (the undici and gRPC client guards make one per origin or target).
  *
- * `tryAcquire(priority?)` returns a token >= 0, or SHED_LATENCY; `release(token, measured?)` gives it back exactly
+ * `tryAcquire(priority?)` returns a token >= 0, or Shed.latency; `release(token, measured?)` gives it back exactly
  * once, with `measured = false` for a call that failed without an answer (its time says nothing about the
  * upstream's latency). Neither allocates nor throws. Shareable host-wide with `shared`.
  */
@@ -55,6 +58,8 @@ export class AdaptiveBulkhead {
   private readonly rts: RollingWindow
   private readonly controller: LatencyController
   private readonly tokens = new TokenTable(INITIAL_TOKENS)
+  // A call that rejected says nothing about the upstream's latency (it may have failed without an answer).
+  private readonly settle = (ok: boolean, token: number): void => this.release(token, ok)
 
   constructor(options?: AdaptiveBulkheadOptions) {
     const o = resolveBulkheadOptions(options)
@@ -77,7 +82,7 @@ export class AdaptiveBulkhead {
     this.controller = new LatencyController(this.region, placement.latency, windows, o.latency, inFlight)
   }
 
-  /** Asks to send one call of class `priority` (default normal): a token >= 0, or SHED_LATENCY. */
+  /** Asks to send one call of class `priority` (default normal): a token >= 0, or Shed.latency. */
   tryAcquire(priority?: number | PriorityName): number {
     const p = priority === undefined ? Priority.normal : priorityIndex(priority)
     const now = this.now()
@@ -85,13 +90,13 @@ export class AdaptiveBulkhead {
     if (now >= controller.stepAt) controller.step(now)
     const cap = this.f64[controller.capIndex] // 0 while the upstream keeps up
     if (cap > 0 && overLimit(this.inFlightCounter.total(), cap, this.shares[p])) {
-      this.f64[this.statsBase + STAT.rejected + p] += 1
-      return SHED_LATENCY
+      this.f64[this.statsBase + STAT.shed + p] += 1
+      return Shed.latency
     }
     const token = this.tokens.acquire(this.preciseClock())
     if (token < 0) {
-      this.f64[this.statsBase + STAT.rejected + p] += 1
-      return SHED_LATENCY
+      this.f64[this.statsBase + STAT.shed + p] += 1
+      return Shed.latency
     }
     this.f64[this.ownInFlight] += 1
     this.f64[this.statsBase + STAT.admitted + p] += 1
@@ -117,18 +122,16 @@ export class AdaptiveBulkhead {
     this.rts.record(rt > 0 ? rt : 0, now)
   }
 
-  /** Runs `fn` if admitted (releasing when it settles, measured only when it resolves), else rejects. */
-  async execute<T>(fn: () => T | Promise<T>, options?: { priority?: number | PriorityName }): Promise<T> {
+  /**
+   * Runs `fn` if admitted at `options.priority` (releasing when it settles, measured only when it resolves), else
+   * rejects with BulkheadRejectedError. An aborted `options.signal` rejects with AbortedError before acquiring.
+   */
+  execute<T>(fn: GuardedFunction<T>, options?: PriorityExecuteOptions): Promise<T> {
+    const error = startError(fn, options)
+    if (error !== undefined) return Promise.reject(error)
     const token = this.tryAcquire(options?.priority)
-    if (token < 0) throw new BulkheadRejectedError(this.shared ?? 'the upstream')
-    let measured = false
-    try {
-      const result = await fn()
-      measured = true
-      return result
-    } finally {
-      this.release(token, measured)
-    }
+    if (token < 0) return Promise.reject(new BulkheadRejectedError(this.shared ?? 'the upstream'))
+    return runGuarded(fn, options?.signal, this.settle, token)
   }
 
   /** Calls in flight, host-wide when shared. */
@@ -138,20 +141,20 @@ export class AdaptiveBulkhead {
 
   stats(): AdaptiveBulkheadStats {
     const sum = (cell: number) => sumLanes(this.region, this.statsPlacement, cell)
-    const byClass = {} as AdaptiveBulkheadStats['byClass']
+    const byPriority = {} as AdaptiveBulkheadStats['byPriority']
     let admitted = 0
-    let rejected = 0
+    let shed = 0
     PRIORITY_NAMES.forEach((name, c) => {
-      const counts = { admitted: sum(STAT.admitted + c), rejected: sum(STAT.rejected + c) }
-      byClass[name] = counts
+      const counts = { admitted: sum(STAT.admitted + c), shed: sum(STAT.shed + c) }
+      byPriority[name] = counts
       admitted += counts.admitted
-      rejected += counts.rejected
+      shed += counts.shed
     })
     return {
       inFlight: this.inFlight,
       admitted,
-      rejected,
-      byClass,
+      shed,
+      byPriority,
       invalidReleases: sum(STAT.invalidReleases),
       latency: this.controller.stats(),
     }

@@ -5,7 +5,7 @@ import type { SharedRegion } from '../shared/shared-region'
 /** Per-member statistics cells: calls admitted and rejected, by class. */
 export const STAT = {
   admitted: 0, // + class (4 cells)
-  rejected: 4, // + class
+  shed: 4, // + class
   invalidReleases: 8,
   cells: 9,
 } as const

@@ -26,8 +26,3 @@ export class BulkheadRejectedError extends BulwarkError {
     this.retryAfter = retryAfter > 0 ? Math.ceil(retryAfter) : 0
   }
 }
-
-/** Whether `error` is a BulkheadRejectedError, from this copy of bulwark or another (it reads the code). */
-export function isBulkheadRejectedError(error: unknown): error is BulkheadRejectedError {
-  return (error as { code?: unknown } | null)?.code === 'ERR_BULWARK_BULKHEAD_REJECTED'
-}

@@ -2,6 +2,7 @@
 // recognise errors made by another copy of the package (where instanceof says false).
 import type { AbortedError } from './aborted-error'
 import type { BreakerOpenError } from './breaker-open-error'
+import type { BulkheadRejectedError } from './bulkhead-rejected-error'
 import { type BulwarkError, hasBulwarkBrand } from './bulwark-error'
 import type { FallbackChainError } from './fallback-chain-error'
 import type { InvalidArgumentError } from './invalid-argument-error'
@@ -17,6 +18,7 @@ import type { SharedMemoryError } from './shared-memory-error'
 export interface BulwarkErrorCodes {
   ERR_BULWARK_ABORTED: AbortedError
   ERR_BULWARK_BREAKER_OPEN: BreakerOpenError
+  ERR_BULWARK_BULKHEAD_REJECTED: BulkheadRejectedError
   ERR_BULWARK_FALLBACKS_FAILED: FallbackChainError
   ERR_BULWARK_INVALID_ARGUMENT: InvalidArgumentError
   ERR_BULWARK_INVALID_OPTION: InvalidOptionError
@@ -43,6 +45,8 @@ export const isOverloadError = (error: unknown): error is OverloadError =>
   hasBulwarkBrand(error, 'ERR_BULWARK_OVERLOAD')
 export const isBreakerOpenError = (error: unknown): error is BreakerOpenError =>
   hasBulwarkBrand(error, 'ERR_BULWARK_BREAKER_OPEN')
+export const isBulkheadRejectedError = (error: unknown): error is BulkheadRejectedError =>
+  hasBulwarkBrand(error, 'ERR_BULWARK_BULKHEAD_REJECTED')
 export const isAbortedError = (error: unknown): error is AbortedError => hasBulwarkBrand(error, 'ERR_BULWARK_ABORTED')
 export const isInvalidOptionError = (error: unknown): error is InvalidOptionError =>
   hasBulwarkBrand(error, 'ERR_BULWARK_INVALID_OPTION')

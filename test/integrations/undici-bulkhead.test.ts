@@ -108,7 +108,7 @@ for (const { major, undici } of undiciMajors) {
       const bulkheads = guard.bulkheads as BulkheadPool
       const originOf = (server: TestServer) => `http://127.0.0.1:${server.port}`
       expect(bulkheads.get(originOf(slow)).stats().latency.shedding).toBe(true)
-      expect(bulkheads.get(originOf(healthy)).stats()).toMatchObject({ rejected: 0, latency: { shedding: false } })
+      expect(bulkheads.get(originOf(healthy)).stats()).toMatchObject({ shed: 0, latency: { shedding: false } })
       expect(bulkheads.get(originOf(slow)).inFlight).toBe(0) // every slot given back
       guard.close()
       await dispatcher.close()

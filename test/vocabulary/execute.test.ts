@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 
 import {
   AbortedError,
+  AdaptiveBulkhead,
   BbrLimiter,
   CircuitBreaker,
   InvalidArgumentError,
@@ -24,6 +25,13 @@ const components: Array<[string, () => Executor & { busy(): number }]> = [
     () => {
       const limiter = new BbrLimiter({ signal: () => 0, now: () => 0 })
       return Object.assign(limiter, { busy: () => limiter.inFlight + limiter.stats().admitted })
+    },
+  ],
+  [
+    'AdaptiveBulkhead',
+    () => {
+      const bulkhead = new AdaptiveBulkhead({ now: () => 0 })
+      return Object.assign(bulkhead, { busy: () => bulkhead.inFlight + bulkhead.stats().admitted })
     },
   ],
   [

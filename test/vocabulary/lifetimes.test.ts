@@ -2,6 +2,8 @@
 import { describe, expect, it } from 'vitest'
 
 import {
+  AdaptiveBulkhead,
+  type AdaptiveBulkheadStats,
   BbrLimiter,
   type BbrLimiterStats,
   BreakerGroup,
@@ -40,6 +42,7 @@ const noRedis = { evalsha: () => new Promise(() => undefined), eval: () => new P
 // [component, its kind's region prefix (shared components), the stats it reports now]
 const makers: Array<[string, (shared: string) => Closable, string | undefined]> = [
   ['BbrLimiter', (shared) => new BbrLimiter({ shared }), 'bbr'],
+  ['AdaptiveBulkhead', (shared) => new AdaptiveBulkhead({ shared }), 'bulkhead'],
   ['SreBreaker', (shared) => new SreBreaker({ shared }), 'sre'],
   ['CircuitBreaker', (shared) => new CircuitBreaker({ shared }), 'circuit'],
   ['TokenBucket', (shared) => new TokenBucket({ shared, rate: 10 }), 'token-bucket'],
@@ -70,6 +73,7 @@ describe('stats() types', () => {
   it('are named and exported, one per component', () => {
     // Compile-time: each assignment below fails to type-check if a stats() stops returning its named type.
     const bbr: BbrLimiterStats = new BbrLimiter().stats()
+    const bulkhead: AdaptiveBulkheadStats = new AdaptiveBulkhead().stats()
     const sre: SreBreakerStats = new SreBreaker().stats()
     const circuit: CircuitBreakerStats = new CircuitBreaker().stats()
     const bucket: TokenBucketStats = new TokenBucket({ rate: 2 }).stats()
@@ -80,7 +84,9 @@ describe('stats() types', () => {
     const cache: HotKeyCacheStats = new HotKeyCache({ k: 2, seed: 1 }).stats()
     const redis: RedisRateLimiterStats = new RedisRateLimiter({ redis: noRedis, limit: 1, window: 10 }).stats()
     const guard: InboundGuardStats = httpGuard(() => undefined, { limiter: false }).guard.stats()
-    expect(bbr.admitted + sre.calls + circuit.calls + keyed.size + budget.requests + redis.pending).toBe(0)
+    expect(
+      bbr.admitted + bulkhead.admitted + sre.calls + circuit.calls + keyed.size + budget.requests + redis.pending,
+    ).toBe(0)
     expect([bucket.available, window.available, topk.keys, cache.values, guard.rateLimited]).toEqual([2, 2, 0, 0, 0])
   })
 })
