@@ -77,9 +77,9 @@ async function runOne(contender, mode, load) {
       limiter === undefined
         ? undefined
         : {
-            latency: limiter.droppedByLatency,
-            inFlight: limiter.droppedByInFlight,
-            queueDelay: limiter.droppedByQueueDelay,
+            latency: limiter.shedLatency,
+            inFlight: limiter.shedInFlight,
+            queueDelay: limiter.shedQueueDelay,
           },
     latencyRule: limiter?.latency,
   }
