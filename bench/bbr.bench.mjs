@@ -2,7 +2,7 @@
 import { fork } from 'child_process'
 import { createRequire } from 'module'
 import { fileURLToPath } from 'url'
-import { do_not_optimize, measure } from './harness.mjs'
+import { do_not_optimize, measure, peer } from './harness.mjs'
 
 const require = createRequire(import.meta.url)
 const { BbrLimiter } = require('../dist/cjs')
@@ -51,11 +51,14 @@ async function main() {
     { name: 'bulwark shed path (tryAcquire)', fn: () => do_not_optimize(shedding.tryAcquire()), target: 30 },
     { name: 'bulwark shared tryAcquire+release', fn: () => shared.release(shared.tryAcquire()), target: 60 },
     { name: 'plain JS counter + performance.now()', fn: plainPair },
-    { name: 'cockatiel bulkhead.execute', fn: async () => cockatielBulkhead.execute(() => 1) },
-    { name: 'rate-limiter-flexible consume (admitted)', fn: async () => admittedLimiter.consume('k') },
-    { name: 'rate-limiter-flexible consume (rejected)', fn: async () => rejectingLimiter.consume('k').catch(() => 0) },
+    { name: `${peer('cockatiel')} bulkhead.execute`, fn: async () => cockatielBulkhead.execute(() => 1) },
+    { name: `${peer('rate-limiter-flexible')} consume (admitted)`, fn: async () => admittedLimiter.consume('k') },
+    {
+      name: `${peer('rate-limiter-flexible')} consume (rejected)`,
+      fn: async () => rejectingLimiter.consume('k').catch(() => 0),
+    },
   ]
-  await measure('BBR limiter: per-request cost', cases)
+  await measure('BBR limiter: per-request cost', cases, { peers: [peer('cockatiel'), peer('rate-limiter-flexible')] })
 
   // Two processes on one shared limiter: the partner churns admit/release pairs while this process measures.
   const partner = fork(fileURLToPath(import.meta.url), ['--partner', sharedName], { stdio: 'inherit' })

@@ -1,14 +1,14 @@
 // Breakers: the cost of guarding one call, against opossum and cockatiel, in one run.
 import { createRequire } from 'module'
-import { do_not_optimize, measure } from './harness.mjs'
+import { do_not_optimize, measure, peer } from './harness.mjs'
 
 const require = createRequire(import.meta.url)
 const b = require('../dist/cjs')
 const { SreBreaker, CircuitBreaker, BreakerGroup, BreakerOpenError } = b
 const Opossum = require('opossum')
 const { circuitBreaker, handleAll, ConsecutiveBreaker, SamplingBreaker, BrokenCircuitError } = require('cockatiel')
-const opossumVersion = require('opossum/package.json').version
-const cockatielVersion = require('cockatiel/package.json').version
+const opossumPeer = peer('opossum')
+const cockatielPeer = peer('cockatiel')
 
 const work = () => 1
 const pid = process.pid
@@ -71,8 +71,7 @@ const swallow = (expected) => (error) => {
   if (!(error instanceof expected)) throw error
 }
 
-console.log(`Peers: opossum ${opossumVersion}, cockatiel ${cockatielVersion} (newest majors that run on Node 18-20)\n`)
-const rows = await measure('Breakers: cost of one guarded call', [
+const cases = [
   { name: 'plain try/catch around the call (floor)', fn: floor },
   { name: 'SreBreaker tryAcquire+recordSuccess', fn: guard(sreLocal), target: 40 },
   { name: 'SreBreaker tryAcquire+recordSuccess, shared', fn: guard(sreShared), target: 40 },
@@ -95,29 +94,26 @@ const rows = await measure('Breakers: cost of one guarded call', [
     name: 'CircuitBreaker execute, open (rejects)',
     fn: async () => cbOpen.execute(work).catch(swallow(BreakerOpenError)),
   },
-  { name: `opossum ${opossumVersion} fire`, fn: async () => opossum.fire() },
-  { name: `opossum ${opossumVersion} fire, open (rejects)`, fn: async () => opossumOpen.fire().catch(() => 0) },
+  { name: `${opossumPeer} fire`, fn: async () => opossum.fire() },
+  { name: `${opossumPeer} fire, open (rejects)`, fn: async () => opossumOpen.fire().catch(() => 0) },
   {
-    name: `cockatiel ${cockatielVersion} ConsecutiveBreaker execute`,
+    name: `${cockatielPeer} ConsecutiveBreaker execute`,
     fn: async () => cockatielConsecutive.execute(work),
   },
-  { name: `cockatiel ${cockatielVersion} SamplingBreaker execute`, fn: async () => cockatielSampling.execute(work) },
+  { name: `${cockatielPeer} SamplingBreaker execute`, fn: async () => cockatielSampling.execute(work) },
   {
-    name: `cockatiel ${cockatielVersion} execute, open (rejects)`,
+    name: `${cockatielPeer} execute, open (rejects)`,
     fn: async () => cockatielOpen.execute(work).catch(swallow(BrokenCircuitError)),
   },
-])
+]
+const rows = await measure('Breakers: cost of one guarded call', cases, { peers: [opossumPeer, cockatielPeer] })
 
 // How far below each peer the guarded call is (the issue asks for 5x below cockatiel and 20x below opossum).
 const ns = (prefix) => rows.find((r) => r.name.startsWith(prefix)).ns
 const ours = ns('CircuitBreaker tryAcquire+recordSuccess')
 const oursSre = ns('SreBreaker tryAcquire+recordSuccess')
 const oursAsync = ns('CircuitBreaker execute (async)')
-for (const peer of [
-  `opossum ${opossumVersion} fire`,
-  `cockatiel ${cockatielVersion} ConsecutiveBreaker`,
-  `cockatiel ${cockatielVersion} SamplingBreaker`,
-]) {
+for (const peer of [`${opossumPeer} fire`, `${cockatielPeer} ConsecutiveBreaker`, `${cockatielPeer} SamplingBreaker`]) {
   const p = ns(peer)
   console.log(
     `${peer}: ${(p / ours).toFixed(1)}x CircuitBreaker tryAcquire+recordSuccess, ${(p / oursSre).toFixed(1)}x SreBreaker tryAcquire+recordSuccess, ${(p / oursAsync).toFixed(1)}x CircuitBreaker execute`,

@@ -17,11 +17,20 @@ export function machine() {
   return `${model}, ${cpus.length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, Node ${process.version}`
 }
 
+const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
+
+/** `name version` of an installed peer (a dev dependency), as tables name what they measured. */
+export function peer(name) {
+  const manifest = JSON.parse(fs.readFileSync(path.join(root, 'node_modules', name, 'package.json'), 'utf8'))
+  return `${name} ${manifest.version}`
+}
+
 /**
  * cases: [{ name, fn, target?: ns, baseline?: true }]. The baseline case (if any) is what ratios compare to:
- * ratio = case ns / baseline ns. Returns rows of { name, ns, p99, target, ok, ratio }.
+ * ratio = case ns / baseline ns. Returns rows of { name, ns, p99, target, ok, ratio }. `options.peers`: the peers
+ * measured (names from `peer()`), listed under the machine line.
  */
-export async function measure(title, cases) {
+export async function measure(title, cases, options = {}) {
   for (const c of cases) bench(c.name, c.fn)
   const result = await run({ format: 'quiet', throw: true })
   const byName = new Map(result.benchmarks.map((b) => [b.alias, b.runs[0].stats]))
@@ -39,7 +48,7 @@ export async function measure(title, cases) {
       ratio: baseNs ? s.avg / baseNs : undefined,
     }
   })
-  report(title, rows, baseline?.name)
+  report(title, rows, baseline?.name, options)
   return rows
 }
 
@@ -47,7 +56,7 @@ function fmt(ns) {
   return ns >= 1000 ? `${(ns / 1000).toFixed(2)} µs` : `${ns.toFixed(1)} ns`
 }
 
-function report(title, rows, baselineName) {
+function report(title, rows, baselineName, options) {
   const header = ['case', 'avg', 'p50', 'p99', 'target', baselineName ? `x ${baselineName}` : '']
   const lines = rows.map((r) => [
     r.name,
@@ -57,18 +66,20 @@ function report(title, rows, baselineName) {
     r.target === undefined ? '' : `<= ${r.target} ns ${r.ok ? 'met' : 'MISSED'}`,
     r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}x`,
   ])
-  writeTable(title, header.filter(Boolean), lines)
+  writeTable(title, header.filter(Boolean), lines, options)
 }
 
 /**
  * Prints a markdown table headed by the machine line and saves it in bench/results/, for benchmarks that measure
- * something other than ns per call (throughput, latency under concurrency). `lines`: one array of cells per row.
+ * something other than ns per call (throughput, latency under concurrency). `lines`: one array of cells per row;
+ * `options.peers`: the peers measured, listed under the machine line.
  */
-export function writeTable(title, header, lines) {
+export function writeTable(title, header, lines, { peers } = {}) {
   const md = [
     `### ${title}`,
     '',
     `Machine: ${machine()}`,
+    ...(peers?.length ? ['', `Peers: ${peers.join(', ')}`] : []),
     '',
     `| ${header.join(' | ')} |`,
     `| ${header.map(() => '---').join(' | ')} |`,

@@ -6,7 +6,7 @@ import * as path from 'path'
 import { createRequire } from 'module'
 import { fileURLToPath } from 'url'
 import bloom from 'bloom-filters'
-import { do_not_optimize, machine, measure } from './harness.mjs'
+import { do_not_optimize, machine, measure, peer } from './harness.mjs'
 import { zipfSampler } from '../test/hotkeys/zipf-stream.mjs'
 
 const require = createRequire(import.meta.url)
@@ -45,6 +45,7 @@ const shared = new HeavyKeeper({ k: K, width: 4096, seed: SEED, shared: `bench-h
 const cache = new HotKeyCache({ k: K, capacity: 1000, ttl: 60_000, seed: SEED })
 for (const key of sample) cache.addWithValue(key, key)
 const hotKey = cache.list()[0].key
+const bloomPeer = peer('bloom-filters')
 const bloomTopK = new bloom.TopK(K, 0.001, 0.01)
 const exactMap = new Map()
 const batches = Array.from({ length: sample.length / batch }, (_, b) => sample.slice(b * batch, (b + 1) * batch))
@@ -55,7 +56,7 @@ for (let w = 0; w < 1_000_000; w++) {
   cold.add(coldSample[w & 0xffff])
   shared.add(sample[w & mask])
 }
-const speed = await measure('Hot keys: cost of one add (16-byte keys, Zipf 1.0)', [
+const cases = [
   {
     name: 'HeavyKeeper.add (string)',
     fn: () => do_not_optimize(local.add(sample[i++ & mask])),
@@ -91,8 +92,9 @@ const speed = await measure('Hot keys: cost of one add (16-byte keys, Zipf 1.0)'
       exactMap.set(key, (exactMap.get(key) ?? 0) + 1)
     },
   },
-  { name: 'bloom-filters TopK.add', fn: () => bloomTopK.add(sample[i++ & mask]) },
-])
+  { name: `${bloomPeer} TopK.add`, fn: () => bloomTopK.add(sample[i++ & mask]) },
+]
+const speed = await measure('Hot keys: cost of one add (16-byte keys, Zipf 1.0)', cases, { peers: [bloomPeer] })
 const perKey = speed.find((r) => r.name.startsWith('HeavyKeeper.addMany')).ns / batch
 console.log(`HeavyKeeper.addMany: ${perKey.toFixed(1)} ns per key`)
 fs.appendFileSync(
@@ -175,7 +177,7 @@ for (const s of [1.0, 1.2]) {
     const r = runBloom(ranks, BLOOM_EVENTS, errorRate, accuracy)
     rows.push({
       s,
-      what: `bloom-filters TopK(${K}, ${errorRate}, ${accuracy})${note}`,
+      what: `${bloomPeer} TopK(${K}, ${errorRate}, ${accuracy})${note}`,
       events: BLOOM_EVENTS,
       ...r,
       ...score(r.reported, exactPrefix),
@@ -200,6 +202,8 @@ const accuracy = [
   '### Hot keys: accuracy of the top 100 on Zipf streams',
   '',
   `Machine: ${machine()}`,
+  '',
+  `Peers: ${bloomPeer}`,
   '',
   `${DISTINCT} distinct keys (16 bytes), seed ${SEED}; k = 100, depth 4, decay 0.925. precision@100: share of the exact`,
   'top 100 reported; error: mean |estimate - exact| / exact over the reported keys. Memory: sketch counters only',

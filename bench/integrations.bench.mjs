@@ -8,7 +8,7 @@ import { fork } from 'child_process'
 import { createRequire } from 'module'
 import { fileURLToPath } from 'url'
 
-import { measure, writeTable } from './harness.mjs'
+import { measure, peer, writeTable } from './harness.mjs'
 
 const require = createRequire(import.meta.url)
 const self = fileURLToPath(import.meta.url)
@@ -205,5 +205,6 @@ if (process.argv[2] && cases[process.argv[2]]) {
     `Inbound adapters: server CPU per request over keep-alive (median of ${rounds} rounds)`,
     ['case', 'req/s', 'server CPU per request', 'added to the bare framework', 'non-200'],
     lines,
+    { peers: ['overload-protection', 'express', 'fastify', 'koa'].map(peer) },
   )
 }

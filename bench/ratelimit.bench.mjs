@@ -3,7 +3,7 @@
 // must).
 import { createRequire } from 'module'
 import { RateLimiterMemory } from 'rate-limiter-flexible'
-import { do_not_optimize, measure } from './harness.mjs'
+import { do_not_optimize, measure, peer } from './harness.mjs'
 
 const require = createRequire(import.meta.url)
 const { TokenBucket, SlidingWindowLimiter, KeyedLimiter } = require('../dist/cjs')
@@ -28,12 +28,13 @@ const keys = Array.from({ length: 1024 }, (_, i) => `client-${i}`)
 const keyed = new KeyedLimiter(() => new TokenBucket(OPEN), { maxKeys: 2048 })
 let k = 0
 
+const rlf = peer('rate-limiter-flexible')
 const rlfAdmit = new RateLimiterMemory({ points: 1e12, duration: 1 })
 const rlfReject = new RateLimiterMemory({ points: 1, duration: 1e6 })
 await rlfReject.consume('k').catch(() => undefined)
 await rlfReject.consume('k').catch(() => undefined)
 
-await measure('Rate limiters: one local decision', [
+const cases = [
   { name: 'TokenBucket.tryAcquire admitted', fn: () => do_not_optimize(bucketAdmit.tryAcquire()), target: 40 },
   { name: 'TokenBucket.tryAcquire rejected', fn: () => do_not_optimize(bucketReject.tryAcquire()), target: 40 },
   {
@@ -66,11 +67,9 @@ await measure('Rate limiters: one local decision', [
     name: 'KeyedLimiter.tryAcquire (1024 keys, token buckets)',
     fn: () => do_not_optimize(keyed.tryAcquire(keys[k++ & 1023])),
   },
-  { name: 'rate-limiter-flexible RateLimiterMemory.consume admitted', fn: () => rlfAdmit.consume('k'), baseline: true },
-  {
-    name: 'rate-limiter-flexible RateLimiterMemory.consume rejected',
-    fn: () => rlfReject.consume('k').catch(() => undefined),
-  },
-])
+  { name: `${rlf} RateLimiterMemory.consume admitted`, fn: () => rlfAdmit.consume('k'), baseline: true },
+  { name: `${rlf} RateLimiterMemory.consume rejected`, fn: () => rlfReject.consume('k').catch(() => undefined) },
+]
+await measure('Rate limiters: one local decision', cases, { peers: [rlf] })
 
 for (const l of [sharedBucketAdmit, sharedBucketReject, sharedWindowAdmit, sharedWindowReject]) l.close()

@@ -82,10 +82,11 @@ export function overloadChart(rows, { capacity, machine }) {
     `<line x1="70" x2="400" y1="${capacityY}" y2="${capacityY}" stroke="#000" stroke-dasharray="4 4"/>`,
     `<text x="402" y="${capacityY + 4}">capacity</text>`,
   ]
+  let x = 70 // each legend entry as wide as its label (about 7 px a character)
   contenders.forEach((c, j) => {
-    const x = 70 + j * 200
     parts.push(`<rect x="${x}" y="360" width="14" height="4" fill="${COLORS[j % COLORS.length]}"/>`)
     parts.push(`<text x="${x + 20}" y="366">${c}</text>`)
+    x += 50 + 7 * c.length
   })
   parts.push(
     `<text x="70" y="400" fill="#555">offered load as a multiple of the measured capacity (${Math.round(capacity)} req/s); ${machine}</text>`,

@@ -1,10 +1,10 @@
 // The CPU-bound scenario: a cluster of 2 node:http workers whose handler costs CPU_MS of CPU plus WAIT_MS of
 // waiting is driven by an open-loop generator at 0.5x, 1x, 2x and 4x of its measured capacity, then back to 0.5x,
 // for each contender: no protection, a static concurrency limit tuned at 1x, overload-protection (event-loop-delay
-// shedding, the style of @fastify/under-pressure and toobusy), and bulwark's BbrLimiter shared by the workers with
-// 10 % critical traffic. Writes bench/results/overload.{md,json,svg}.
+// shedding in the style of toobusy), Fastify with @fastify/under-pressure (the Fastify ecosystem's own answer), and
+// bulwark's BbrLimiter shared by the workers with 10 % critical traffic. Writes bench/results/overload.{md,json,svg}.
 import { createRequire } from 'module'
-import { machine } from '../../harness.mjs'
+import { machine, peer } from '../../harness.mjs'
 import { overloadChart } from '../lib/chart.mjs'
 import { startServer, stopServer } from '../lib/processes.mjs'
 import { fmt, goalsTable, table, writeResults } from '../lib/report.mjs'
@@ -76,7 +76,8 @@ export async function run() {
   const contenders = [
     ['none', 'none', {}],
     [`static limit ${staticLimit}/worker`, 'static', { STATIC_LIMIT: String(staticLimit) }],
-    ['overload-protection', 'overload-protection', {}],
+    [peer('overload-protection'), 'overload-protection', {}],
+    [peer('@fastify/under-pressure'), 'under-pressure', {}],
     ['bulwark BbrLimiter', 'bulwark', {}],
   ]
   const all = []
@@ -94,6 +95,8 @@ export async function run() {
     '### Overload: goodput and latency against offered load',
     '',
     `Machine: ${machine()}. Handler ${CPU_MS} ms CPU + ${WAIT_MS} ms wait, a cluster of 2 workers, measured capacity ${capacity.toFixed(0)} req/s, SLO ${SLO_MS} ms, 10 % critical requests. The open-loop generator runs on the same 2 cores.`,
+    '',
+    `Peers: ${peer('overload-protection')} (its defaults), ${peer('@fastify/under-pressure')} on ${peer('fastify')} (maxEventLoopDelay 1000 ms, maxEventLoopUtilization 0.98, as in its README).`,
     '',
     ...table(
       [

@@ -1,5 +1,6 @@
 // The server under test: a node:cluster of workers whose handler burns CPU_MS of CPU and then waits WAIT_MS
-// (a downstream call). MODE picks the protection: none | static | overload-protection | bulwark.
+// (a downstream call). MODE picks the protection: none | static | overload-protection | under-pressure (Fastify
+// with @fastify/under-pressure) | bulwark.
 // The primary prints the port once every worker listens.
 'use strict'
 const cluster = require('cluster')
@@ -73,6 +74,14 @@ if (cluster.isPrimary) {
       if (protect(req, res) === true) return
       work(res, () => {})
     }
+  } else if (MODE === 'under-pressure') {
+    // Fastify's own answer to overload, with the event-loop thresholds of its README's example (the memory ones
+    // would shed for another reason); it answers 503 itself.
+    const app = require('fastify')()
+    app.register(require('@fastify/under-pressure'), { maxEventLoopDelay: 1000, maxEventLoopUtilization: 0.98 })
+    app.get('/', (_req, reply) => work(reply.raw, () => {}))
+    app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' })
+    return
   } else {
     handler = (req, res) => work(res, () => {})
   }
