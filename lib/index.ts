@@ -24,6 +24,7 @@ export { InvalidArgumentError } from './errors/invalid-argument-error'
 export { NativeLoadError } from './errors/native-load-error'
 export { RegionMismatchError } from './errors/region-mismatch-error'
 export { RegionCorruptError } from './errors/region-corrupt-error'
+export { RegionOwnerError } from './errors/region-owner-error'
 export { SharedMemoryError } from './errors/shared-memory-error'
 
 // Signals and clocks

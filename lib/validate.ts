@@ -74,7 +74,7 @@ export function checkOptions<T extends object>(value: unknown, what: string): Pa
 
 const regionNamePattern = /^[A-Za-z0-9._-]{1,120}$/
 
-/** A `shared` name: it becomes part of a file name under /dev/shm. */
+/** A `shared` name: it becomes part of a region's file or object name (native/core/region/region_names.h). */
 export function checkSharedName(field: string, value: unknown): string {
   if (typeof value !== 'string' || !regionNamePattern.test(value)) {
     throw new InvalidOptionError(field, value, 'a name of 1-120 characters from A-Z a-z 0-9 . _ -')

@@ -129,7 +129,8 @@ describe('the sampler thread and process exit', () => {
     expect(thrown.ms).toBeLessThan(10_000)
   }, 60_000)
 
-  it('costs under 0.2 % of a core while the process idles', async () => {
+  // Measured from /proc/<pid>/task/<tid>/schedstat: Linux only.
+  it.skipIf(process.platform !== 'linux')('costs under 0.2 % of a core while the process idles', async () => {
     // The sampler thread's own CPU time, in ns, from the scheduler (/proc/<pid>/task/<tid>/schedstat): other
     // threads and other processes on the machine do not blur it.
     const r = await runNode(`

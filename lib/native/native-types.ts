@@ -70,6 +70,7 @@ export interface SamplerSettings {
 }
 
 export interface NativeRegionSpec {
+  /** The component's name; the region is listed as `<kind>.<name>`. */
   name: string
   kind: string
   fingerprint: string
@@ -174,7 +175,8 @@ export interface NativeBinding {
   regionMembers(handle: number): NativeMember[]
   regionList(): string[]
   regionUnlink(name: string): void
-  regionReap(): number
+  /** Where a region lives: a file path, or an object name on Windows. */
+  regionLocation(name: string): string
   regionRemoveIfStale(name: string): boolean
   signals(): { buffer: ArrayBuffer; loopSlot: number }
   /** This thread uses the sampler until it ends; the defaults apply if nothing has configured it yet. */

@@ -4,7 +4,8 @@ import { checkInteger } from './placement-checks'
 
 const windowLayout = native.layout.window
 const regionLayout = native.layout.region
-const kindPattern = new RegExp(`^[A-Za-z0-9._-]{1,${regionLayout.kindSize - 1}}$`)
+// No dots: a region is listed as "<kind>.<name>", which must split back into both.
+const kindPattern = new RegExp(`^[A-Za-z0-9_-]{1,${regionLayout.kindSize - 1}}$`)
 // A region (header, member slots and payload) is at most 4 GiB, as the native side allows.
 const MAX_REGION_BYTES = 2 ** 32
 
@@ -49,7 +50,7 @@ export class RegionLayout {
       throw new InvalidArgumentError(
         'kind',
         kind,
-        `a name of 1-${regionLayout.kindSize - 1} characters from A-Z a-z 0-9 . _ -`,
+        `a name of 1-${regionLayout.kindSize - 1} characters from A-Z a-z 0-9 _ -`,
       )
     }
     this.kind = kind

@@ -1,10 +1,24 @@
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { checkSharedName } from '../validate'
 import { native } from '../native/load-native'
+import { toRegionError } from './region-errors'
 
-/** Names of the bulwark regions present on this host (in /dev/shm). */
+/**
+ * Names (`<kind>.<name>`) of this user's bulwark regions on this host: files in /dev/shm on Linux, in the user's
+ * temporary directory on macOS, named sections of the logon session on Windows.
+ */
 export function listRegions(): string[] {
   return native.regionList().sort()
+}
+
+/** Where the region `name` (`<kind>.<name>`) lives: its file, or its object name on Windows. */
+export function regionLocation(name: string): string {
+  checkSharedName('name', name)
+  try {
+    return native.regionLocation(name)
+  } catch (error) {
+    throw toRegionError(name, error)
+  }
 }
 
 /**
@@ -12,7 +26,12 @@ export function listRegions(): string[] {
  * For operators cleaning up after a crash; bulwark removes regions itself when their last member leaves.
  */
 export function removeRegion(name: string): void {
-  native.regionUnlink(checkSharedName('name', name))
+  checkSharedName('name', name)
+  try {
+    native.regionUnlink(name)
+  } catch (error) {
+    throw toRegionError(name, error)
+  }
 }
 
 /**

@@ -1,13 +1,12 @@
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
-import { RegionCorruptError } from '../errors/region-corrupt-error'
-import { RegionMismatchError } from '../errors/region-mismatch-error'
-import { SharedMemoryError } from '../errors/shared-memory-error'
 import { native } from '../native/load-native'
 import type { NativeMember } from '../native/native-types'
+import { toRegionError } from './region-errors'
 import { RegionLayout } from './region-layout'
 
 const regionLayout = native.layout.region
-// What the native side accepts as a name (the file is /dev/shm/bulwark.<name>).
+// What the native side accepts as a name (the region is "<kind>.<name>", its file bulwark.<uid>.<kind>.<name>:
+// native/core/region/region_names.h).
 const regionNamePattern = /^[A-Za-z0-9._-]{1,200}$/
 
 function checkLayout(layout: unknown): RegionLayout {
@@ -21,30 +20,13 @@ export const DEFAULT_MEMBER_CAPACITY = 64
 // A region whose owner was garbage-collected without close() still gives its member slot back.
 const finalizer = new FinalizationRegistry<number>((handle) => native.regionClose(handle))
 
-function toTypedError(name: string, error: unknown): Error {
-  const code = (error as { code?: string }).code
-  const message = error instanceof Error ? error.message : String(error)
-  switch (code) {
-    case 'ERR_BULWARK_REGION_MISMATCH':
-      return new RegionMismatchError(name, message)
-    case 'ERR_BULWARK_REGION_CORRUPT':
-      return new RegionCorruptError(name, message)
-    case 'ERR_BULWARK_REGION_BUSY':
-    case 'ERR_BULWARK_REGION_FULL':
-    case 'ERR_BULWARK_SYSTEM':
-      return new SharedMemoryError(code, name, message)
-    default:
-      return error instanceof Error ? error : new Error(message)
-  }
-}
-
 /**
  * The memory that holds one component's state: either private to this thread (`local`) or a named region of
  * POSIX shared memory that every thread and process of the host attaches to (`open`). Components address it
  * through the typed-array views and `base` (the payload's byte offset), the same way in both cases.
  */
 export class SharedRegion {
-  /** The `shared` name, or undefined for a local region. */
+  /** The region's name, `<kind>.<name>` (what `listRegions()` lists), or undefined for a local region. */
   readonly name: string | undefined
   readonly kind: string
   readonly buffer: ArrayBuffer
@@ -91,12 +73,16 @@ export class SharedRegion {
     this.rebuilt = rebuilt
   }
 
-  /** Attaches to (or creates) the host-wide region `name` for a component laid out by `layout`. */
+  /**
+   * Attaches to (or creates) the host-wide region `<layout.kind>.<name>` for a component laid out by `layout`. It
+   * belongs to this user: a region of that name another user made is refused with a `RegionOwnerError`.
+   */
   static open(name: string, layout: RegionLayout): SharedRegion {
     if (typeof name !== 'string' || !regionNamePattern.test(name)) {
       throw new InvalidArgumentError('name', name, 'a name of 1-200 characters from A-Z a-z 0-9 . _ -')
     }
     checkLayout(layout)
+    const regionName = `${layout.kind}.${name}`
     let opened
     try {
       opened = native.regionOpen({
@@ -109,10 +95,10 @@ export class SharedRegion {
         init: layout.init,
       })
     } catch (error) {
-      throw toTypedError(name, error)
+      throw toRegionError(regionName, error)
     }
     const region = new SharedRegion(
-      name,
+      regionName,
       layout.kind,
       opened.buffer,
       opened.payloadOffset,
@@ -133,14 +119,14 @@ export class SharedRegion {
   static forComponent(shared: string | undefined, layout: RegionLayout): SharedRegion {
     checkLayout(layout)
     if (shared === undefined) return SharedRegion.local(layout)
-    if (typeof shared !== 'string' || !regionNamePattern.test(`${layout.kind}.${shared}`)) {
+    if (typeof shared !== 'string' || !regionNamePattern.test(shared)) {
       throw new InvalidArgumentError(
         'shared',
         shared,
         'a region name of A-Z a-z 0-9 . _ -, or undefined for a local region',
       )
     }
-    return SharedRegion.open(`${layout.kind}.${shared}`, layout)
+    return SharedRegion.open(shared, layout)
   }
 
   /**

@@ -14,6 +14,8 @@ namespace binding {
 inline void ThrowStatus(Napi::Env env, const Status& status) {
   Napi::Error error = Napi::Error::New(env, status.message());
   error.Set("code", Napi::String::New(env, StatusCodeName(status.code())));
+  if (!status.location().empty()) error.Set("location", Napi::String::New(env, status.location()));
+  if (status.owner() >= 0) error.Set("owner", Napi::Number::New(env, static_cast<double>(status.owner())));
   error.ThrowAsJavaScriptException();
 }
 

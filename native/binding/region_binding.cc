@@ -71,6 +71,7 @@ bool IsU32(double v) { return v >= 0 && v <= 4294967295.0 && v == static_cast<do
 
 // regionOpen({ name, kind, fingerprint, memberCapacity, payloadSize, reclaim: [off, stride, ...],
 //              init: [off, value, ...] }) -> { buffer, handle, member, payloadOffset, created, rebuilt }
+// The region is listed (regionList, regionSnapshot, ...) as "<kind>.<name>".
 Napi::Value RegionOpen(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsObject()) {
@@ -208,8 +209,16 @@ Napi::Value RegionRemoveIfStale(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(info.Env(), removed);
 }
 
-Napi::Value RegionReap(const Napi::CallbackInfo& info) {
-  return Napi::Number::New(info.Env(), RegionRegistry::Instance().ReapAll());
+// regionLocation(listed) -> where the region lives: a file path, or an object name on Windows.
+Napi::Value RegionLocation(const Napi::CallbackInfo& info) {
+  std::string name, location;
+  if (!GetString(info, 0, "name", &name)) return info.Env().Undefined();
+  Status st = RegionRegistry::Instance().Location(name, &location);
+  if (!st.ok()) {
+    ThrowStatus(info.Env(), st);
+    return info.Env().Undefined();
+  }
+  return Napi::String::New(info.Env(), location);
 }
 
 }  // namespace
@@ -221,7 +230,7 @@ void InitRegion(Napi::Env env, Napi::Object exports) {
   exports.Set("regionMembers", Napi::Function::New(env, RegionMembers, "regionMembers"));
   exports.Set("regionList", Napi::Function::New(env, RegionList, "regionList"));
   exports.Set("regionUnlink", Napi::Function::New(env, RegionUnlink, "regionUnlink"));
-  exports.Set("regionReap", Napi::Function::New(env, RegionReap, "regionReap"));
+  exports.Set("regionLocation", Napi::Function::New(env, RegionLocation, "regionLocation"));
   exports.Set("regionRemoveIfStale", Napi::Function::New(env, RegionRemoveIfStale, "regionRemoveIfStale"));
 }
 

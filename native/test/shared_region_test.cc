@@ -4,7 +4,7 @@
 //   attach / detach and removal of the name; many attach-detach rounds (no leaked descriptor or mapping);
 //   refusal of a bad spec; a region file whose bytes are overwritten at random or truncated, attached to (an error
 //   status or a region, never a crash); a header overwritten while attached (the member capacity made huge), then
-//   reaped and listed (nothing read past the mapping).
+//   reaped and listed (nothing read past the mapping); members of another pid namespace judged by their lease.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/platform/clock.h"
 #include "core/region/region_layout.h"
 #include "core/region/shared_region.h"
 #include "test/check.h"
@@ -41,9 +42,16 @@ RegionSpec Spec(const std::string& name, uint32_t capacity = 4) {
   return spec;
 }
 
+// Where the region Spec(name) lives ("test.<name>").
+std::string PathOf(const std::string& name) {
+  std::string path;
+  CHECK(RegionRegistry::Instance().Location("test." + name, &path).ok());
+  return path;
+}
+
 bool Exists(const std::string& name) {
   struct stat st;
-  return stat(("/dev/shm/bulwark." + name).c_str(), &st) == 0;
+  return stat(PathOf(name).c_str(), &st) == 0;
 }
 
 void TestAttachDetach() {
@@ -105,7 +113,7 @@ void TestCorruptFiles(int rounds) {
       CHECK(false);
       continue;
     }
-    std::string path = "/dev/shm/bulwark." + name;
+    std::string path = PathOf(name);
     size_t size = a.size;
     std::vector<uint8_t> bytes(a.base, a.base + size);
     r.Close(a.handle);
@@ -146,11 +154,54 @@ void TestHeaderOverwrittenWhileAttached() {
   int32_t count = 16;
   std::memcpy(a.base + layout::kReclaimCountOffset, &count, sizeof count);
   std::memset(a.base + layout::kReclaimOffset, 0xff, 16 * 8);
-  for (int i = 0; i < 10; i++) r.ReapAll();
+  for (int i = 0; i < 10; i++) r.MaintainAll();
   std::vector<RegionMemberInfo> members;
   CHECK(r.Members(a.handle, &members).ok());
   CHECK(r.Close(a.handle).ok());
-  unlink(("/dev/shm/bulwark." + name).c_str());
+  unlink(PathOf(name).c_str());
+}
+
+// Writes a member into `slot` as a process of another pid namespace would (its pid means nothing here), with its
+// lease last renewed at `leaseMs`, holding 5 in the reclaimable cell.
+void PlantForeignMember(const RegionAttachment& a, uint32_t slot, double leaseMs) {
+  uint8_t* s = a.base + layout::MemberSlot(slot);
+  int32_t pid = 1;  // pid 1 is alive here (init): only the lease can tell
+  uint64_t ns = 12345, start = 1;
+  std::memcpy(s + layout::kMemberStartTimeOffset, &start, sizeof start);
+  std::memcpy(s + layout::kMemberPidNsOffset, &ns, sizeof ns);
+  std::memcpy(s + layout::kMemberLeaseOffset, &leaseMs, sizeof leaseMs);
+  std::memcpy(s + layout::kMemberPidOffset, &pid, sizeof pid);
+  double held = 5;
+  std::memcpy(a.base + a.payloadOffset + 64 * slot, &held, sizeof held);
+}
+
+double Held(const RegionAttachment& a, uint32_t slot) {
+  double v;
+  std::memcpy(&v, a.base + a.payloadOffset + 64 * slot, sizeof v);
+  return v;
+}
+
+void TestLeases() {
+  RegionRegistry& r = RegionRegistry::Instance();
+  std::string name = UniqueName("lease");
+  RegionAttachment a;
+  CHECK(r.Open(Spec(name), &a).ok());
+  double now = MonotonicMs();
+  PlantForeignMember(a, 1, now);                             // renewing: alive
+  PlantForeignMember(a, 2, now - layout::kLeaseTtlMs - 1);   // silent for longer than the lease: dead
+  PlantForeignMember(a, 3, now + 10 * layout::kLeaseTtlMs);  // a lease in the future is no lease: dead
+  r.MaintainAll();
+  CHECK(Held(a, 1) == 5 && Held(a, 2) == 0 && Held(a, 3) == 0);
+  std::vector<RegionMemberInfo> members;
+  CHECK(r.Members(a.handle, &members).ok() && members.size() == 2);  // this process and the renewing one
+  // This process's own lease is renewed by MaintainAll: it outlives many lease periods of silence from others.
+  double own;
+  std::memcpy(&own, a.base + layout::MemberSlot(a.member) + layout::kMemberLeaseOffset, sizeof own);
+  CHECK(own >= now);
+  int32_t zero = 0;
+  std::memcpy(a.base + layout::MemberSlot(1) + layout::kMemberPidOffset, &zero, sizeof zero);
+  CHECK(r.Close(a.handle).ok());
+  CHECK(!Exists(name));
 }
 
 }  // namespace
@@ -162,6 +213,7 @@ int main(int argc, char** argv) {
   TestBadSpecs();
   TestCorruptFiles(rounds);
   TestHeaderOverwrittenWhileAttached();
+  TestLeases();
   RegionRegistry::Instance().CloseAll();
   if (bulwark_test::g_failures != 0) {
     std::fprintf(stderr, "shared_region_test: %d check(s) failed\n", bulwark_test::g_failures);

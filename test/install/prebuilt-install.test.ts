@@ -60,14 +60,14 @@ const at = layout.cell()
 const name = 'install-check-' + process.pid
 const region = b.SharedRegion.open(name, layout)
 region.f64[(region.base + at) / 8] = 42
-const listedWhileOpen = b.listRegions().includes(name)
+const listedWhileOpen = b.listRegions().includes(region.name)
 region.close()
 console.log(JSON.stringify({
   cpu: b.cpuUsage(),
   source: b.loadInfo().source,
   value: region.f64[(region.base + at) / 8],
   listedWhileOpen,
-  listedAfterClose: b.listRegions().includes(name),
+  listedAfterClose: b.listRegions().includes(region.name),
   addons: process.report.getReport().sharedObjects.filter((file) => file.endsWith('.node')),
 }))
 `

@@ -7,6 +7,7 @@ import * as path from 'path'
 import { afterEach, describe, expect, it } from 'vitest'
 
 import { BbrLimiter, RegionCorruptError, RegionMismatchError, loadInfo } from '../../dist/cjs'
+import { regionLocation } from '../../lib/shared/regions'
 import { reaperPasses } from '../helpers/reaper-passes'
 import { uniqueName } from '../helpers/unique-name'
 import { waitFor } from '../helpers/wait-for'
@@ -103,7 +104,7 @@ describe('regions that are not what they should be', () => {
     const name = uniqueName('version')
     const holder = spawnFixture(path.join('..', '..', 'fixtures', 'bbr-member.cjs'), [name])
     await nextMessage(holder)
-    const file = `/dev/shm/bulwark.bbr.${name}`
+    const file = regionLocation(`bbr.${name}`)
     const fd = fs.openSync(file, 'r+')
     const version = Buffer.alloc(4)
     version.writeUInt32LE(regionLayout.version + 1)
@@ -128,11 +129,11 @@ describe('regions that are not what they should be', () => {
   it('a truncated file left by a dead process: RegionCorruptError at attach for every size that cuts the header', () => {
     const name = uniqueName('truncated')
     const limiter = new BbrLimiter({ shared: name, queueDelay: false })
-    const file = `/dev/shm/bulwark.bbr.${name}`
+    const file = regionLocation(`bbr.${name}`)
     const whole = fs.readFileSync(file)
     limiter.close()
     for (const size of [1, 7, 100, regionLayout.headerSize - 1, regionLayout.headerSize + 8, whole.length - 64]) {
-      fs.writeFileSync(file, whole.subarray(0, size))
+      fs.writeFileSync(file, whole.subarray(0, size), { mode: 0o600 })
       let error: unknown
       try {
         new BbrLimiter({ shared: name, queueDelay: false }).close()
@@ -141,7 +142,7 @@ describe('regions that are not what they should be', () => {
       }
       expect(error, `size ${size}`).toBeInstanceOf(RegionCorruptError)
       expect((error as Error).message).toMatch(/truncated|corrupted/)
-      expect((error as Error).message).toContain(`/dev/shm/bulwark.bbr.${name}`)
+      expect((error as Error).message).toContain(file)
     }
     fs.unlinkSync(file)
   })
@@ -149,7 +150,7 @@ describe('regions that are not what they should be', () => {
   it('a header overwritten while a member is attached: new attachers get RegionCorruptError, the member and the reaper carry on', async () => {
     const name = uniqueName('overwritten')
     const limiter = new BbrLimiter({ shared: name, signal: () => 0, queueDelay: false })
-    const file = `/dev/shm/bulwark.bbr.${name}`
+    const file = regionLocation(`bbr.${name}`)
     const fd = fs.openSync(file, 'r+')
     const original = Buffer.alloc(regionLayout.headerSize)
     fs.readSync(fd, original, 0, original.length, 0)

@@ -2,6 +2,7 @@ import * as fs from 'fs'
 import { afterEach, describe, expect, it } from 'vitest'
 
 import { BbrLimiter, HeavyKeeper, InvalidOptionError, RegionLayout, SharedRegion } from '../../lib/index'
+import { regionLocation } from '../../lib/shared/regions'
 import { HostWatcher } from '../../lib/top/host-watcher'
 import { inspectRegions } from '../../lib/top/inspect'
 import { renderFrame } from '../../lib/top/render-text'
@@ -65,9 +66,9 @@ describe('HostWatcher', () => {
 
   it('lists regions of unknown kinds or layouts with their kind and size instead of failing', () => {
     const base = uniqueName('odd')
-    const mystery = SharedRegion.open(`mystery.${base}`, new RegionLayout('mystery', 4).describe('x=1'))
-    const future = SharedRegion.open(`bbr.${base}`, new RegionLayout('bbr', 4).describe('v9 window=10 buckets=2'))
-    const tricky = SharedRegion.open(`constructor.${base}`, new RegionLayout('constructor', 2)) // not an inspector
+    const mystery = SharedRegion.open(base, new RegionLayout('mystery', 4).describe('x=1'))
+    const future = SharedRegion.open(base, new RegionLayout('bbr', 4).describe('v9 window=10 buckets=2'))
+    const tricky = SharedRegion.open(base, new RegionLayout('constructor', 2)) // not an inspector
     open.push(mystery, future, tricky)
     const reports = inspectRegions({ names: [base] }).filter((r) => r.kind !== 'constructor')
     expect(inspectRegions({ names: [`constructor.${base}`] })[0].status).toBe('unknown')
@@ -90,18 +91,22 @@ describe('HostWatcher', () => {
     expect(text).toMatch(new RegExp(`\\n${base}\\s+mystery\\s+1\\s+[\\d.]+ K?i?B\\s+kind not read by bulwark top`))
   })
 
-  it('lists a file that is not a bulwark region as unreadable, and skips nothing else because of it', () => {
-    const name = uniqueName('junk')
-    const file = `/dev/shm/bulwark.${name}`
-    fs.writeFileSync(file, Buffer.alloc(4096, 7))
-    try {
-      const [report] = inspectRegions({ names: [name] })
-      expect(report).toMatchObject({ region: name, kind: '?', status: 'unreadable', liveMembers: 0 })
-      expect(report.detail).toContain('does not start with the bulwark magic')
-    } finally {
-      fs.unlinkSync(file)
-    }
-  })
+  // Windows keeps regions in named sections of the paging file, not files.
+  it.skipIf(process.platform === 'win32')(
+    'lists a file that is not a bulwark region as unreadable, and skips nothing else because of it',
+    () => {
+      const name = `junk.${uniqueName('junk')}`
+      const file = regionLocation(name)
+      fs.writeFileSync(file, Buffer.alloc(4096, 7), { mode: 0o600 })
+      try {
+        const [report] = inspectRegions({ names: [name] })
+        expect(report).toMatchObject({ region: name, kind: '?', status: 'unreadable', liveMembers: 0 })
+        expect(report.detail).toContain('does not start with the bulwark magic')
+      } finally {
+        fs.unlinkSync(file)
+      }
+    },
+  )
 
   it('rejects bad options with typed errors', () => {
     expect(() => inspectRegions({ names: 'api' as never })).toThrow(InvalidOptionError)

@@ -163,7 +163,8 @@ describe('bulwark top', () => {
       watcher.kill('SIGTERM')
     }
     const code = await new Promise((resolve) => watcher.once('exit', resolve))
-    expect(code).toBe(0) // SIGTERM is a clean quit
+    // SIGTERM is a clean quit; Windows has no signals to catch: kill() terminates the process.
+    expect(code).toBe(process.platform === 'win32' ? null : 0)
   })
 
   it("reports a member that was killed as gone, and the killed process's requests in flight as given back", async () => {

@@ -6,6 +6,7 @@
 #include "core/cpu/cgroup_limits.h"
 #include "core/cpu/cgroup_mounts.h"
 #include "core/cpu/cpu_usage_counters.h"
+#include "core/cpu/host_cpu.h"
 #include "core/cpu/proc_file.h"
 #include "core/cpu/proc_text.h"
 
@@ -15,18 +16,17 @@ using namespace cgroup_internal;  // this file's own helpers, split out by what 
 
 namespace {
 
-// Turns `info` into the host-wide /proc/stat source; `why` says why no cgroup accounting is used.
+// Turns `info` into the host-wide source (host_cpu.h); `why` says why no cgroup accounting is used.
 void BecomeHost(const std::string& root, const std::string& why, CpuSourceInfo* info) {
   info->kind = CpuSourceKind::kHost;
   info->quotaCores = 0;
   info->cpusetCpus = 0;
   info->cgroupPath.clear();
-  info->usagePath = JoinPath(root, "/proc/stat");
+  info->usagePath = HostTimesSource(root);
   AddNote(&info->note, why);
   uint64_t busy = 0, total = 0;
   std::string unreadable;
-  if (!ReadHostTimesNs(info->usagePath, &busy, &total, &unreadable))
-    AddNote(&info->note, unreadable + ": no CPU usage available");
+  if (!ReadHostTimesNs(root, &busy, &total, &unreadable)) AddNote(&info->note, unreadable + ": no CPU usage available");
   info->cores = EffectiveCores(*info);
 }
 
@@ -113,11 +113,7 @@ void CgroupCpuReader::Detect() {
   std::string notes;
   ProcCgroups proc = ReadProcCgroups(root_);
   if (!proc.found) {
-#ifdef __linux__
-    BecomeHost(root_, "no /proc/self/cgroup: using host-wide /proc/stat", &info_);
-#else
-    BecomeHost(root_, "not Linux, no cgroups: using host-wide /proc/stat", &info_);
-#endif
+    BecomeHost(root_, NoCgroupReason(), &info_);
     return;
   }
   Mounts mounts = FindMounts(root_);
@@ -137,7 +133,7 @@ bool CgroupCpuReader::ReadUsageNs(uint64_t* usageNs, uint64_t* hostTotalNs) {
   switch (info_.kind) {
     case CpuSourceKind::kCgroupV1: return ReadV1UsageNs(info_.usagePath, usageNs, &readError_);
     case CpuSourceKind::kCgroupV2: return ReadV2UsageNs(info_.usagePath, usageNs, &readError_);
-    default: return ReadHostTimesNs(info_.usagePath, usageNs, hostTotalNs, &readError_);
+    default: return ReadHostTimesNs(root_, usageNs, hostTotalNs, &readError_);
   }
 }
 

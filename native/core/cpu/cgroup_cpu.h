@@ -3,7 +3,8 @@
 // Everything is read below an injectable root directory ("/" in production, a fixture tree in tests):
 // <root>/proc/self/cgroup, <root>/proc/self/mountinfo, <root>/sys/fs/cgroup/..., <root>/proc/stat.
 // Missing or malformed files never crash and never block: the reader falls back (cgroup v2 -> v1 -> host) and
-// says why in `note`.
+// says why in `note`. Outside Linux there are no cgroups: the reader is the host-wide source of host_cpu.h, with the
+// process's affinity mask where the system has one.
 #pragma once
 #include <cstdint>
 #include <string>

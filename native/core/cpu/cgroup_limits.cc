@@ -1,10 +1,5 @@
 #include "core/cpu/cgroup_limits.h"
 
-#include <unistd.h>
-#ifdef __linux__
-#include <sched.h>
-#endif
-
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
@@ -12,21 +7,13 @@
 #include <utility>
 #include <vector>
 
+#include "core/cpu/host_cpu.h"
 #include "core/cpu/proc_file.h"
 #include "core/cpu/proc_text.h"
 
 namespace bulwark {
 
 namespace cgroup_internal {
-
-namespace {
-
-double OnlineCpus() {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? static_cast<double>(n) : 1;
-}
-
-}  // namespace
 
 double ReadV2QuotaAt(const std::string& dir, std::string* notes) {
   std::string path = JoinPath(dir, "cpu.max"), text, why;
@@ -95,25 +82,7 @@ int NearestCpusetCount(const Hierarchy& h, const char* fileName, std::string* no
   return result;
 }
 
-int ReadAffinityCpus(int override) {
-  if (override >= 0) return override;
-#ifdef __linux__
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-  // More CPUs than a cpu_set_t holds: ask again with a larger mask.
-  const int kMaxCpus = 1 << 16;
-  cpu_set_t* big = CPU_ALLOC(kMaxCpus);
-  if (big == nullptr) return 0;
-  size_t size = CPU_ALLOC_SIZE(kMaxCpus);
-  CPU_ZERO_S(size, big);
-  int count = sched_getaffinity(0, size, big) == 0 ? CPU_COUNT_S(size, big) : 0;
-  CPU_FREE(big);
-  return count;
-#else
-  return 0;
-#endif
-}
+int ReadAffinityCpus(int override) { return override >= 0 ? override : ProcessAffinityCpus(); }
 
 double EffectiveCores(const CpuSourceInfo& info) {
   double cores = 0;

@@ -1,8 +1,8 @@
 #include "core/lifecycle/lifecycle.h"
 
-#include <cstdlib>
 #include <mutex>
 
+#include "core/platform/thread.h"
 #include "core/region/shared_region.h"
 
 namespace bulwark {
@@ -19,7 +19,7 @@ void AtProcessExit() {
 
 void EnvStarted(const SamplerOptions& defaults) {
   static std::once_flag registered;
-  std::call_once(registered, [] { std::atexit(AtProcessExit); });
+  std::call_once(registered, [] { OnProcessExit(AtProcessExit); });
   Sampler::Instance().Acquire(defaults);
 }
 

@@ -8,7 +8,8 @@
 //   sampler is released.
 // - Process exit (std::atexit: environment cleanup hooks do not run on the main thread's process.exit() or on an
 //   uncaught exception): the sampler thread is stopped and joined first, so that it reaps nothing meanwhile, then
-//   every region still open is closed as a clean exit would close it.
+//   every region still open is closed as a clean exit would close it. Not on Windows (platform/thread.h,
+//   OnProcessExit): there the other processes reap this one's members.
 #pragma once
 #include <cstdint>
 

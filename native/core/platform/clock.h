@@ -1,16 +1,13 @@
-// Host-wide monotonic time. CLOCK_MONOTONIC is shared by every process of a host, so shared rolling windows
-// written by several processes agree on bucket boundaries.
+// Host-wide monotonic time, on the timeline libuv's uv_hrtime uses (so performance.now() plus one offset maps onto
+// it, lib/signals/clock.ts): CLOCK_MONOTONIC on Linux, the uptime clock of mach_absolute_time on macOS,
+// QueryPerformanceCounter on Windows. Every process of a host reads the same clock, so shared rolling windows and
+// member leases written by several processes agree.
 #pragma once
 #include <cstdint>
-#include <ctime>
 
 namespace bulwark {
 
-inline uint64_t MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
+uint64_t MonotonicNs();
 
 inline double MonotonicMs() { return static_cast<double>(MonotonicNs()) / 1e6; }
 

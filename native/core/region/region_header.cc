@@ -4,6 +4,7 @@
 
 #include "core/platform/clock.h"
 #include "core/region/region_layout.h"
+#include "core/region/region_names.h"
 #include "core/util/raw_atomic.h"
 
 namespace bulwark {
@@ -24,8 +25,9 @@ Status ValidateSpec(const RegionSpec& spec, size_t* total) {
   if (!IsValidRegionName(spec.name))
     return Status::Error(StatusCode::kInvalidArgument,
                          "region name '" + spec.name + "' must be 1-200 characters of A-Z a-z 0-9 . _ -");
-  if (spec.kind.empty() || spec.kind.size() >= kKindSize)
-    return Status::Error(StatusCode::kInvalidArgument, "region kind must be 1-31 characters");
+  if (!IsValidRegionKind(spec.kind))
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "region kind '" + spec.kind + "' must be 1-31 characters of A-Z a-z 0-9 _ -");
   if (spec.fingerprint.size() >= kFingerprintSize)
     return Status::Error(StatusCode::kInvalidArgument, "region fingerprint must be under 160 characters");
   if (spec.memberCapacity == 0 || spec.memberCapacity > kMaxMemberCapacity)
@@ -69,21 +71,21 @@ void InitHeader(uint8_t* base, size_t total, const RegionSpec& spec, int32_t gen
   StoreI32(base + kStateOffset, kStateReady);
 }
 
-Status CheckFrozenHeader(const uint8_t* base, size_t fileSize, const std::string& name) {
+Status CheckFrozenHeader(const uint8_t* base, size_t fileSize, const std::string& name, const std::string& location) {
   if (Read<uint32_t>(base, kMagicOffset) != kMagic)
     return Status::Error(StatusCode::kCorrupt, "shared region '" + name +
                                                    "' does not start with the bulwark magic: the file is not a bulwark "
-                                                   "region or is corrupted; remove /dev/shm/bulwark." +
-                                                   name);
+                                                   "region or is corrupted; remove " +
+                                                   location);
   double total = Read<double>(base, kTotalSizeOffset);
   uint32_t capacity = Read<uint32_t>(base, kMemberCapacityOffset);
   if (!(total >= kHeaderSize) || total > static_cast<double>(fileSize) || capacity == 0 ||
       capacity > kMaxMemberCapacity || PayloadOffset(capacity) > fileSize) {
-    char buf[320];
+    char buf[640];
     std::snprintf(buf, sizeof buf,
                   "shared region '%s' is truncated or corrupted (header says %.0f bytes and %u members, the file has "
-                  "%zu bytes); remove /dev/shm/bulwark.%s",
-                  name.c_str(), total, capacity, fileSize, name.c_str());
+                  "%zu bytes); remove %s",
+                  name.c_str(), total, capacity, fileSize, location.c_str());
     return Status::Error(StatusCode::kCorrupt, buf);
   }
   return Status::Ok();
@@ -95,13 +97,14 @@ Status CheckCompatible(const uint8_t* base, size_t total, const RegionSpec& spec
   std::string kind = ReadString(base, kKindOffset, kKindSize);
   std::string fingerprint = ReadString(base, kFingerprintOffset, kFingerprintSize);
   uint32_t capacity = Read<uint32_t>(base, kMemberCapacityOffset);
+  const std::string listed = ListedRegionName(spec.kind, spec.name);
   char buf[900];
   if (version != kVersion) {
     std::snprintf(buf, sizeof buf,
                   "shared region '%s' has layout version %u but this bulwark uses layout version %u: another version "
                   "of bulwark is running with the same name; give each version its own `shared` name during a "
                   "rolling deploy",
-                  spec.name.c_str(), version, kVersion);
+                  listed.c_str(), version, kVersion);
     return Status::Error(StatusCode::kMismatch, buf);
   }
   if (kind != spec.kind || fingerprint != spec.fingerprint || capacity != spec.memberCapacity ||
@@ -109,12 +112,12 @@ Status CheckCompatible(const uint8_t* base, size_t total, const RegionSpec& spec
     std::snprintf(buf, sizeof buf,
                   "shared region '%s' holds %s [%s] (%.0f bytes, %u members) but this process asked for %s [%s] "
                   "(%zu bytes, %u members): every process sharing a name must use the same options",
-                  spec.name.c_str(), kind.c_str(), fingerprint.c_str(), theirTotal, capacity, spec.kind.c_str(),
+                  listed.c_str(), kind.c_str(), fingerprint.c_str(), theirTotal, capacity, spec.kind.c_str(),
                   spec.fingerprint.c_str(), total, spec.memberCapacity);
     return Status::Error(StatusCode::kMismatch, buf);
   }
   if (LoadI32(base + kStateOffset) != kStateReady)
-    return Status::Error(StatusCode::kCorrupt, "shared region '" + spec.name + "' has live members but is not ready");
+    return Status::Error(StatusCode::kCorrupt, "shared region '" + listed + "' has live members but is not ready");
   return Status::Ok();
 }
 

@@ -34,8 +34,9 @@ Status ValidateSpec(const RegionSpec& spec, size_t* total);
 // Zeroes the whole region, writes a header for `spec`, writes the payload's initial cells, then marks it ready.
 void InitHeader(uint8_t* base, size_t total, const RegionSpec& spec, int32_t generation);
 
-// Checks that an existing region's bytes form a header we can trust at least for its frozen part.
-Status CheckFrozenHeader(const uint8_t* base, size_t fileSize, const std::string& name);
+// Checks that an existing region's bytes form a header we can trust at least for its frozen part. `location` (the
+// file or object) is named in the message, for whoever must remove it.
+Status CheckFrozenHeader(const uint8_t* base, size_t fileSize, const std::string& name, const std::string& location);
 
 // Checks that a region with live members was made by this layout version with the same options as `spec`.
 Status CheckCompatible(const uint8_t* base, size_t total, const RegionSpec& spec);

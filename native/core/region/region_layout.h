@@ -15,7 +15,8 @@ namespace bulwark {
 namespace layout {
 
 constexpr uint32_t kMagic = 0x4B525742;  // "BWRK" read as little-endian bytes
-constexpr uint32_t kVersion = 1;
+// 2: member leases (kMemberLeaseOffset), and the user's uid in every region's name.
+constexpr uint32_t kVersion = 2;
 
 // Header fields (byte offsets).
 constexpr size_t kMagicOffset = 0;             // u32 FROZEN
@@ -44,10 +45,20 @@ constexpr int32_t kStateReady = 2;
 constexpr size_t kMemberSlotSize = 64;
 constexpr size_t kMemberPidOffset = 0;          // i32: 0 when free
 constexpr size_t kMemberSerialOffset = 4;       // u32: per-process attachment serial
-constexpr size_t kMemberStartTimeOffset = 8;    // u64: process start time (clock ticks since boot, /proc/<pid>/stat)
+constexpr size_t kMemberStartTimeOffset = 8;    // u64: process start time (platform/process.h), 0 when unknown
 constexpr size_t kMemberPidNsOffset = 16;       // u64: inode of the pid namespace, 0 when unknown
 constexpr size_t kMemberAttachedAtOffset = 24;  // f64: monotonic ms
 constexpr size_t kMemberThreadOffset = 32;      // i32: worker thread id (0 = main thread)
+// f64: monotonic ms at which the member's process last renewed its lease (the sampler renews every open attachment
+// every kLeaseRenewMs). How a member in another pid namespace, whose pid means nothing here, is known to be alive.
+constexpr size_t kMemberLeaseOffset = 40;
+
+// Leases: renewed every kLeaseRenewMs, expired after kLeaseTtlMs without renewal. The sampler reclaims a dead member
+// within kLeaseRenewMs when its pid is gone from this pid namespace, else (another namespace, a zombie, a reused pid)
+// within kLeaseTtlMs + kLeaseRenewMs (800 ms); a live member in another namespace must miss three renewals in a row
+// before it can be judged dead, and one in this namespace never is while its process runs.
+constexpr double kLeaseRenewMs = 200;
+constexpr double kLeaseTtlMs = 600;
 
 constexpr uint32_t kMaxMemberCapacity = 4096;
 constexpr size_t kMaxRegionSize = size_t(1) << 32;

@@ -1,8 +1,5 @@
 #include "core/region/region_mappings.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 namespace bulwark {
 namespace region_detail {
 
@@ -31,8 +28,9 @@ bool SerialIsOpen(uint32_t serial, const std::string& name) {
 void DropRef(MappingTable::iterator it) {
   Mapping& m = it->second;
   if (--m.refs > 0) return;
-  if (m.base != nullptr) munmap(m.base, m.size);
-  if (m.fd >= 0) close(m.fd);
+  if (m.base != nullptr && m.snapshot) FreeSnapshot(m.base, m.size);
+  if (m.base != nullptr && !m.snapshot) UnmapRegion(m.base, m.size);
+  m.store.Close();
   Mappings().erase(it);
 }
 

@@ -1,20 +1,17 @@
-// RegionRegistry: attaching to and detaching from named regions, and the references that keep mappings alive.
-// The operations for tools that look at regions without joining them are in shared_region_tools.cc.
+// RegionRegistry: attaching to and detaching from named regions, the sampler's lease renewal and reaping, and the
+// references that keep mappings alive. The operations for tools that look at regions without joining them are in
+// shared_region_tools.cc.
 #include "core/region/shared_region.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <cstdio>
-#include <cstdlib>
 #include <mutex>
 
+#include "core/platform/clock.h"
+#include "core/platform/process.h"
 #include "core/region/region_header.h"
 #include "core/region/region_layout.h"
 #include "core/region/region_mappings.h"
 #include "core/region/region_members.h"
-#include "core/region/shm_file.h"
 #include "core/util/raw_atomic.h"
 
 namespace bulwark {
@@ -30,22 +27,17 @@ uint32_t g_nextSerial = 1;
 void DetachLocked(Mapping& m) {
   if (!m.attached) return;
   m.attached = false;
-  const std::string path = RegionPath(m.name);
-  bool locked = LockWithTimeout(m.fd, 2000);
-  size_t s = MemberSlot(m.member);
-  bool stillOurs = LoadI32(m.base + s + kMemberPidOffset) == Self().pid &&
-                   Read<uint32_t>(m.base, s + kMemberSerialOffset) == m.serial;
-  if (stillOurs) {
+  bool locked = m.store.Lock(2000);
+  if (RenewLease(m.base, m.member, m.serial, MonotonicMs())) {  // still ours: not reaped meanwhile
     ZeroReclaimCells(m.base, m.size, m.member);
     FreeSlot(m.base, m.member);
   }
   if (locked) {
     int live = ReapLocked(m.base, m.size, m.name, nullptr);
-    if (live == 0 && StillLinked(m.fd, path)) shm_unlink(path.c_str());
-    Unlock(m.fd);
+    if (live == 0 && m.store.StillLinked()) m.store.Unlink();
+    m.store.Unlock();
   }
-  close(m.fd);
-  m.fd = -1;
+  m.store.Close();
 }
 
 // Detaches and drops the registry's reference of every open mapping `match` accepts. Caller holds the mutex.
@@ -53,28 +45,75 @@ template <typename Match>
 void CloseMatchingLocked(Match match) {
   for (auto it = Mappings().begin(); it != Mappings().end();) {
     auto next = std::next(it);
-    if (it->second.fd != -2 && match(it->second)) {
+    if (!it->second.released && match(it->second)) {
       DetachLocked(it->second);
-      it->second.fd = -2;
+      it->second.released = true;
       DropRef(it);
     }
     it = next;
   }
 }
 
-}  // namespace
+// What attaching found and made of the region, its lock held.
+struct Prepared {
+  uint8_t* base = nullptr;
+  size_t mapped = 0;
+  bool initialise = false;
+  bool rebuilt = false;
+};
 
-bool IsValidRegionName(const std::string& name) {
-  if (name.empty() || name.size() > 200) return false;
-  for (char c : name) {
-    bool ok =
-        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-    if (!ok) return false;
+// Maps the region for `spec` and makes its header right: a new or only-dead-members region is (re)initialised, a
+// live one is checked against the spec. On failure nothing stays mapped. Caller holds the region lock.
+Status Prepare(RegionStore& store, const RegionSpec& spec, const std::string& listed, size_t total, Prepared* out) {
+  size_t fileSize = 0;
+  Status st = store.Size(&fileSize);
+  if (!st.ok()) return st;
+  int32_t generation = 1;
+  if (fileSize > 0 && fileSize < kHeaderSize) {
+    char buf[400];
+    std::snprintf(buf, sizeof buf, "shared region '%s' is truncated (%zu bytes, smaller than its header); remove %s",
+                  listed.c_str(), fileSize, store.location().c_str());
+    return Status::Error(StatusCode::kCorrupt, buf);
   }
-  return true;
+  if (fileSize == 0) {
+    out->initialise = true;
+  } else {
+    st = store.Map(fileSize, &out->base);
+    if (!st.ok()) return st;
+    out->mapped = fileSize;
+    st = CheckFrozenHeader(out->base, fileSize, listed, store.location());
+    if (st.ok()) {
+      if (ReapLocked(out->base, fileSize, listed, nullptr) == 0) {
+        // Only dead processes used it (or none finished initialising it): rebuild rather than trust it.
+        generation = Read<int32_t>(out->base, kGenerationOffset) + 1;
+        out->initialise = true;
+        out->rebuilt = LoadI32(out->base + kStateOffset) == kStateReady;
+      } else {
+        st = CheckCompatible(out->base, total, spec);
+      }
+    }
+    if (!st.ok()) {
+      UnmapRegion(out->base, out->mapped);
+      return st;
+    }
+  }
+  if (out->mapped != total) {
+    if (out->base != nullptr) UnmapRegion(out->base, out->mapped);
+    out->base = nullptr;
+    // Grow, never shrink: a read-only watcher may still map the old size.
+    if (out->initialise) st = store.Grow(total);
+    if (st.ok()) st = store.Map(total, &out->base);
+    if (!st.ok()) {
+      out->base = nullptr;
+      return st;
+    }
+    out->mapped = total;
+  }
+  if (out->initialise) InitHeader(out->base, total, spec, generation);
+  return Status::Ok();
 }
 
-std::string RegionPath(const std::string& name) { return "/bulwark." + name; }
+}  // namespace
 
 RegionRegistry& RegionRegistry::Instance() {
   static RegionRegistry* r = new RegionRegistry();
@@ -85,129 +124,71 @@ Status RegionRegistry::Open(const RegionSpec& spec, RegionAttachment* out) {
   size_t total = 0;
   Status st = ValidateSpec(spec, &total);
   if (!st.ok()) return st;
-  const std::string path = RegionPath(spec.name);
+  const std::string listed = ListedRegionName(spec.kind, spec.name);
+  const std::string object = RegionObjectName(EffectiveUserId(), spec.kind, spec.name);
   std::lock_guard<std::mutex> guard(RegistryMutex());
 
   for (int attempt = 0; attempt < 8; attempt++) {
-    int fd = shm_open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) return Status::Error(StatusCode::kSystem, ErrnoMessage("shm_open", spec.name));
-    if (!LockWithTimeout(fd, spec.lockTimeoutMs)) {
-      close(fd);
-      return Status::Error(StatusCode::kBusy, "timed out waiting for the lock of shared region '" + spec.name +
-                                                  "' (another process holds it)");
+    RegionStore store;
+    bool missing = false;
+    st = RegionStore::Open(object, true, &store, &missing);
+    if (!st.ok()) return st;
+    if (!store.Lock(spec.lockTimeoutMs)) {
+      return Status::Error(StatusCode::kBusy, "timed out waiting for the lock of shared region '" + listed + "' (" +
+                                                  store.location() + "): another process holds it");
     }
-    if (!StillLinked(fd, path)) {  // the last member removed it while we waited: start over
-      Unlock(fd);
-      close(fd);
+    if (!store.StillLinked()) {  // the last member removed it while we waited: start over
+      store.Unlock();
       continue;
     }
-    auto fail = [&](Status s, uint8_t* base, size_t mapped) {
-      if (base != nullptr) munmap(base, mapped);
-      Unlock(fd);
-      close(fd);
-      return s;
-    };
-
-    struct stat sb;
-    if (fstat(fd, &sb) != 0)
-      return fail(Status::Error(StatusCode::kSystem, ErrnoMessage("fstat", spec.name)), nullptr, 0);
-    size_t fileSize = static_cast<size_t>(sb.st_size);
-    uint8_t* base = nullptr;
-    size_t mapped = 0;
-    bool initialise = false;
-    bool rebuilt = false;
-    int32_t generation = 1;
-
-    if (fileSize == 0) {
-      initialise = true;
-    } else if (fileSize < kHeaderSize) {
-      char buf[200];
-      std::snprintf(buf, sizeof buf,
-                    "shared region '%s' is truncated (%zu bytes, smaller than its header); remove /dev/shm/bulwark.%s",
-                    spec.name.c_str(), fileSize, spec.name.c_str());
-      return fail(Status::Error(StatusCode::kCorrupt, buf), nullptr, 0);
-    } else {
-      st = MapShared(fd, fileSize, spec.name, &base);
-      if (!st.ok()) return fail(st, nullptr, 0);
-      mapped = fileSize;
-      st = CheckFrozenHeader(base, fileSize, spec.name);
-      if (!st.ok()) return fail(st, base, mapped);
-      int live = ReapLocked(base, mapped, spec.name, nullptr);
-      if (live == 0) {
-        // Only dead processes used it (or none finished initialising it): rebuild rather than trust it.
-        generation = Read<int32_t>(base, kGenerationOffset) + 1;
-        initialise = true;
-        rebuilt = LoadI32(base + kStateOffset) == kStateReady;
-      } else {
-        st = CheckCompatible(base, total, spec);
-        if (!st.ok()) return fail(st, base, mapped);
-      }
+    Prepared p;
+    st = Prepare(store, spec, listed, total, &p);
+    if (!st.ok()) {
+      store.Unlock();
+      return st;
     }
-
-    if (initialise) {
-      if (base != nullptr && mapped != total) {
-        munmap(base, mapped);
-        base = nullptr;
-      }
-      if (base == nullptr || fileSize < total) {
-        // Grow, never shrink: a read-only watcher may still map the old size.
-        st = Reserve(fd, fileSize > total ? fileSize : total, spec.name);
-        if (!st.ok()) return fail(st, base, mapped);
-      }
-      if (base == nullptr) {
-        st = MapShared(fd, total, spec.name, &base);
-        if (!st.ok()) return fail(st, nullptr, 0);
-        mapped = total;
-      }
-      InitHeader(base, total, spec, generation);
-    } else if (mapped != total) {
-      munmap(base, mapped);
-      st = MapShared(fd, total, spec.name, &base);
-      if (!st.ok()) return fail(st, nullptr, 0);
-      mapped = total;
-    }
-
     uint32_t serial = g_nextSerial++;
     uint32_t slot = 0;
-    if (!ClaimSlot(base, spec.memberCapacity, spec.threadId, serial, &slot)) {
-      char buf[200];
-      std::snprintf(buf, sizeof buf, "shared region '%s' has no free member slot (%u live attachments)",
-                    spec.name.c_str(), spec.memberCapacity);
-      return fail(Status::Error(StatusCode::kFull, buf), base, mapped);
+    if (!ClaimSlot(p.base, spec.memberCapacity, spec.threadId, serial, &slot)) {
+      UnmapRegion(p.base, p.mapped);
+      store.Unlock();
+      char buf[300];
+      std::snprintf(buf, sizeof buf, "shared region '%s' has no free member slot (%u live attachments)", listed.c_str(),
+                    spec.memberCapacity);
+      return Status::Error(StatusCode::kFull, buf);
     }
-    Unlock(fd);
+    store.Unlock();
 
     uint64_t handle = NewHandleLocked();
-    Mapping m;
-    m.name = spec.name;
-    m.fd = fd;
-    m.base = base;
-    m.size = mapped;
+    Mapping& m = Mappings()[handle];
+    m.name = listed;
+    m.store = static_cast<RegionStore&&>(store);
+    m.base = p.base;
+    m.size = p.mapped;
     m.member = slot;
     m.serial = serial;
+    m.threadId = spec.threadId;
     m.attached = true;
     m.refs = 1;
-    Mappings()[handle] = m;
 
     out->handle = handle;
-    out->base = base;
-    out->size = mapped;
+    out->base = p.base;
+    out->size = p.mapped;
     out->member = slot;
     out->payloadOffset = static_cast<uint32_t>(PayloadOffset(spec.memberCapacity));
-    out->created = initialise;
-    out->rebuilt = rebuilt;
+    out->created = p.initialise;
+    out->rebuilt = p.rebuilt;
     return Status::Ok();
   }
-  return Status::Error(StatusCode::kBusy, "shared region '" + spec.name + "' kept being removed while attaching");
+  return Status::Error(StatusCode::kBusy, "shared region '" + listed + "' kept being removed while attaching");
 }
 
 Status RegionRegistry::Close(uint64_t handle) {
   std::lock_guard<std::mutex> guard(RegistryMutex());
   auto it = Mappings().find(handle);
-  if (it == Mappings().end() || (!it->second.attached && !it->second.snapshot) || it->second.fd == -2)
-    return Status::Ok();  // closing twice is harmless
+  if (it == Mappings().end() || it->second.released) return Status::Ok();  // closing twice is harmless
   DetachLocked(it->second);
-  it->second.fd = -2;  // marks "registry reference dropped"
+  it->second.released = true;
   DropRef(it);
   return Status::Ok();
 }
@@ -240,15 +221,26 @@ void RegionRegistry::Release(uint64_t handle) {
   if (it != Mappings().end()) DropRef(it);
 }
 
-int RegionRegistry::ReapAll() {
+int RegionRegistry::MaintainAll() {
   std::lock_guard<std::mutex> guard(RegistryMutex());
   int reaped = 0;
+  double now = MonotonicMs();
   for (auto& kv : Mappings()) {
     Mapping& m = kv.second;
-    if (!m.attached || m.fd < 0) continue;
-    if (!TryLock(m.fd)) continue;  // someone is attaching: try next tick
+    if (!m.attached || m.lost) continue;
+    if (!RenewLease(m.base, m.member, m.serial, now) && m.store.TryLock()) {
+      // Reaped while alive (this process could not renew in time, seen from another pid namespace): take the same
+      // slot, and lane, back if no one has; else stop claiming it.
+      if (!ReclaimSlot(m.base, m.member, m.threadId, m.serial)) m.lost = true;
+      m.store.Unlock();
+    }
+    uint32_t capacity = Read<uint32_t>(m.base, kMemberCapacityOffset);
+    bool judge = false;
+    for (uint32_t i = 0; i < capacity && MemberSlot(i) + kMemberSlotSize <= m.size && !judge; i++)
+      judge = MemberNeedsJudging(m.base, i, now);
+    if (!judge || !m.store.TryLock()) continue;  // nothing to judge, or someone is attaching: next tick
     ReapLocked(m.base, m.size, m.name, &reaped);
-    Unlock(m.fd);
+    m.store.Unlock();
   }
   return reaped;
 }

@@ -1,11 +1,14 @@
-// Named shared regions (POSIX shared memory) and the process-wide registry of the ones this process has open.
+// Named shared regions and the process-wide registry of the ones this process has open. Where a region lives on each
+// OS is platform/region_store.h; its name, "bulwark.<uid>.<kind>.<name>", is region_names.h.
 //
 // Lifetime rules:
-// - Attach and detach happen under an exclusive flock on the region's file, so creation, validation, member
-//   claims and removal never interleave across processes.
+// - Attach and detach happen under the region's exclusive lock, so creation, validation, member claims and removal
+//   never interleave across processes.
 // - Each attachment (one per thread and component) owns a member slot and a lane index equal to its slot.
-// - A member whose process is gone (or whose pid was reused) is reaped: its reclaimable lane cells are zeroed
-//   and its slot freed. Attach does this, and the sampler thread does it every tick for every open region.
+// - Each process renews the lease of every attachment it holds every kLeaseRenewMs (the sampler thread).
+// - A dead member (region_members.h: its process gone, or its lease expired when it is in another pid namespace) is
+//   reaped: its reclaimable lane cells are zeroed and its slot freed. Attach and detach do this, and the sampler
+//   does it within kLeaseTtlMs + kLeaseRenewMs for every region this process has open.
 // - The last live member to detach removes the name. A region whose members are all dead is rebuilt on attach.
 // - The mapping itself is released only when the region is closed AND no JavaScript buffer still points at it,
 //   so a typed array kept after close() never touches unmapped memory.
@@ -15,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/region/region_names.h"
 #include "core/util/status.h"
 
 namespace bulwark {
@@ -30,8 +34,8 @@ struct InitEntry {
 };
 
 struct RegionSpec {
-  std::string name;         // [A-Za-z0-9._-]{1,200}; the file is /dev/shm/bulwark.<name>
-  std::string kind;         // what the region holds, e.g. "bbr"
+  std::string name;         // [A-Za-z0-9._-]{1,200}: the component's `shared` name
+  std::string kind;         // what the region holds, [A-Za-z0-9_-]{1,31}, e.g. "bbr"
   std::string fingerprint;  // the layout-relevant configuration; attachers must agree on it
   uint32_t memberCapacity = 0;
   size_t payloadSize = 0;
@@ -81,22 +85,24 @@ class RegionRegistry {
   void Retain(uint64_t handle);
   void Release(uint64_t handle);
 
-  // Reap dead members of every open region, without waiting for a lock. Returns members reaped.
-  int ReapAll();
+  // The sampler's tick: renews this process's leases on every open region, then reaps the dead members of those
+  // where a lease has expired, without waiting for a lock. Returns members reaped.
+  int MaintainAll();
 
-  Status Snapshot(const std::string& name, RegionSnapshot* out);
+  // Tools name regions by their listed name, "<kind>.<name>" (region_names.h).
+  Status Snapshot(const std::string& listed, RegionSnapshot* out);
   Status Members(uint64_t handle, std::vector<RegionMemberInfo>* out);
+  // The listed names of this user's regions.
   std::vector<std::string> List();
-  Status Unlink(const std::string& name);
+  Status Unlink(const std::string& listed);
   // Removes the name of a region no live process uses (left by processes that were all killed), under the region's
   // lock so that it cannot race an attach. Sets *removed. A region with live members, or whose lock is held, stays.
-  Status RemoveIfStale(const std::string& name, bool* removed);
+  Status RemoveIfStale(const std::string& listed, bool* removed);
+  // Where the region lives (a file path, or an object name on Windows).
+  Status Location(const std::string& listed, std::string* out);
 
  private:
   RegionRegistry() = default;
 };
-
-bool IsValidRegionName(const std::string& name);
-std::string RegionPath(const std::string& name);  // "/bulwark.<name>", the shm_open name
 
 }  // namespace bulwark

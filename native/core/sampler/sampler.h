@@ -5,13 +5,13 @@
 // - container CPU (permille, EMA), sampled every cpuInterval;
 // - for each registered event loop: utilization (ELU, permille, EMA), queueing delay (ms: how long the loop has
 //   gone without returning to poll, raw and EMA) and a coarse clock, every loopInterval;
-// - every cpuInterval it also reaps dead members of the shared regions this process has open.
+// - every 200 ms (kLeaseRenewMs) it renews the leases of the shared regions this process has open and reaps their
+//   dead members.
 //
 // The thread never touches V8 or a loop directly: the binding registers each loop with an idle-time callback
 // (libuv's uv_metrics_idle_time, which is safe to call from another thread) and unregisters it, under the
 // sampler's lock, before the loop goes away.
 #pragma once
-#include <pthread.h>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +19,7 @@
 #include <string>
 
 #include "core/cpu/cgroup_cpu.h"
+#include "core/platform/thread.h"
 
 namespace bulwark {
 
@@ -68,6 +69,8 @@ struct SamplerOptions {
 
 using IdleTimeFn = uint64_t (*)(void* ctx);  // cumulative idle ns of a loop
 
+inline double NsToMs(double ns) { return ns / 1e6; }
+
 // Pure EMA step, exposed for tests: value * decay + sample * (1 - decay).
 inline double EmaStep(double value, double sample, double decay) { return value * decay + sample * (1 - decay); }
 
@@ -101,7 +104,7 @@ class Sampler {
 
  private:
   Sampler();
-  static void* RunThread(void* self);
+  static void RunThread(void* self);
   void Run();
   void ConfigureLocked(const SamplerOptions& options);
   // Stops the running thread and joins it outside the lock; `lock` holds mutex_ before and after.
@@ -129,8 +132,8 @@ class Sampler {
     uint64_t tickIdleNs = 0;
   };
 
-  uint8_t* block_;
-  LoopState* loops_;
+  alignas(64) uint8_t block_[signals_layout::kSize];
+  LoopState loops_[signals_layout::kMaxLoops];
   // The thread's lifecycle: kStopped -> kRunning (Acquire starts it) -> kStopping (the last Release, or Shutdown,
   // asks it to stop and joins it outside the lock) -> kStopped. While it is kStopping, Acquire and Shutdown wait for
   // the join to end: a second thread started meanwhile would clear the first one's stop request, and that join would
@@ -140,7 +143,7 @@ class Sampler {
   std::mutex mutex_;                      // guards loops_ registration, options, reader, and the thread's lifecycle
   std::condition_variable wake_;          // wakes the thread early (stop, new options)
   std::condition_variable stateChanged_;  // a join has ended
-  pthread_t thread_{};
+  NativeThread thread_;
   ThreadState state_ = ThreadState::kStopped;
   bool stop_ = false;      // the running thread's stop request; cleared only when no thread is left
   bool shutDown_ = false;  // process exit: no thread starts again
@@ -148,8 +151,6 @@ class Sampler {
   bool configured_ = false;
   SamplerOptions options_;
   CgroupCpuReader* reader_ = nullptr;
-  std::string pendingRoot_;
-  bool rootChanged_ = false;
 };
 
 }  // namespace bulwark

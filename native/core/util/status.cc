@@ -11,6 +11,7 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kCorrupt: return "ERR_BULWARK_REGION_CORRUPT";
     case StatusCode::kBusy: return "ERR_BULWARK_REGION_BUSY";
     case StatusCode::kFull: return "ERR_BULWARK_REGION_FULL";
+    case StatusCode::kOwner: return "ERR_BULWARK_REGION_OWNER";
   }
   return "ERR_BULWARK_UNKNOWN";
 }

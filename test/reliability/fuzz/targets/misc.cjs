@@ -205,9 +205,10 @@ const owned = [
   new b.SlidingWindowLimiter({ limit: 10, window: 1000, shared: watched }),
 ]
 owned[3].add('hot key')
-const garbage = [`/dev/shm/bulwark.bbr.${watched}-garbage`, `/dev/shm/bulwark.heavykeeper.${watched}-short`]
-fs.writeFileSync(garbage[0], Buffer.alloc(8192, 0x5a))
-fs.writeFileSync(garbage[1], Buffer.alloc(10))
+const { regionLocation } = require('../../../../dist/cjs/shared/regions')
+const garbage = [regionLocation(`bbr.${watched}-garbage`), regionLocation(`heavykeeper.${watched}-short`)]
+fs.writeFileSync(garbage[0], Buffer.alloc(8192, 0x5a), { mode: 0o600 })
+fs.writeFileSync(garbage[1], Buffer.alloc(10), { mode: 0o600 })
 
 module.exports.push({
   name: 'inspectRegions / HostWatcher: any options give reports or typed errors, garbage region files included',

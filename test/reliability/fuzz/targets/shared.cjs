@@ -2,6 +2,7 @@
 // listRegions / removeRegion; and attaching to region files whose bytes were overwritten at random.
 'use strict'
 const fs = require('fs')
+const { regionLocation } = require('../../../../dist/cjs/shared/regions')
 const { b, fc, assert, anyValue, weirdNumber, key, typedOrValue, uniqueName } = require('../kit.cjs')
 
 const layoutArgs = [
@@ -151,7 +152,7 @@ module.exports = [
         const layout = new b.RegionLayout('fz', 4).describe('corrupt=1')
         const gauge = layout.lanes64(1, true)
         const first = b.SharedRegion.open(name, layout)
-        const file = `/dev/shm/bulwark.${name}`
+        const file = regionLocation(`fz.${name}`)
         // otherLive: the writer stays attached while the bytes change (its process lives); else it has detached and
         // the file was recreated from a copy, as a region left behind by a dead process would be.
         let bytes = fs.readFileSync(file)
@@ -164,7 +165,7 @@ module.exports = [
           fs.writeSync(fd, bytes, 0, bytes.length, 0)
           fs.closeSync(fd)
         } else {
-          fs.writeFileSync(file, bytes)
+          fs.writeFileSync(file, bytes, { mode: 0o600 })
         }
         const r = typedOrValue(() => b.SharedRegion.open(name, layout), {})
         if (!r.error) {

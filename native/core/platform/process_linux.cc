@@ -1,4 +1,4 @@
-#include "core/platform/process_identity.h"
+#include "core/platform/process.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -50,7 +50,7 @@ bool ReadProcStat(pid_t pid, char* state, uint64_t* startTime) {
 
 }  // namespace
 
-uint64_t ProcessStartTime(pid_t pid) {
+uint64_t ProcessStartTime(ProcessId pid) {
   char state = 0;
   uint64_t start = 0;
   return ReadProcStat(pid, &state, &start) ? start : 0;
@@ -62,7 +62,7 @@ uint64_t PidNamespaceId() {
   return static_cast<uint64_t>(st.st_ino);
 }
 
-Liveness ProcessLiveness(pid_t pid, uint64_t recordedStartTime) {
+Liveness ProcessLiveness(ProcessId pid, uint64_t recordedStartTime) {
   if (pid <= 0) return Liveness::kDead;
   if (kill(pid, 0) != 0 && errno == ESRCH) return Liveness::kDead;
   char state = 0;
