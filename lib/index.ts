@@ -146,6 +146,9 @@ export type {
   KeyedRateLimiter,
   RateLimitOptions,
 } from './integrations/inbound-options'
+export type { DeadlineOptions, DegradeOptions } from './integrations/degrade-options'
+export type { Fallback, FallbackReason, FallbackResponse } from './integrations/fallback'
+export { remainingDeadlineMs } from './integrations/deadline-context'
 export { httpGuard } from './integrations/http'
 export type { GuardedListener, NodeRequest, NodeResponse, RequestListener } from './integrations/http'
 export { http2StreamGuard } from './integrations/http2-stream'

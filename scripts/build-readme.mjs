@@ -31,6 +31,7 @@ const guide = [
   'ratelimit',
   'subset',
   'integrations',
+  'degrade',
   'observability',
   'top',
   'demo',

@@ -220,6 +220,16 @@ export class BbrLimiter {
     return runGuarded(fn, options?.signal, this.settle, token)
   }
 
+  /**
+   * The service time a request can expect, ms: the smallest mean response time of the window's completed buckets
+   * (minRt; 1 before any was measured). It is the time without queueing, so a request whose deadline is shorter
+   * cannot be served in time (docs/guide/degrade.md, "Deadlines").
+   */
+  expectedServiceMs(): number {
+    this.capacity.limit(this.now())
+    return this.capacity.minRt
+  }
+
   /** Requests in flight, host-wide when shared. */
   get inFlight(): number {
     return this.inFlightCounter.total()

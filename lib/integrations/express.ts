@@ -2,8 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'http'
 
 import { InboundGuard, type RequestAccess } from './inbound-guard'
 import type { InboundGuardOptions } from './inbound-options'
+import { answeredInstead, answerWith, refuse, runAdmitted } from './degraded-response'
+import { errorReason } from './fallback'
 import { responseReleaser } from './response-release'
-import { writeShed } from './shed-reply'
 
 /** What the middleware reads of an Express (or Connect) request; `ip` honours Express's `trust proxy`. */
 export type ExpressRequest = IncomingMessage & { ip?: string }
@@ -13,12 +14,15 @@ const expressAccess: RequestAccess<ExpressRequest> = {
   address: (req) => req.ip ?? req.socket.remoteAddress,
 }
 
-export type ExpressMiddleware = ((
-  req: ExpressRequest,
-  res: ServerResponse,
-  next: (error?: unknown) => void,
-) => void) & {
+type Next = (error?: unknown) => void
+
+export type ExpressMiddleware = ((req: ExpressRequest, res: ServerResponse, next: Next) => void) & {
   readonly guard: InboundGuard<ExpressRequest>
+  /**
+   * Error-handling middleware for the end of the chain (`app.use(guard.errors)`): a route's error gets the
+   * fallback's answer (reason 'error', or 'breaker-open'); without a fallback answer it goes on to Express's own.
+   */
+  readonly errors: (error: unknown, req: ExpressRequest, res: ServerResponse, next: Next) => void
 }
 
 /**
@@ -32,9 +36,17 @@ export function expressGuard(options?: InboundGuardOptions<ExpressRequest>): Exp
   const bind = responseReleaser(guard)
   const middleware = (req: ExpressRequest, res: ServerResponse, next: (error?: unknown) => void): void => {
     const token = guard.tryAcquire(req)
-    if (token < 0) return writeShed(res, token, guard.retryAfter)
+    if (token < 0) return refuse(guard, req, res, token)
     bind(res, token)
-    next()
+    runAdmitted(guard, req, res, () => next(), false)
   }
-  return Object.assign(middleware, { guard })
+  const errors = (error: unknown, req: ExpressRequest, res: ServerResponse, next: Next): void => {
+    if (answeredInstead(res)) return // a timeout answered already: the late error goes nowhere
+    if (guard.fallback === undefined || res.headersSent) return next(error)
+    const reason = errorReason(error)
+    const answer = guard.answer(req, reason)
+    if (answer === undefined) return next(error) // the fallback chose Express's own error answer
+    answerWith(res, reason, answer)
+  }
+  return Object.assign(middleware, { guard, errors })
 }

@@ -1,5 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'http'
 
+import { enterDeadline } from './deadline-context'
+import { DEGRADED, plainAnswer, responseGone } from './degraded-response'
+import { type DegradedAnswer, errorReason, type FallbackReason, refusalReason } from './fallback'
 import { InboundGuard, type RequestAccess } from './inbound-guard'
 import type { InboundGuardOptions } from './inbound-options'
 import { responseReleaser } from './response-release'
@@ -13,10 +16,63 @@ export interface FastifyRequestLike {
 }
 
 interface FastifyReplyLike {
-  raw: ServerResponse
+  raw: ServerResponse & { [DEGRADED]?: boolean }
+  readonly sent: boolean
   code(status: number): FastifyReplyLike
-  header(name: string, value: string): FastifyReplyLike
-  send(body: string): unknown
+  header(name: string, value: unknown): FastifyReplyLike
+  send(body: unknown): unknown
+}
+
+// The answer the fallback gave for a request whose handler failed, applied when Fastify sends the error.
+const ERROR_ANSWER = Symbol('bulwark.errorAnswer')
+// The request's deadline, kept from admission until its handler runs.
+const DEADLINE = Symbol('bulwark.deadline')
+type Failed = FastifyRequestLike & { [ERROR_ANSWER]?: DegradedAnswer; [DEADLINE]?: number }
+
+function applyHeaders(reply: FastifyReplyLike, answer: DegradedAnswer): void {
+  reply.code(answer.status)
+  // First a type for the body, which the answer's own headers replace (Fastify may have set one for an error).
+  reply.header(
+    'content-type',
+    typeof answer.body === 'string' ? 'text/plain; charset=utf-8' : 'application/octet-stream',
+  )
+  for (const [name, value] of Object.entries(answer.headers)) reply.header(name, value)
+}
+
+function sendDegraded(reply: FastifyReplyLike, reason: FallbackReason, answer: DegradedAnswer | undefined | null) {
+  const a = answer ?? plainAnswer(reason, answer === null)
+  reply.raw[DEGRADED] = true
+  applyHeaders(reply, a)
+  reply.send(typeof a.body === 'string' ? a.body : Buffer.from(a.body))
+}
+
+function timedOut(guard: InboundGuard<FastifyRequestLike>, request: FastifyRequestLike, reply: FastifyReplyLike) {
+  if (reply.sent || reply.raw.headersSent || responseGone(reply.raw)) return
+  guard.countTimeout()
+  sendDegraded(reply, 'timeout', guard.answer(request, 'timeout'))
+}
+
+/** With a fallback: a handler's error is answered by it (in onSend, after Fastify's error handler chose a 5xx). */
+function addErrorFallback(fastify: FastifyInstanceLike, guard: InboundGuard<FastifyRequestLike>): void {
+  fastify.addHook('onError', (request: Failed, reply: FastifyReplyLike, error: unknown, done: () => void) => {
+    if (reply.raw[DEGRADED] !== true) {
+      const reason = errorReason(error)
+      const answer = guard.answer(request, reason)
+      if (answer !== undefined) request[ERROR_ANSWER] = answer ?? plainAnswer(reason, true)
+    }
+    done()
+  })
+  fastify.addHook(
+    'onSend',
+    (request: Failed, reply: FastifyReplyLike, payload: unknown, done: (e: null, p: unknown) => void) => {
+      const answer = request[ERROR_ANSWER]
+      if (answer === undefined) return done(null, payload)
+      request[ERROR_ANSWER] = undefined
+      reply.raw[DEGRADED] = true
+      applyHeaders(reply, answer)
+      done(null, typeof answer.body === 'string' ? answer.body : Buffer.from(answer.body))
+    },
+  )
 }
 
 /** The parts of a Fastify instance the plugin uses (Fastify 4 and 5). */
@@ -35,7 +91,9 @@ export type FastifyGuardOptions = InboundGuardOptions<FastifyRequestLike>
 
 /**
  * A Fastify plugin: an `onRequest` hook that admits the request or answers it at once with 503 or 429, a
- * Retry-After header and a JSON body, so that no later hook, parser or handler runs. Not encapsulated (it applies
+ * Retry-After header and a JSON body, so that no later hook, parser or handler runs. With `fallback`, refusals, a
+ * `timeout` (a function of the request can read `request.routeOptions.url`: per route) and errors get the
+ * fallback's answer (docs/guide/degrade.md). Not encapsulated (it applies
  * to the whole instance, as fastify-plugin would make it); the guard is decorated as `fastify.bulwark`, and a
  * limiter it created from options is closed with the instance.
  *
@@ -57,9 +115,22 @@ export function fastifyGuard(
     const token = guard.tryAcquire(request)
     if (token >= 0) {
       bind(reply.raw, token)
+      if (responseGone(reply.raw)) return guard.countClientGone() // nobody to answer: no handler runs
+      if (guard.propagatesDeadline) (request as Failed)[DEADLINE] = guard.deadlineAt
+      if (guard.timesOut) {
+        const ms = guard.timeoutOf(request)
+        if (ms > 0) {
+          const timer = setTimeout(timedOut, ms, guard, request, reply)
+          reply.raw.once('close', () => clearTimeout(timer))
+        }
+      }
       return next()
     }
     // Answering from the hook without calling next() ends the request here.
+    if (guard.fallback !== undefined) {
+      const answer = guard.answer(request, refusalReason(token))
+      if (answer) return void sendDegraded(reply, 'overload', answer)
+    }
     const r = shedReply(token)
     reply
       .code(r.status)
@@ -67,6 +138,13 @@ export function fastifyGuard(
       .header('retry-after', retryAfterText(guard.retryAfter))
       .send(r.body)
   })
+  if (guard.fallback !== undefined) addErrorFallback(fastify, guard)
+  // The handler runs in the same synchronous run as the last preHandler: the deadline's context reaches it.
+  if (guard.propagatesDeadline)
+    fastify.addHook('preHandler', (request: Failed, _reply: unknown, next: () => void) => {
+      enterDeadline(request[DEADLINE] ?? NaN) // NaN for a request without one, so that none inherits another's
+      next()
+    })
   fastify.addHook('onClose', (_instance: unknown, closed: () => void): void => {
     guard.close()
     closed()

@@ -1,10 +1,13 @@
 import { checkOptions } from '../validate'
 import { Shed } from '../shed/shed'
+import { runWithDeadline } from './deadline-context'
+import type { FallbackReason } from './fallback'
 import { InboundGuard, type RequestAccess } from './inbound-guard'
 import type { InboundGuardOptions } from './inbound-options'
 import { GrpcStatus, grpcModule } from './grpc-module'
+import { checkGrpcAnswer, type GrpcFallback, type GrpcStatusAnswer, plainGrpcAnswer } from './grpc-fallback'
 
-/** What the guard sees of an incoming call (and what `priority` and `rateLimit.key` receive). */
+/** What the guard sees of an incoming call (and what `priority`, `rateLimit.key` and `fallback` receive). */
 export interface GrpcCallInfo {
   /** The method's path, `/package.Service/Method`. */
   method: string
@@ -12,11 +15,20 @@ export interface GrpcCallInfo {
   metadata: { get(key: string): unknown[] }
   /** The client's address, without the port. */
   address: string | undefined
+  /** Milliseconds left before the call's deadline (`grpc-timeout`) when it arrived; NaN without one. */
+  remainingMs: number
 }
 
-export interface GrpcServerGuardOptions extends InboundGuardOptions<GrpcCallInfo> {
+export interface GrpcServerGuardOptions extends Omit<InboundGuardOptions<GrpcCallInfo>, 'fallback' | 'deadline'> {
   /** The `@grpc/grpc-js` module (default: loaded on first use, as the application resolves it). */
   grpc?: unknown
+  /** Ends refused, timed-out and failed calls with its status and trailers in place of the plain ones. */
+  fallback?: GrpcFallback
+  /**
+   * Calls whose deadline (`grpc-timeout`) is shorter than the expected service time are refused at once (default
+   * on; false: off); `propagate: true` runs the handler in the deadline's async context for grpcClientGuard.
+   */
+  deadline?: false | { propagate?: boolean }
 }
 
 export type GrpcServerInterceptor = ((method: { path: string }, call: any) => any) & {
@@ -26,6 +38,8 @@ export type GrpcServerInterceptor = ((method: { path: string }, call: any) => an
 const grpcAccess: RequestAccess<GrpcCallInfo> = {
   header: (info, name) => info.metadata.get(name)[0],
   address: (info) => info.address,
+  remaining: (info) => info.remainingMs,
+  checkAnswer: checkGrpcAnswer,
 }
 
 const RELEASED = -1
@@ -36,52 +50,105 @@ const SERVER_FAILURES = new Set<number>([
   GrpcStatus.UNAVAILABLE,
   GrpcStatus.DATA_LOSS,
 ])
+// A handler's own failure, which the fallback may answer in its place.
+const HANDLER_ERRORS = new Set<number>([GrpcStatus.UNKNOWN, GrpcStatus.INTERNAL, GrpcStatus.DATA_LOSS])
+
+// What the responder does with the handler's sends: pass them, let the guard's own answer through, or drop them.
+const PASS = 0
+const ANSWERING = 1
+const ANSWERED = 2
 
 /**
  * A grpc-js server interceptor (`new grpc.Server({ interceptors: [grpcServerGuard()] })`): each call is admitted
- * or ended at once with RESOURCE_EXHAUSTED before its handler runs. The priority class is read from the
- * `x-priority` metadata. An admitted call's token is released when the call ends, however it ends: a status
- * sent by the handler, a deadline, or a cancellation by the client.
+ * or ended at once with RESOURCE_EXHAUSTED before its handler runs; a call whose deadline is shorter than the
+ * expected service time is refused at once too. The priority class is read as the options say. An admitted call's
+ * token is released when the call ends, however it ends: a status sent by the handler, a deadline, or a
+ * cancellation by the client. With `fallback`, refusals, a `timeout` and the handler's failures (UNKNOWN,
+ * INTERNAL, DATA_LOSS) end with the fallback's status and trailers (docs/guide/degrade.md).
  */
 export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInterceptor {
   const { grpc: given, ...rest } = checkOptions<GrpcServerGuardOptions>(options, 'options')
   const grpc = grpcModule(given)
-  const guard = new InboundGuard<GrpcCallInfo>(rest, grpcAccess)
+  const guard = new InboundGuard<GrpcCallInfo>(rest as InboundGuardOptions<GrpcCallInfo>, grpcAccess)
+  const toStatus = (answer: GrpcStatusAnswer) => {
+    const trailers = new grpc.Metadata()
+    for (const [name, value] of Object.entries(answer.trailers)) trailers.set(name, value)
+    return { code: answer.code, details: answer.details, metadata: trailers }
+  }
+  const answerFor = (info: GrpcCallInfo, reason: FallbackReason): GrpcStatusAnswer => {
+    const answer = guard.answer(info, reason) as unknown as GrpcStatusAnswer | undefined | null
+    return answer ?? plainGrpcAnswer(reason, answer === null)
+  }
   const interceptor = (method: { path: string }, call: any): any => {
     let token = RELEASED
+    let phase = PASS
+    let info: GrpcCallInfo | undefined
+    let timer: ReturnType<typeof setTimeout> | undefined
+    let deadline = NaN
     const release = (measured: boolean): void => {
+      if (timer !== undefined) clearTimeout(timer)
       if (token === RELEASED) return
       const t = token
       token = RELEASED
       guard.release(t, measured)
     }
     const cancelled = (): void => release(false)
+    const answerInstead = (answer: GrpcStatusAnswer): void => {
+      phase = ANSWERING
+      release(false) // answered in the handler's place: its time is not the service's
+      intercepting.sendStatus(toStatus(answer))
+      phase = ANSWERED
+    }
+    const timedOut = (): void => {
+      timer = undefined
+      if (phase !== PASS || token === RELEASED) return
+      guard.countTimeout()
+      answerInstead(answerFor(info as GrpcCallInfo, 'timeout'))
+    }
+    const inContext = (next: (...args: any[]) => void, ...args: unknown[]): void => {
+      if (deadline === deadline) runWithDeadline(deadline, next, ...args)
+      else next(...args)
+    }
     const intercepting = new grpc.ServerInterceptingCall(call, {
       start(next: (listener: object) => void) {
         next({
           onReceiveMetadata(metadata: GrpcCallInfo['metadata'], forward: (metadata: unknown) => void) {
             const address = call.getConnectionInfo?.().remoteAddress
-            const t = guard.tryAcquire({ method: method.path, metadata, address })
+            const due = Number(call.getDeadline?.())
+            info = { method: method.path, metadata, address, remainingMs: due < Infinity ? due - Date.now() : NaN }
+            const t = guard.tryAcquire(info)
             if (t < 0) {
               // The handler never sees the metadata, so it never starts.
-              const trailers = new grpc.Metadata()
-              trailers.set('grpc-retry-pushback-ms', String(guard.retryAfter * 1000)) // honoured by grpc retry policies
-              intercepting.sendStatus({
-                code: GrpcStatus.RESOURCE_EXHAUSTED,
-                details: shedDetails(t, guard.retryAfter),
-                metadata: trailers,
-              })
-              return
+              const answer = guard.fallback === undefined ? undefined : guard.answer(info, reason(t))
+              const status = answer ? toStatus(answer as unknown as GrpcStatusAnswer) : shedStatus(grpc, t, guard)
+              return intercepting.sendStatus(status)
             }
             token = t
-            forward(metadata)
+            const ms = guard.timesOut ? guard.timeoutOf(info) : 0
+            if (ms > 0) timer = setTimeout(timedOut, ms)
+            if (!guard.propagatesDeadline) return forward(metadata)
+            deadline = guard.deadlineAt
+            inContext(forward, metadata)
           },
+          // A unary handler starts when the request is complete: in the deadline's context too.
+          onReceiveHalfClose: guard.propagatesDeadline ? (next: () => void) => inContext(next) : undefined,
           // grpc-js reports every ended call here (after its status too), so this also covers deadlines, whose
           // status does not pass through interceptors.
           onCancel: cancelled,
         })
       },
+      sendMetadata(metadata: unknown, next: (metadata: unknown) => void) {
+        if (phase !== ANSWERED) next(metadata)
+      },
+      sendMessage(message: unknown, next: (message: unknown) => void) {
+        if (phase !== ANSWERED) next(message)
+      },
       sendStatus(status: { code?: number }, next: (status: unknown) => void) {
+        if (phase === ANSWERED) return // the handler's late status: the call ended already
+        if (phase === PASS && guard.fallback !== undefined && HANDLER_ERRORS.has(status?.code as number)) {
+          const answer = guard.answer(info as GrpcCallInfo, 'error') as unknown as GrpcStatusAnswer | null | undefined
+          if (answer !== undefined) return answerInstead(answer ?? plainGrpcAnswer('error', true))
+        }
         // A failure says nothing about how long calls take (a deadline, on the other hand, is the longest time).
         release(status?.code === undefined || !SERVER_FAILURES.has(status.code))
         next(status)
@@ -92,8 +159,16 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
   return Object.assign(interceptor, { guard })
 }
 
-function shedDetails(reason: number, retryAfter: number): string {
-  return reason === Shed.rateLimit
-    ? `rate limited, retry after ${retryAfter} s`
-    : `overloaded, retry after ${retryAfter} s`
+const reason = (code: number): FallbackReason => (code === Shed.rateLimit ? 'rate-limit' : 'overload')
+
+function shedStatus(grpc: ReturnType<typeof grpcModule>, code: number, guard: InboundGuard<GrpcCallInfo>): object {
+  const trailers = new grpc.Metadata()
+  trailers.set('grpc-retry-pushback-ms', String(guard.retryAfter * 1000)) // honoured by grpc retry policies
+  return { code: GrpcStatus.RESOURCE_EXHAUSTED, details: shedDetails(code, guard.retryAfter), metadata: trailers }
+}
+
+function shedDetails(code: number, retryAfter: number): string {
+  if (code === Shed.rateLimit) return `rate limited, retry after ${retryAfter} s`
+  if (code === Shed.deadline) return 'deadline shorter than the expected service time'
+  return `overloaded, retry after ${retryAfter} s`
 }

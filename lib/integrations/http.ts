@@ -4,8 +4,8 @@ import type { Http2ServerRequest, Http2ServerResponse } from 'http2'
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { InboundGuard, type RequestAccess } from './inbound-guard'
 import type { InboundGuardOptions } from './inbound-options'
+import { refuse, runAdmitted } from './degraded-response'
 import { responseReleaser } from './response-release'
-import { writeShed } from './shed-reply'
 
 /** A request of node:http, or of node:http2's compatibility API (which has the same headers and socket). */
 export type NodeRequest = IncomingMessage | Http2ServerRequest
@@ -31,6 +31,8 @@ export type GuardedListener<
  * `http2.createSecureServer`): each request is admitted or answered at once with 503 (overload) or 429 (rate
  * limit), a Retry-After header and a small JSON body, without calling `listener`. An admitted request's token is
  * released when its response finishes or closes (over HTTP/2: its stream ended or was reset, or its session died).
+ * With `fallback`, refusals, a `timeout` and errors the listener throws (or rejects with) get the fallback's answer
+ * (docs/guide/degrade.md).
  *
  *   http.createServer(httpGuard((req, res) => res.end('ok'), { limiter: { shared: 'api' } }))
  */
@@ -44,9 +46,9 @@ export function httpGuard<Req extends NodeRequest = IncomingMessage, Res extends
   const bind = responseReleaser(guard)
   const guarded = (req: Req, res: Res): void => {
     const token = guard.tryAcquire(req)
-    if (token < 0) return writeShed(res, token, guard.retryAfter)
+    if (token < 0) return refuse(guard, req, res, token)
     bind(res, token)
-    listener(req, res)
+    runAdmitted(guard, req, res, listener, true)
   }
   return Object.assign(guarded, { guard })
 }

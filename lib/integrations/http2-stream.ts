@@ -1,6 +1,9 @@
-import type { IncomingHttpHeaders, ServerHttp2Stream } from 'http2'
+import { constants, type IncomingHttpHeaders, type ServerHttp2Stream } from 'http2'
 
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
+import { runWithDeadline } from './deadline-context'
+import { DEGRADED, discardLateStreamWrites, type Marked, plainAnswer } from './degraded-response'
+import { type DegradedAnswer, errorReason, type FallbackReason, refusalReason } from './fallback'
 import { InboundGuard, type RequestAccess } from './inbound-guard'
 import type { InboundGuardOptions } from './inbound-options'
 import { streamReleaser } from './response-release'
@@ -29,11 +32,64 @@ const streamAccess: RequestAccess<Http2StreamRequest> = {
   address: (request) => request.stream.session?.socket?.remoteAddress,
 }
 
+function respondAnswer(stream: ServerHttp2Stream, head: boolean, answer: DegradedAnswer): void {
+  if (stream.destroyed) return
+  stream.respond({ ...answer.headers, ':status': answer.status }, { endStream: head })
+  if (!head) stream.end(answer.body)
+}
+
+/** Answers in the listener's place (it timed out or threw) and discards what it writes later. */
+function answerInstead(
+  guard: InboundGuard<Http2StreamRequest>,
+  request: Http2StreamRequest,
+  reason: FallbackReason,
+): void {
+  const stream = request.stream
+  if ((stream as Marked)[DEGRADED] === true || stream.destroyed) return
+  if (stream.headersSent) return void stream.close(constants.NGHTTP2_INTERNAL_ERROR) // mid-response: cut it
+  if (reason === 'timeout') guard.countTimeout()
+  const answer = guard.answer(request, reason)
+  ;(stream as Marked)[DEGRADED] = true
+  respondAnswer(stream, request.headers[':method'] === 'HEAD', answer ?? plainAnswer(reason, answer === null))
+  discardLateStreamWrites(stream)
+}
+
+/** The listener with what the guard's options add: a timeout, the deadline's context, errors to the fallback. */
+function runDegraded(
+  guard: InboundGuard<Http2StreamRequest>,
+  listener: StreamListener,
+  args: Parameters<StreamListener>,
+): void {
+  const [stream, headers] = args
+  const request: Http2StreamRequest = { stream, headers } // kept for the timeout and errors: this path allocates
+  const ms = guard.timesOut ? guard.timeoutOf(request) : 0
+  if (ms > 0) {
+    const timer = setTimeout(() => stream.headersSent || answerInstead(guard, request, 'timeout'), ms)
+    stream.once('close', () => clearTimeout(timer))
+  }
+  const failed = (error: unknown): void => answerInstead(guard, request, errorReason(error))
+  const deadline = guard.deadlineAt
+  try {
+    const result: unknown =
+      guard.propagatesDeadline && deadline === deadline
+        ? runWithDeadline(deadline, listener, ...args)
+        : listener(...args)
+    if (guard.fallback !== undefined && typeof (result as PromiseLike<unknown> | undefined)?.then === 'function')
+      (result as PromiseLike<unknown>).then(undefined, failed)
+  } catch (error) {
+    if (guard.fallback === undefined) throw error
+    failed(error)
+  }
+}
+
 /**
  * Wraps a listener of node:http2's core API (the server's 'stream' event): each stream is admitted or answered
  * at once with 503 (overload) or 429 (rate limit), a Retry-After header and a small JSON body, without calling
  * `listener`. An admitted stream's token is released when the stream finishes or closes, however it ends (its
  * response ended, either side reset it, or its session died), exactly once.
+ *
+ * With `fallback`, refusals, a `timeout` and errors the listener throws get the fallback's answer
+ * (docs/guide/degrade.md).
  *
  *   http2.createSecureServer(tls).on('stream', http2StreamGuard(onStream, { limiter: { shared: 'api' } }))
  */
@@ -45,6 +101,7 @@ export function http2StreamGuard(
     throw new InvalidArgumentError('listener', listener, "a listener of the 'stream' event")
   const guard = new InboundGuard(options, streamAccess)
   const bind = streamReleaser(guard)
+  const plain = guard.fallback === undefined && !guard.timesOut && !guard.propagatesDeadline
   // One request object for every stream, so that admission allocates nothing.
   const request: Http2StreamRequest = { stream: undefined as never, headers: undefined as never }
   const guarded = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, raw: string[]): void => {
@@ -52,9 +109,18 @@ export function http2StreamGuard(
     request.headers = headers
     const token = guard.tryAcquire(request)
     request.stream = request.headers = undefined as never // the guard keeps nothing of the stream
-    if (token < 0) return respondShed(stream, headers[':method'] === 'HEAD', token, guard.retryAfter)
+    const head = headers[':method'] === 'HEAD'
+    if (token < 0) {
+      request.stream = stream
+      request.headers = headers
+      const answer = guard.fallback === undefined ? undefined : guard.answer(request, refusalReason(token))
+      request.stream = request.headers = undefined as never
+      return answer ? respondAnswer(stream, head, answer) : respondShed(stream, head, token, guard.retryAfter)
+    }
     bind(stream, token)
-    listener(stream, headers, flags, raw)
+    if (stream.destroyed) return guard.countClientGone() // reset by the client already: no listener runs
+    if (plain) listener(stream, headers, flags, raw)
+    else runDegraded(guard, listener, [stream, headers, flags, raw])
   }
   return Object.assign(guarded, { guard })
 }

@@ -2,6 +2,8 @@ import type { BbrLimiter, BbrLimiterStats } from '../bbr/bbr-limiter'
 import { PRIORITY_NAMES, type PriorityName } from '../bbr/priority'
 import { type Event, EventSource } from '../events/event-source'
 import { Shed, shedReason, type ShedReason } from '../shed/shed'
+import { type ResolvedDegrade, timeoutFor } from './degrade-options'
+import { checkFallbackResponse, type DegradedAnswer, type Fallback, type FallbackReason } from './fallback'
 import {
   type GlobalRateLimiter,
   type InboundGuardOptions,
@@ -19,6 +21,16 @@ export interface ShedEvent {
 export interface InboundGuardStats {
   /** Requests answered 429 by the rate limit. */
   rateLimited: number
+  /** Requests refused at once because their deadline was shorter than the expected service time (Shed.deadline). */
+  shedDeadline: number
+  /** Admitted requests dropped before their handler ran because their client was already gone. */
+  clientGone: number
+  /** Requests whose handler did not answer within `timeout`. */
+  timedOut: number
+  /** Requests answered by the fallback. */
+  fallbacks: number
+  /** Fallback calls that threw or returned something that is not an answer (answered plainly instead). */
+  fallbackErrors: number
   /** The adaptive limiter's stats (undefined without one). */
   limiter: BbrLimiterStats | undefined
 }
@@ -27,7 +39,14 @@ export interface InboundGuardStats {
 export interface RequestAccess<Req> {
   header(request: Req, name: string): unknown
   address(request: Req): string | undefined
+  /** Milliseconds the caller will still wait, from the transport itself (gRPC's deadline); NaN for none. */
+  remaining?(request: Req): number
+  /** Checks what the fallback returned (default: an HTTP answer); throws when it is not an answer. */
+  checkAnswer?(value: unknown): unknown
 }
+
+/** What `answer` returns when the fallback failed: the request gets the plain 503. */
+export const FALLBACK_FAILED = null
 
 const MODE_NONE = 0
 const MODE_KEYED = 1 // get(key).tryAcquire()
@@ -60,6 +79,13 @@ function addressKey(address: unknown): string {
   return typeof address === 'string' ? address : 'unknown'
 }
 
+/** A header of remaining milliseconds: a finite number >= 0, else NaN (ignored). */
+function remainingFromHeader(value: unknown): number {
+  if (typeof value !== 'string' || value === '') return NaN
+  const ms = Number(value)
+  return ms >= 0 && ms < Infinity ? ms : NaN
+}
+
 function retrySeconds(ms: number): number {
   if (!(ms < MAX_RETRY_AFTER * 1000)) return MAX_RETRY_AFTER // also NaN and Infinity
   const s = Math.ceil(ms / 1000)
@@ -78,6 +104,22 @@ export class InboundGuard<Req> {
   readonly onShed: Event<ShedEvent>
   /** Seconds the last shed asks the client to wait before trying again. */
   retryAfter = 0
+  /** The last admitted request's deadline (Date.now() ms), NaN when it has none. */
+  deadlineAt = NaN
+  /** The fallback (undefined without one). */
+  readonly fallback: Fallback<Req> | undefined
+  /** Whether handlers run in the deadline's async context (`deadline.propagate`). */
+  readonly propagatesDeadline: boolean
+  /** Whether the guard answers in place of a slow handler (a `timeout` is set). */
+  readonly timesOut: boolean
+  private readonly degrade: ResolvedDegrade<Req>
+  private readonly checkAnswer: (value: unknown) => unknown
+  private readonly remainingOf: ((request: Req) => number) | undefined
+  private shedDeadlineCount = 0
+  private clientGoneCount = 0
+  private timedOutCount = 0
+  private fallbackCount = 0
+  private fallbackErrorCount = 0
   private readonly sheds = new EventSource<ShedEvent>()
   private readonly access: RequestAccess<Req>
   private readonly ownsLimiter: boolean
@@ -91,7 +133,7 @@ export class InboundGuard<Req> {
   private rateLimitedCount = 0
 
   constructor(options: InboundGuardOptions<Req> | undefined, access: RequestAccess<Req>) {
-    const o = resolveInboundOptions<Req>(options)
+    const o = resolveInboundOptions<Req>(options, access.remaining !== undefined)
     this.access = access
     this.limiter = o.limiter
     this.ownsLimiter = o.ownsLimiter
@@ -100,6 +142,12 @@ export class InboundGuard<Req> {
     this.defaultPriority = o.defaultPriority
     this.overloadRetryAfter = o.retryAfter
     this.onShed = this.sheds.event
+    this.degrade = o.degrade
+    this.checkAnswer = access.checkAnswer ?? checkFallbackResponse
+    this.fallback = this.degrade.fallback
+    this.timesOut = this.degrade.timeout !== 0
+    this.propagatesDeadline = this.degrade.deadline?.propagate === true
+    this.remainingOf = this.deadlineReader(access)
     const rate = o.rateLimit
     this.rateLimiter = rate?.limiter
     this.keyOf = rate?.key
@@ -121,6 +169,11 @@ export class InboundGuard<Req> {
         : this.header !== undefined
           ? classOf(this.access.header(request, this.header), this.defaultPriority)
           : this.defaultPriority
+    if (this.remainingOf !== undefined && this.pastDeadline(request)) {
+      this.shedDeadlineCount++
+      this.retryAfter = this.overloadRetryAfter
+      return this.shed(Shed.deadline, p)
+    }
     if (this.mode !== MODE_NONE && !this.withinRate(request)) {
       this.rateLimitedCount++
       return this.shed(Shed.rateLimit, p)
@@ -141,8 +194,48 @@ export class InboundGuard<Req> {
     if (this.limiter !== undefined) this.limiter.release(token, measured)
   }
 
+  /**
+   * The fallback's answer for `request`: undefined when there is no fallback or it chose the plain answer,
+   * FALLBACK_FAILED (null) when it threw or returned something that is not an answer. Never throws.
+   */
+  answer(request: Req, reason: FallbackReason): DegradedAnswer | undefined | null {
+    const fallback = this.fallback
+    if (fallback === undefined) return undefined
+    try {
+      const answer = this.checkAnswer(fallback(request, reason)) as DegradedAnswer | undefined
+      if (answer !== undefined) this.fallbackCount++
+      return answer
+    } catch {
+      this.fallbackErrorCount++
+      return FALLBACK_FAILED
+    }
+  }
+
+  /** Milliseconds `request`'s handler has to answer (0: no timeout). */
+  timeoutOf(request: Req): number {
+    return timeoutFor(this.degrade.timeout, request)
+  }
+
+  /** Counts a handler that did not answer in time. */
+  countTimeout(): void {
+    this.timedOutCount++
+  }
+
+  /** Counts an admitted request dropped before its handler because its client was gone. */
+  countClientGone(): void {
+    this.clientGoneCount++
+  }
+
   stats(): InboundGuardStats {
-    return { rateLimited: this.rateLimitedCount, limiter: this.limiter?.stats() }
+    return {
+      rateLimited: this.rateLimitedCount,
+      shedDeadline: this.shedDeadlineCount,
+      clientGone: this.clientGoneCount,
+      timedOut: this.timedOutCount,
+      fallbacks: this.fallbackCount,
+      fallbackErrors: this.fallbackErrorCount,
+      limiter: this.limiter?.stats(),
+    }
   }
 
   /** Closes the adaptive limiter if the guard created it from options. Idempotent. */
@@ -152,6 +245,30 @@ export class InboundGuard<Req> {
 
   [Symbol.dispose](): void {
     this.close()
+  }
+
+  /** The reader of a request's remaining milliseconds (NaN: none), or undefined when deadlines are off. */
+  private deadlineReader(access: RequestAccess<Req>): ((request: Req) => number) | undefined {
+    const d = this.degrade.deadline
+    if (d === undefined) return undefined
+    if (d.header === undefined) return access.remaining
+    const header = d.header
+    const trust = d.trust as (request: Req) => boolean
+    return (request) => (trust(request) === true ? remainingFromHeader(access.header(request, header)) : NaN)
+  }
+
+  /**
+   * Whether `request`'s deadline leaves less than the service time the limiter expects (its minRt, the fastest
+   * recent bucket's mean: docs/guide/degrade.md); sets `deadlineAt` for propagation.
+   */
+  private pastDeadline(request: Req): boolean {
+    const remaining = (this.remainingOf as (request: Req) => number)(request)
+    if (remaining !== remaining) {
+      this.deadlineAt = NaN
+      return false
+    }
+    this.deadlineAt = Date.now() + remaining
+    return remaining <= 0 || (this.limiter !== undefined && remaining < this.limiter.expectedServiceMs())
   }
 
   private withinRate(request: Req): boolean {

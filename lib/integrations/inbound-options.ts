@@ -2,6 +2,7 @@ import { BbrLimiter } from '../bbr/bbr-limiter'
 import type { BbrLimiterOptions } from '../bbr/bbr-options'
 import { Priority, type PriorityName } from '../bbr/priority'
 import { InvalidOptionError } from '../errors/invalid-option-error'
+import { type DegradeOptions, type ResolvedDegrade, resolveDegradeOptions } from './degrade-options'
 import { checkOneOf, checkOptions, optionalFunction, optionalNumber } from '../validate'
 
 /** A limiter whose limit is per key: a KeyedLimiter, or anything that answers `tryAcquire(key)`. */
@@ -29,7 +30,7 @@ export interface RateLimitOptions<Req> {
   key?: (request: Req) => string
 }
 
-export interface InboundGuardOptions<Req> {
+export interface InboundGuardOptions<Req> extends DegradeOptions<Req> {
   /** The adaptive limiter: an instance, or options to create one (closed by `guard.close()`); false for none. */
   limiter?: BbrLimiter | BbrLimiterOptions | false
   /** A rate limit checked before the limiter; requests over it are answered 429. */
@@ -52,6 +53,7 @@ export interface ResolvedInboundOptions<Req> {
   priority: ((request: Req) => number | PriorityName) | undefined
   defaultPriority: number
   retryAfter: number
+  degrade: ResolvedDegrade<Req>
 }
 
 function resolveLimiter(value: unknown): { limiter: BbrLimiter | undefined; owns: boolean } {
@@ -86,7 +88,8 @@ function resolveHeader(value: unknown): string | undefined {
   return value.toLowerCase() // Node and grpc-js lower-case incoming header names
 }
 
-export function resolveInboundOptions<Req>(options: unknown): ResolvedInboundOptions<Req> {
+/** `builtInDeadline`: the transport carries deadlines of its own (gRPC). */
+export function resolveInboundOptions<Req>(options: unknown, builtInDeadline = false): ResolvedInboundOptions<Req> {
   const o = checkOptions<InboundGuardOptions<Req>>(options, 'options')
   const rateLimit = resolveRateLimit<Req>(o.rateLimit)
   const priorityHeader = resolveHeader(o.priorityHeader)
@@ -94,7 +97,8 @@ export function resolveInboundOptions<Req>(options: unknown): ResolvedInboundOpt
   const names = Object.keys(Priority) as PriorityName[]
   const defaultPriority = Priority[checkOneOf('defaultPriority', o.defaultPriority ?? 'normal', names)]
   const retryAfter = optionalNumber('retryAfter', o.retryAfter, 1, { integer: true, min: 0, max: 86_400 })
+  const degrade = resolveDegradeOptions<Req>(o, builtInDeadline)
   // Last, so that a bad option above never leaves a limiter (maybe a shared region) behind.
   const { limiter, owns } = resolveLimiter(o.limiter)
-  return { limiter, ownsLimiter: owns, rateLimit, priorityHeader, priority, defaultPriority, retryAfter }
+  return { limiter, ownsLimiter: owns, rateLimit, priorityHeader, priority, defaultPriority, retryAfter, degrade }
 }

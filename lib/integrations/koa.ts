@@ -1,5 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'http'
 
+import { runWithDeadline } from './deadline-context'
+import { DEGRADED, type Marked, plainAnswer, responseGone } from './degraded-response'
+import { type DegradedAnswer, errorReason, type FallbackReason, refusalReason } from './fallback'
 import { InboundGuard, type RequestAccess } from './inbound-guard'
 import type { InboundGuardOptions } from './inbound-options'
 import { responseReleaser } from './response-release'
@@ -13,7 +16,8 @@ export interface KoaContextLike {
   status: number
   type: string
   body: unknown
-  set(field: string, value: string): void
+  respond?: boolean
+  set(field: string, value: string | string[]): void
 }
 
 const koaAccess: RequestAccess<KoaContextLike> = {
@@ -25,21 +29,74 @@ export type KoaMiddleware = ((ctx: KoaContextLike, next: () => Promise<unknown>)
   readonly guard: InboundGuard<KoaContextLike>
 }
 
+const TIMED_OUT = Symbol('timed out')
+
+function setAnswer(ctx: KoaContextLike, answer: DegradedAnswer): void {
+  ctx.status = answer.status
+  for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value as string | string[])
+  ctx.body = typeof answer.body === 'string' ? answer.body : Buffer.from(answer.body)
+}
+
+function setDegraded(ctx: KoaContextLike, reason: FallbackReason, answer: DegradedAnswer | undefined | null): void {
+  ;(ctx.res as Marked)[DEGRADED] = true // answered in the handler's place: its time is not the service's
+  setAnswer(ctx, answer ?? plainAnswer(reason, answer === null))
+}
+
+/**
+ * The downstream middleware with what the guard's options add: a timeout (the downstream keeps running; what it
+ * sets on the context after Koa answered is ignored by Koa), the deadline's async context, and the fallback's
+ * answer for an error it throws (without an answer, the error goes on up to Koa's own handling).
+ */
+async function degradedNext(
+  guard: InboundGuard<KoaContextLike>,
+  ctx: KoaContextLike,
+  next: () => Promise<unknown>,
+): Promise<void> {
+  const deadline = guard.deadlineAt
+  const ms = guard.timesOut ? guard.timeoutOf(ctx) : 0
+  let timer: ReturnType<typeof setTimeout> | undefined
+  try {
+    const work = guard.propagatesDeadline && deadline === deadline ? runWithDeadline(deadline, next) : next()
+    if (ms === 0) return void (await work)
+    const expired = new Promise<typeof TIMED_OUT>((resolve) => (timer = setTimeout(resolve, ms, TIMED_OUT)))
+    if ((await Promise.race([work, expired])) !== TIMED_OUT) return
+    work.then(undefined, () => undefined) // its late failure goes nowhere
+    guard.countTimeout()
+    setDegraded(ctx, 'timeout', guard.answer(ctx, 'timeout'))
+  } catch (error) {
+    const reason = errorReason(error)
+    const answer = guard.answer(ctx, reason)
+    if (answer === undefined) throw error
+    setDegraded(ctx, reason, answer)
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 /**
  * Koa middleware: admits the request (`next()`) or answers it with 503 or 429, a Retry-After header and a JSON
- * body through the context, without calling the downstream middleware.
+ * body through the context, without calling the downstream middleware. With `fallback`, refusals, a `timeout`
+ * and errors thrown downstream get the fallback's answer (docs/guide/degrade.md).
  *
  *   app.use(koaGuard({ limiter: { shared: 'api' } }))
  */
 export function koaGuard(options?: InboundGuardOptions<KoaContextLike>): KoaMiddleware {
   const guard = new InboundGuard(options, koaAccess)
   const bind = responseReleaser(guard)
+  const plain = guard.fallback === undefined && !guard.timesOut && !guard.propagatesDeadline
   const middleware = (ctx: KoaContextLike, next: () => Promise<unknown>): Promise<unknown> | undefined => {
     const token = guard.tryAcquire(ctx)
     if (token >= 0) {
       bind(ctx.res, token)
-      return next() // no async wrapper: the downstream promise is returned as it is
+      if (responseGone(ctx.res)) {
+        guard.countClientGone()
+        ctx.respond = false // nobody to answer
+        return undefined
+      }
+      return plain ? next() : degradedNext(guard, ctx, next) // plain: the downstream promise as it is
     }
+    const answer = guard.fallback === undefined ? undefined : guard.answer(ctx, refusalReason(token))
+    if (answer) return void setAnswer(ctx, answer)
     const r = shedReply(token)
     ctx.status = r.status
     ctx.set('Retry-After', retryAfterText(guard.retryAfter))

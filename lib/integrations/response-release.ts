@@ -2,6 +2,7 @@ import type { ServerResponse } from 'http'
 import type { Http2ServerResponse, ServerHttp2Stream } from 'http2'
 import type { Socket } from 'net'
 
+import { DEGRADED } from './degraded-response'
 import type { InboundGuard } from './inbound-guard'
 
 // The token rides on the response object itself: one property, no closure and no map entry per request.
@@ -11,9 +12,9 @@ const QUEUED = Symbol('bulwark.queued')
 const RELEASED = -1
 
 type Holder = { [TOKEN]?: number }
-type Tracked = ServerResponse & Holder & { stream?: ServerHttp2Stream }
+type Tracked = ServerResponse & Holder & { stream?: ServerHttp2Stream; [DEGRADED]?: boolean }
 type TrackedSocket = Socket & { [QUEUED]?: Tracked[] }
-type TrackedStream = ServerHttp2Stream & Holder
+type TrackedStream = ServerHttp2Stream & Holder & { [DEGRADED]?: boolean }
 
 /**
  * The listener that gives back the token its emitter holds, the first time it is called. The response time counts
@@ -33,10 +34,14 @@ function releaseOnce<Req, E extends Holder>(
 }
 
 // A node:http2 compatibility response reports itself finished and 200 when its stream was reset before it was
-// answered: its stream's `aborted` tells.
-const wholeResponse = (res: Tracked): boolean => res.writableFinished && res.statusCode < 500 && !res.stream?.aborted
+// answered: its stream's `aborted` tells. An answer the guard gave in the handler's place (DEGRADED) is not timed.
+const wholeResponse = (res: Tracked): boolean =>
+  res.writableFinished && res.statusCode < 500 && !res.stream?.aborted && res[DEGRADED] !== true
 const wholeStream = (stream: TrackedStream): boolean =>
-  !stream.aborted && stream.writableFinished && Number(stream.sentHeaders?.[':status']) < 500
+  !stream.aborted &&
+  stream.writableFinished &&
+  Number(stream.sentHeaders?.[':status']) < 500 &&
+  stream[DEGRADED] !== true
 
 /**
  * Returns `bind(res, token)`: releases `token` to `guard` when `res` finishes or its connection closes, whichever

@@ -2,7 +2,8 @@ import express5 from 'express'
 import { describe, expect, it } from 'vitest'
 
 import { expressGuard } from '../../lib/index'
-import { controlledLimiter, get, inboundScenarios, serving, type StartServer } from './inbound-scenarios'
+import { waitFor } from '../helpers/wait-for'
+import { controlledLimiter, get, http1Client, inboundScenarios, serving, type StartServer } from './inbound-scenarios'
 
 // Express 5 and, through the npm alias express-v4, Express 4: the same tests against each.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -14,17 +15,46 @@ const majors: Array<[string, typeof express5]> = [
 
 for (const [major, express] of majors) {
   const start: StartServer = async (guard, app) => {
+    const guarded = expressGuard(guard)
     const server = express()
-      .use(expressGuard(guard))
-      .use((_req, res) => {
-        app().then((body) => res.send(body))
+      .use(guarded)
+      .use((_req, res, next) => {
+        app().then((body) => res.send(body), next)
       })
+      .use(guarded.errors)
       .listen(0, '127.0.0.1')
     return serving(server)
   }
 
   describe(`expressGuard (Express ${major})`, () => {
     inboundScenarios(start)
+
+    it('drops, before the handler, a request whose client left while an earlier middleware held it', async () => {
+      const c = controlledLimiter(20)
+      let letThrough: () => void = () => undefined
+      const held = new Promise<void>((r) => (letThrough = r))
+      let reached = 0
+      let calls = 0
+      const guarded = expressGuard({ limiter: c.limiter })
+      const app = express()
+        .use((_req, _res, next) => void (reached++, held.then(() => next())))
+        .use(guarded)
+        .use((_req, res) => void (calls++, res.send('ok')))
+      const listening = app.listen(0, '127.0.0.1')
+      let closed = 0
+      listening.on('connection', (socket) => socket.on('close', () => closed++))
+      const { close, port } = await serving(listening)
+      const request = http1Client.start(port, '/work')
+      await waitFor(() => reached === 1, { what: 'the request to reach the first middleware' })
+      request.abort()
+      await waitFor(() => closed === 1, { what: 'the server to see the connection close' })
+      letThrough()
+      await waitFor(() => guarded.guard.stats().clientGone === 1, { what: 'the gone client to be counted' })
+      expect(calls).toBe(0)
+      expect(c.limiter.stats()).toMatchObject({ inFlight: 0, invalidReleases: 0 })
+      await close()
+      c.limiter.close()
+    })
 
     it("keys the rate limit by req.ip, which follows Express's trust proxy setting", async () => {
       const c = controlledLimiter(20)

@@ -5,11 +5,7 @@ import { httpGuard, InvalidArgumentError, InvalidOptionError, KeyedLimiter, Toke
 import { controlledLimiter, get, inboundScenarios, serving, type StartServer } from './inbound-scenarios'
 
 const start: StartServer = async (guard, app) => {
-  const server = http.createServer(
-    httpGuard((_req, res) => {
-      app().then((body) => res.end(body))
-    }, guard),
-  )
+  const server = http.createServer(httpGuard((_req, res) => app().then((body) => void res.end(body)), guard))
   return serving(server.listen(0, '127.0.0.1'))
 }
 
@@ -82,6 +78,11 @@ describe('httpGuard (node:http)', () => {
       [{ priority: 'high' }, 'priority'],
       [{ defaultPriority: 'urgent' }, 'defaultPriority'],
       [{ retryAfter: -1 }, 'retryAfter'],
+      [{ fallback: { status: 200 } }, 'fallback'],
+      [{ timeout: 0 }, 'timeout'],
+      [{ deadline: { header: 'x-deadline' } }, 'deadline.trust'],
+      [{ deadline: { trust: () => true } }, 'deadline.header'],
+      [{ deadline: { header: 'x-deadline', trust: () => true, propagate: 'yes' } }, 'deadline.propagate'],
     ]
     for (const [options, field] of bad) {
       let error: unknown

@@ -13,21 +13,24 @@ type MakeServer = (guard: InboundGuardOptions<any>, app: AppHandler) => http2.Ht
 
 const compatibilityServer: MakeServer = (guard, app) =>
   http2.createServer(
-    httpGuard<http2.Http2ServerRequest, http2.Http2ServerResponse>((_req, res) => {
-      app().then((body) => res.end(body))
-    }, guard),
+    httpGuard<http2.Http2ServerRequest, http2.Http2ServerResponse>(
+      (_req, res) => app().then((body) => void res.end(body)),
+      guard,
+    ),
   )
 
 const coreServer: MakeServer = (guard, app) =>
   http2.createServer().on(
     'stream',
-    http2StreamGuard((stream) => {
-      app().then((body) => {
-        if (stream.destroyed) return // reset, or its session died: nothing to answer
-        stream.respond({ ':status': 200 })
-        stream.end(body)
-      })
-    }, guard),
+    http2StreamGuard(
+      (stream) =>
+        app().then((body) => {
+          if (stream.destroyed) return // reset, or its session died: nothing to answer
+          stream.respond({ ':status': 200 })
+          stream.end(body)
+        }),
+      guard,
+    ),
   )
 
 /** A gate the application waits at, counting the requests that reached it. */

@@ -7,6 +7,7 @@ import { afterEach, expect, it, vi } from 'vitest'
 
 import { BbrLimiter, KeyedLimiter, TokenBucket, type InboundGuardOptions } from '../../lib/index'
 import { ManualClock } from '../helpers/manual-clock'
+import { degradeScenarios } from './degrade-scenarios'
 import { waitFor } from '../helpers/wait-for'
 
 export interface TestServer {
@@ -14,7 +15,10 @@ export interface TestServer {
   close(): Promise<void>
 }
 
-/** The application behind the guard: resolves with the body to answer 200 with. */
+/**
+ * The application behind the guard: resolves with the body to answer 200 with; a rejection goes where the
+ * framework sends a handler's errors.
+ */
 export type AppHandler = () => Promise<string>
 
 export type StartServer = (guard: InboundGuardOptions<any>, app: AppHandler) => Promise<TestServer>
@@ -233,4 +237,6 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
       expect(limiter.stats().invalidReleases).toBe(0)
       limiter.close()
     })
+
+  degradeScenarios(start, client)
 }

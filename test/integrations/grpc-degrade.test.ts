@@ -1,0 +1,115 @@
+// grpcServerGuard's fallback statuses, timeout, handler failures and deadlines, with real grpc-js calls.
+import * as grpc from '@grpc/grpc-js'
+import { describe, expect, it, vi } from 'vitest'
+
+import { grpcServerGuard, GrpcStatus } from '../../lib/index'
+import { waitFor } from '../helpers/wait-for'
+import { call, closeAfterEach, EchoClient, startEcho, type Unary } from './grpc-service'
+import { controlledLimiter } from './inbound-scenarios'
+
+const opened = closeAfterEach()
+
+async function open(interceptor: ReturnType<typeof grpcServerGuard>, echo: Unary) {
+  const server = (opened.server = await startEcho({ echo }, { interceptors: [interceptor] }))
+  return (opened.client = new EchoClient(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure()))
+}
+
+/** A call's status with its trailers. */
+function statusOf(client: grpc.Client): Promise<grpc.StatusObject> {
+  return new Promise((resolve) => {
+    const unary = (client as any).echo({}, () => undefined)
+    unary.on('status', resolve)
+  })
+}
+
+describe('grpcServerGuard: fallback, timeout, failures, deadlines', () => {
+  it('a fallback ends a shed call with its status and trailers; undefined or a throw give the plain ones', async () => {
+    const c = controlledLimiter(2)
+    let mode = 'answer'
+    const fallback = vi.fn((_info: unknown, reason: string) => {
+      if (mode === 'throw') throw new Error('broken')
+      return mode === 'answer'
+        ? { code: GrpcStatus.UNAVAILABLE, details: 'degraded', trailers: { 'x-degraded': reason } }
+        : undefined
+    })
+    const client = await open(grpcServerGuard({ limiter: c.limiter, fallback }), (_req, done) => done(null, {}))
+    c.hold(3)
+    c.signal.load = 900
+    const degraded = await statusOf(client)
+    expect(degraded).toMatchObject({ code: GrpcStatus.UNAVAILABLE, details: 'degraded' })
+    expect(degraded.metadata.get('x-degraded')).toEqual(['overload'])
+    mode = 'undefined'
+    expect((await call(client, 'echo', {})).code).toBe(GrpcStatus.RESOURCE_EXHAUSTED)
+    mode = 'throw'
+    expect((await call(client, 'echo', {})).code).toBe(GrpcStatus.RESOURCE_EXHAUSTED) // the plain refusal
+    c.releaseHeld()
+    c.limiter.close()
+  })
+
+  it('a handler that does not answer within timeout gets the fallback; its late answer is dropped; one release', async () => {
+    const c = controlledLimiter(20)
+    const release = vi.spyOn(c.limiter, 'release')
+    const pending: Array<grpc.sendUnaryData<any>> = []
+    const interceptor = grpcServerGuard({
+      limiter: c.limiter,
+      timeout: 50,
+      fallback: (_info, reason) => ({ code: GrpcStatus.UNAVAILABLE, details: `fallback: ${reason}` }),
+    })
+    const client = await open(interceptor, (_req, done) => void pending.push(done))
+    const r = await call(client, 'echo', {})
+    expect(r).toMatchObject({ code: GrpcStatus.UNAVAILABLE, details: 'fallback: timeout' })
+    pending[0](null, { late: true }) // too late: dropped, no second release, no crash
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(release).toHaveBeenCalledTimes(1)
+    expect(release.mock.calls[0][1]).toBe(false)
+    expect(c.limiter.stats()).toMatchObject({ inFlight: 0, invalidReleases: 0 })
+    expect(interceptor.guard.stats()).toMatchObject({ timedOut: 1, fallbacks: 1 })
+    c.limiter.close()
+  })
+
+  it('a failing handler (INTERNAL) gets the fallback; a fallback that throws gives the plain UNAVAILABLE', async () => {
+    let broken = false
+    const interceptor = grpcServerGuard({
+      limiter: false,
+      fallback: (_info, reason) => {
+        if (broken) throw new Error('the fallback fails too')
+        return { code: GrpcStatus.OK, details: reason }
+      },
+    })
+    const client = await open(interceptor, (_req, done) => done({ code: GrpcStatus.INTERNAL, details: 'db down' }))
+    const answered = await statusOf(client)
+    expect(answered).toMatchObject({ code: GrpcStatus.OK, details: 'error' })
+    broken = true
+    expect(await call(client, 'echo', {})).toMatchObject({ code: GrpcStatus.UNAVAILABLE })
+    expect(interceptor.guard.stats()).toMatchObject({ fallbacks: 1, fallbackErrors: 1 })
+  })
+
+  it('refuses at once a call whose deadline is shorter than the expected service time (grpc-timeout)', async () => {
+    const c = controlledLimiter(20)
+    let calls = 0
+    const interceptor = grpcServerGuard({ limiter: c.limiter })
+    const client = await open(interceptor, (_req, done) => (calls++, done(null, {})))
+    // Five quick calls teach the limiter a service time; then one whose deadline is shorter is refused.
+    for (let i = 0; i < 5; i++) expect((await call(client, 'echo', {}, { deadline: 5000 })).code).toBe(GrpcStatus.OK)
+    c.clock.advance(1000) // the buckets complete: minRt is measured
+    const expected = c.limiter.expectedServiceMs()
+    vi.spyOn(c.limiter, 'expectedServiceMs').mockReturnValue(10_000) // as a service that takes 10 s
+    const refused = await call(client, 'echo', {}, { deadline: 2000 })
+    expect(refused).toMatchObject({ code: GrpcStatus.RESOURCE_EXHAUSTED, details: expect.stringMatching(/deadline/) })
+    expect(calls).toBe(5)
+    expect(interceptor.guard.stats().shedDeadline).toBe(1)
+    expect(expected).toBeGreaterThan(0)
+    vi.restoreAllMocks()
+    expect((await call(client, 'echo', {})).code).toBe(GrpcStatus.OK) // no deadline: nothing to refuse
+    c.limiter.close()
+  })
+
+  it('deadline: false reads no deadline', async () => {
+    const c = controlledLimiter(20)
+    vi.spyOn(c.limiter, 'expectedServiceMs').mockReturnValue(10_000)
+    const client = await open(grpcServerGuard({ limiter: c.limiter, deadline: false }), (_req, done) => done(null, {}))
+    expect((await call(client, 'echo', {}, { deadline: 2000 })).code).toBe(GrpcStatus.OK)
+    await waitFor(() => c.limiter.inFlight === 0, { what: 'release' })
+    c.limiter.close()
+  })
+})
