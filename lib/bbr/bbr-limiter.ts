@@ -93,6 +93,8 @@ export class BbrLimiter {
   private readonly sampleMask: number
   private readonly forcedSampleEvery: number
   private sequence = 0
+  /** When this instance last admitted or released a request (its clock): the queueing-delay rule asks. */
+  private lastActiveAt = -Infinity
   private nextForcedSample = -Infinity
   private readonly settle = (_ok: boolean, token: number): void => this.release(token)
 
@@ -132,8 +134,9 @@ export class BbrLimiter {
     }
     const serviceTime = () => this.capacity.minRt
     const onFraction = this.publishFraction
+    const requestsSince = (since: number) => this.lastActiveAt >= since || this.f64[this.ownInFlight] > 0
     this.delayRule = o.queueDelay
-      ? queueRule(o.queueDelay, signal, { threshold: o.cpuThreshold, serviceTime, onFraction })
+      ? queueRule(o.queueDelay, signal, { threshold: o.cpuThreshold, serviceTime, onFraction, requestsSince })
       : undefined
     const windows = { passes: this.passes, rts: this.rts }
     const inFlight = () => this.inFlightCounter.total()
@@ -198,6 +201,7 @@ export class BbrLimiter {
     }
     this.f64[this.ownInFlight] -= 1
     const now = this.now()
+    this.lastActiveAt = now
     this.passes.record(1, now)
     if (start !== NOT_SAMPLED && measured === true) {
       const rt = this.preciseClock() - start
@@ -278,6 +282,7 @@ export class BbrLimiter {
     if (token < 0) return this.shed(p, STAT.shedInFlight, Shed.inFlight)
     this.f64[this.ownInFlight] += 1
     this.f64[this.statsBase + STAT.admitted + p] += 1
+    this.lastActiveAt = now
     return token
   }
 

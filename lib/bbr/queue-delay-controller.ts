@@ -8,6 +8,14 @@ export interface QueueSignal {
   saturated: () => boolean
   /** When the delay was last measured; a step is taken only on a new measurement. Absent: every 25 ms. */
   measuredAt?: () => number
+  /** How long one measurement spans, ms (with measuredAt; absent: from the previous step). */
+  span?: () => number
+  /**
+   * Whether the limiter had a request in flight at any moment since `since` (on the limiter's clock). A loop that
+   * was busy while the limiter admitted nothing (start-up work, a timer's batch job) is not overload caused by
+   * requests: shedding would refuse requests for work they did not cause.
+   */
+  requestsSince?: (since: number) => boolean
   /** The requests' smallest mean response time, ms (see SERVICE_TIME_SHARE). */
   serviceTime?: () => number
   /** Told each new admit fraction (the limiter publishes it for watchers), never on the request path otherwise. */
@@ -66,6 +74,7 @@ export class QueueDelayController {
   private nextStepAt = -Infinity
   private lastDelay = 0
   private lastCutAt = -Infinity
+  private lastStepAt = -Infinity
 
   constructor(options: QueueDelayOptions, signal: QueueSignal) {
     this.target = options.target
@@ -90,17 +99,23 @@ export class QueueDelayController {
   update(now: number): void {
     if (now < this.nextStepAt) return
     this.nextStepAt = now + CONTROL_STEP
-    const measuredAt = this.signal.measuredAt
+    const signal = this.signal
+    // What the measurement covers: the sampler's last tick, or (injected signals) the time since the last step.
+    let spanStart = this.lastStepAt === -Infinity ? now - CONTROL_STEP : this.lastStepAt
+    this.lastStepAt = now
+    const measuredAt = signal.measuredAt
     if (measuredAt !== undefined) {
       const at = measuredAt()
       if (at === this.lastMeasuredAt) return
       this.lastMeasuredAt = at
+      spanStart = now - (signal.span?.() ?? CONTROL_STEP)
     }
-    const d = this.signal.delay()
+    const d = signal.delay()
     this.lastDelay = d
-    const serviceTime = this.signal.serviceTime
+    const serviceTime = signal.serviceTime
     const target = serviceTime === undefined ? this.target : Math.max(this.target, SERVICE_TIME_SHARE * serviceTime())
-    if (d > target && this.signal.saturated()) {
+    const requests = signal.requestsSince === undefined || signal.requestsSince(spanStart)
+    if (d > target && signal.saturated() && requests) {
       if (this.standingSince < 0) this.standingSince = now
       if (now - this.standingSince < this.interval) return
       // A cut shows in the delay only a measurement later: one cut per interval unless the delay keeps exploding.

@@ -7,6 +7,8 @@ import { QueueDelayController, type QueueDelayOptions } from './queue-delay-cont
 const loopTickAt = () => (loopCell >= 0 ? signalCells[loopCell + cell.loopTickAt] : 0)
 /** The loop was idle less than 5 % of the last tick: it did not catch up. */
 const loopSaturated = () => loopCell >= 0 && signalCells[loopCell + cell.loopEluRaw] >= 950
+/** How long one of the sampler's loop measurements spans while the loop is busy, ms. */
+const tickSpan = () => signalCells[cell.loopInterval]
 
 /** What the queueing-delay rule needs from its limiter. */
 export interface QueueRuleHost {
@@ -16,6 +18,8 @@ export interface QueueRuleHost {
   serviceTime: () => number
   /** Told each new admit fraction. */
   onFraction: (fraction: number) => void
+  /** Whether the limiter had a request in flight at any moment since `since` (its clock). */
+  requestsSince: (since: number) => boolean
 }
 
 /**
@@ -34,13 +38,20 @@ export function queueRule(
     if (delay === undefined) return undefined
     const load = signal.load
     const saturated = () => load() >= host.threshold
-    return new QueueDelayController(options, { delay, saturated, onFraction: host.onFraction })
+    return new QueueDelayController(options, {
+      delay,
+      saturated,
+      onFraction: host.onFraction,
+      requestsSince: host.requestsSince,
+    })
   }
   return new QueueDelayController(options, {
     delay: eventLoopDelayRaw,
     saturated: loopSaturated,
     measuredAt: loopTickAt,
+    span: tickSpan,
     serviceTime: host.serviceTime,
     onFraction: host.onFraction,
+    requestsSince: host.requestsSince,
   })
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 
 import { BbrLimiter, Shed } from '../../lib/index'
+import { QueueDelayController } from '../../lib/bbr/queue-delay-controller'
 import { ManualClock } from '../helpers/manual-clock'
 
 function delayed(target = 10, interval = 100) {
@@ -56,7 +57,7 @@ describe('BbrLimiter: the queueing-delay rule (the queue Node hides)', () => {
   it('sheds in proportion to how far over target the delay stays, and recovers when it falls', () => {
     const { limiter, input, offer } = delayed()
     input.delay = 80
-    offer(100, 100) // the interval passes
+    offer(125, 125) // the interval passes (counted from the first step with a request before it)
     offer(100, 100) // four control steps cutting by sqrt(10 / 80), bounded to 0.7 per step
     const before = limiter.stats().admitFraction
     expect(before).toBeCloseTo(0.7 ** 4, 9)
@@ -126,5 +127,45 @@ describe('QueueDelayController: the target scales with the service time', () => 
     signal.serviceTime = 2 // the same stretches with 2 ms handlers are a queue
     for (let now = 1025; now <= 1500; now += 25) controller.update(now)
     expect(controller.fraction).toBeLessThan(1)
+  })
+})
+
+describe('QueueDelayController: a loop busy without requests', () => {
+  function controller() {
+    const state = { at: 0, activeAt: -Infinity, now: 0 }
+    const c = new QueueDelayController(
+      { target: 10, interval: 100 },
+      {
+        delay: () => 80,
+        saturated: () => true,
+        measuredAt: () => state.at,
+        span: () => 50,
+        requestsSince: (since) => state.activeAt >= since,
+      },
+    )
+    /** Measurements every 50 ms for `ms`, the limiter active at each one when `active`. */
+    const run = (ms: number, active: boolean) => {
+      for (let t = 0; t < ms; t += 50) {
+        state.now += 50
+        state.at = state.now
+        if (active) state.activeAt = state.now
+        c.update(state.now)
+      }
+    }
+    return { c, state, run }
+  }
+
+  it('does not shed on a loop that stayed busy while the limiter admitted nothing (start-up work)', () => {
+    const { c, state, run } = controller()
+    state.activeAt = 0 // one request at the very start, then start-up work only
+    run(2000, false)
+    expect(c.fraction).toBe(1)
+  })
+
+  it('sheds once requests are what keeps it busy', () => {
+    const { c, run } = controller()
+    run(1000, false)
+    run(300, true)
+    expect(c.fraction).toBeLessThan(1)
   })
 })
