@@ -29,6 +29,7 @@ const guide = [
   'breakers',
   'hotkeys',
   'ratelimit',
+  'policies',
   'subset',
   'integrations',
   'degrade',

@@ -1,7 +1,8 @@
 import { describeLatency, type LatencyPlacement } from '../adaptive/latency-layout'
+import { placeRules, type RulePlacement } from '../rules/rule-block'
 import { RegionLayout, type LanePlacement, type WindowPlacement } from '../shared/region-layout'
 import type { SharedRegion } from '../shared/shared-region'
-import type { ResolvedBbrOptions } from './bbr-options'
+import { BBR_RULE_FIELDS, type ResolvedBbrOptions } from './bbr-options'
 import { PRIORITY_NAMES, type PriorityName } from './priority'
 
 /** Per-member statistics cells (one lane each): what was admitted and shed, by class and reason. */
@@ -26,15 +27,20 @@ export interface BbrPlacement {
   passes: WindowPlacement
   rts: WindowPlacement
   latency: LatencyPlacement
+  rules: RulePlacement
 }
 
-/** The BBR limiter's region: its shared cells, per-member lanes and the two rolling windows. */
+/**
+ * The BBR limiter's region: its shared cells, per-member lanes, the two rolling windows and the live rule (`rule`:
+ * the creating member's values, in BBR_RULE_FIELDS order; watchers need not know them).
+ */
 export function describeBbr(
   o: Pick<ResolvedBbrOptions, 'shared' | 'maxMembers' | 'window' | 'buckets' | 'bucketMs'>,
   start: number,
+  rule: readonly number[] = BBR_RULE_FIELDS.map(() => 0),
 ): BbrPlacement {
   const layout = new RegionLayout('bbr', o.shared === undefined ? 1 : o.maxMembers).describe(
-    `v2 window=${o.window} buckets=${o.buckets}`,
+    `v3 window=${o.window} buckets=${o.buckets}`,
   )
   return {
     layout,
@@ -45,6 +51,7 @@ export function describeBbr(
     passes: layout.window(o.buckets, o.bucketMs, start),
     rts: layout.window(o.buckets, o.bucketMs, start),
     latency: describeLatency(layout),
+    rules: placeRules(layout, rule),
   }
 }
 

@@ -6,12 +6,22 @@ import { type ExecuteOptions, type GuardedFunction, runGuarded, startError } fro
 import { LaneCounter } from '../shared/lane-counter'
 import type { LanePlacement } from '../shared/region-layout'
 import { RollingWindow } from '../shared/rolling-window'
+import type { Event } from '../events/event-source'
+import { LiveRules, type RuleStats } from '../rules/live-rules'
 import { SharedRegion } from '../shared/shared-region'
 import { preciseNow } from '../signals/clock'
 import { Shed, shedReason, type ShedReason } from '../shed/shed'
 import { cell, loopCell, signalCells } from '../signals/signal-cells'
 import { describeBbr, type PriorityCounts, STAT, sumBbrCounters } from './bbr-layout'
-import { limiterClock, resolveBbrOptions, type BbrLimiterOptions } from './bbr-options'
+import {
+  BBR_RULE_FIELDS,
+  bbrRuleValues,
+  limiterClock,
+  resolveBbrOptions,
+  resolveBbrRuleValues,
+  type BbrLimiterOptions,
+  type BbrLimiterRule,
+} from './bbr-options'
 import { CapacityEstimator } from './capacity-estimator'
 import { Priority, priorityIndex, type PriorityName } from './priority'
 import type { QueueDelayController } from './queue-delay-controller'
@@ -52,6 +62,8 @@ export interface BbrLimiterStats {
   queueDelay: number
   /** Share of normal-class requests this thread admits under queueing delay (1 = no shedding). */
   admitFraction: number
+  /** The live rule: its version (0 until `configure` first changed it) and values. */
+  rules: RuleStats
   /** release() calls with a token that was not outstanding (ignored). */
   invalidReleases: number
   /** Admitted and shed requests of each priority class, shed split by reason (host-wide when shared). */
@@ -75,8 +87,8 @@ export class BbrLimiter {
   private readonly preciseClock: () => number
   private readonly loadFn: (() => number) | undefined
   private readonly mode: number
-  private readonly threshold: number
-  private readonly cooldown: number
+  private threshold: number
+  private cooldown: number
   private readonly shares: Float64Array
   private readonly lastDropIndex: number
   private readonly maxInFlightIndex: number
@@ -89,6 +101,7 @@ export class BbrLimiter {
   private readonly capacity: CapacityEstimator
   private readonly delayRule: QueueDelayController | undefined
   private readonly latencyRule: LatencyController | undefined
+  private readonly rules: LiveRules
   private readonly tokens = new TokenTable()
   private readonly sampleMask: number
   private readonly forcedSampleEvery: number
@@ -102,7 +115,7 @@ export class BbrLimiter {
     const o = resolveBbrOptions(options)
     this.now = limiterClock(o)
     this.preciseClock = o.now ?? preciseNow
-    const placement = describeBbr(o, this.now())
+    const placement = describeBbr(o, this.now(), bbrRuleValues(o))
     this.region = SharedRegion.forComponent(o.shared, placement.layout)
     this.f64 = this.region.f64
     const base = this.region.base
@@ -145,6 +158,24 @@ export class BbrLimiter {
       : undefined
     this.f64[this.statsBase + STAT.admitFraction] = 1
     this.f64[this.statsBase + STAT.minInFlight] = o.minInFlight
+    this.rules = new LiveRules(this.region, placement.rules, {
+      fields: BBR_RULE_FIELDS,
+      resolve: resolveBbrRuleValues,
+      apply: (values) => this.applyRule(values),
+    })
+  }
+
+  /** Told each live rule this member starts to obey, at its first call after the change (docs/rules/live-rules.md). */
+  get onRuleChange(): Event<RuleStats> {
+    return this.rules.onChange
+  }
+
+  /**
+   * Changes the thresholds for every member of the host (docs/rules/live-rules.md): validated as the constructor
+   * validates them, refused whole (InvalidOptionError) when a field is bad; every member obeys at its next call.
+   */
+  configure(rule: BbrLimiterRule): RuleStats {
+    return this.rules.configure(rule)
   }
 
   /**
@@ -154,6 +185,8 @@ export class BbrLimiter {
    */
   tryAcquire(priority?: number | PriorityName): number {
     const p = priority === undefined ? Priority.normal : priorityIndex(priority)
+    const rules = this.rules
+    if (rules.i32[rules.index] !== rules.seen) rules.refresh()
     const now = this.now()
     const delayRule = this.delayRule
     if (delayRule !== undefined) {
@@ -240,6 +273,7 @@ export class BbrLimiter {
   }
 
   stats(): BbrLimiterStats {
+    this.rules.obey()
     const now = this.now()
     const maxInFlight = this.capacity.limit(now)
     const counters = sumBbrCounters(this.region, this.statsPlacement)
@@ -259,6 +293,7 @@ export class BbrLimiter {
       admitFraction: this.delayRule?.fraction ?? 1,
       invalidReleases: counters.invalidReleases,
       byPriority: counters.byPriority,
+      rules: this.rules.stats(),
     }
   }
 
@@ -284,6 +319,15 @@ export class BbrLimiter {
     this.f64[this.statsBase + STAT.admitted + p] += 1
     this.lastActiveAt = now
     return token
+  }
+
+  /** Obeys a live rule (values in BBR_RULE_FIELDS order, validated). */
+  private applyRule(values: Float64Array): void {
+    this.threshold = values[0]
+    this.cooldown = values[1]
+    this.capacity.setFloor(values[2])
+    this.f64[this.statsBase + STAT.minInFlight] = values[2]
+    this.delayRule?.retune(values[3], values[4])
   }
 
   private shed(p: number, reason: number, result: number): number {

@@ -101,6 +101,44 @@ export function resolveShares(value: unknown): Float64Array {
   )
 }
 
+/** The fields of a BbrLimiter's rule that `configure` changes at run time (docs/rules/live-rules.md). */
+export interface BbrLimiterRule {
+  cpuThreshold?: number
+  cooldown?: number
+  minInFlight?: number
+  queueDelay?: Partial<QueueDelayOptions>
+}
+
+/** The live rule's fields, in the rule block's order. */
+export const BBR_RULE_FIELDS = ['cpuThreshold', 'cooldown', 'minInFlight', 'queueDelay.target', 'queueDelay.interval']
+
+/** Validates the fields of the rule (the constructor's checks): [cpuThreshold, cooldown, minInFlight]. */
+function resolveBbrRule(o: {
+  cpuThreshold?: unknown
+  cooldown?: unknown
+  minInFlight?: unknown
+}): [number, number, number] {
+  return [
+    optionalNumber('cpuThreshold', o.cpuThreshold, 800, { min: 1, max: 1000 }),
+    optionalNumber('cooldown', o.cooldown, 1000, { min: 0, max: 3_600_000 }),
+    optionalNumber('minInFlight', o.minInFlight, 20, { integer: true, min: 0, max: 1e9 }),
+  ]
+}
+
+/** A whole rule in BBR_RULE_FIELDS order, validated; throws InvalidOptionError naming the bad field. */
+export function resolveBbrRuleValues(rule: Record<string, number>): number[] {
+  const queueDelay = resolveQueueDelay({ target: rule['queueDelay.target'], interval: rule['queueDelay.interval'] })
+  const { target, interval } = queueDelay as QueueDelayOptions
+  return [...resolveBbrRule(rule), target, interval]
+}
+
+/** The rule values a limiter made with `o` starts with (a rule that is off keeps its defaults there). */
+export function bbrRuleValues(o: ResolvedBbrOptions): number[] {
+  const queueDelay = o.queueDelay === false ? resolveQueueDelay(undefined) : o.queueDelay
+  const { target, interval } = queueDelay as QueueDelayOptions
+  return [o.cpuThreshold, o.cooldown, o.minInFlight, target, interval]
+}
+
 export function resolveBbrOptions(options: unknown): ResolvedBbrOptions {
   const o = checkOptions<BbrLimiterOptions>(options, 'options')
   const window = optionalNumber('window', o.window, 10_000, { integer: true, min: 2, max: 3_600_000 })
@@ -110,14 +148,15 @@ export function resolveBbrOptions(options: unknown): ResolvedBbrOptions {
   }
   const { shared, maxMembers, now } = resolveSharing(o)
   const rtSampling = optionalNumber('rtSampling', o.rtSampling, now ? 1 : 8, { integer: true, min: 1, max: 1024 })
+  const [cpuThreshold, cooldown, minInFlight] = resolveBbrRule(o)
   if ((rtSampling & (rtSampling - 1)) !== 0) throw new InvalidOptionError('rtSampling', rtSampling, 'a power of two')
   return {
     window,
     buckets,
     bucketMs: window / buckets,
-    cpuThreshold: optionalNumber('cpuThreshold', o.cpuThreshold, 800, { min: 1, max: 1000 }),
-    cooldown: optionalNumber('cooldown', o.cooldown, 1000, { min: 0, max: 3_600_000 }),
-    minInFlight: optionalNumber('minInFlight', o.minInFlight, 20, { integer: true, min: 0, max: 1e9 }),
+    cpuThreshold,
+    cooldown,
+    minInFlight,
     signal: resolveSignal(o.signal),
     queueDelay: resolveQueueDelay(o.queueDelay),
     latency: o.latency === false ? false : resolveLatencyOptions(o.latency, 'latency'),

@@ -14,7 +14,7 @@ export class CapacityEstimator {
   private readonly passes: RollingWindow
   private readonly rts: RollingWindow
   private readonly bucketsPerSecond: number
-  private readonly minInFlight: number
+  private minInFlight: number
   private readonly scratch: BucketTotals = { count: 0, sum: 0 }
 
   constructor(passes: RollingWindow, rts: RollingWindow, bucketMs: number, minInFlight: number) {
@@ -22,6 +22,12 @@ export class CapacityEstimator {
     this.rts = rts
     this.bucketsPerSecond = 1000 / bucketMs
     this.minInFlight = minInFlight
+  }
+
+  /** Takes a new floor (a live rule changed it), in force from the next call. */
+  setFloor(minInFlight: number): void {
+    this.minInFlight = minInFlight
+    this.cachedEpoch = -1
   }
 
   /** maxInFlight at `now` (never below minInFlight). */

@@ -63,8 +63,8 @@ const CAREFUL_STEP = 0.02
  * is admitted whenever a whole unit is available, so a fraction of 0.25 admits exactly every fourth request.
  */
 export class QueueDelayController {
-  private readonly target: number
-  private readonly interval: number
+  private target: number
+  private interval: number
   private readonly signal: QueueSignal
   private lastMeasuredAt = -1
   private admitFraction = 1
@@ -93,6 +93,12 @@ export class QueueDelayController {
 
   get measuredDelay(): number {
     return this.lastDelay
+  }
+
+  /** Takes a new target and interval (a live rule changed them); the current admit fraction carries on. */
+  retune(target: number, interval: number): void {
+    this.target = target
+    this.interval = interval
   }
 
   /** Re-reads the signal and adjusts the admit fraction, at most once per measurement. */

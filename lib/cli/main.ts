@@ -1,4 +1,5 @@
 import { BulwarkError } from '../errors/bulwark-error'
+import { SET_USAGE, setRule } from '../rules/set-command'
 import { removeStaleRegions } from '../shared/regions'
 import { parseTopArgs, TOP_USAGE } from '../top/top-args'
 import { runTop } from '../top/top-command'
@@ -7,6 +8,7 @@ const USAGE = `Usage: bulwark <command>
 
 Commands:
   top     live view of the limiters, breakers, rate limiters and hot keys shared on this host
+  set     change a shared component's live rule on every process of the host ('bulwark set --help')
   gc      remove the shared regions no live process uses (left behind by killed processes)
   help    this text ('bulwark top --help' for top's options)`
 
@@ -22,6 +24,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(removed.length ? `removed ${removed.length}: ${removed.join(', ')}\n` : 'nothing to remove\n')
     return 0
   }
+  if (command === 'set') return set(rest)
   if (command !== 'top') {
     process.stderr.write(`bulwark: unknown command '${command}'\n${USAGE}\n`)
     return 2
@@ -35,6 +38,23 @@ export async function main(argv: readonly string[]): Promise<number> {
   } catch (error) {
     if (!(error instanceof BulwarkError)) throw error
     process.stderr.write(`bulwark top: ${error.message}\n\n${TOP_USAGE}\n`)
+    return 2
+  }
+}
+
+function set(args: readonly string[]): number {
+  if (args.length === 0 || args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(`${SET_USAGE}\n`)
+    return args.length === 0 ? 2 : 0
+  }
+  try {
+    const { region, version, values } = setRule(args[0], args.slice(1))
+    const fields = Object.entries(values).map(([field, value]) => `${field}=${value}`)
+    process.stdout.write(`${region}: rule version ${version}: ${fields.join(' ')}\n`)
+    return 0
+  } catch (error) {
+    if (!(error instanceof BulwarkError)) throw error
+    process.stderr.write(`bulwark set: ${error.message}\n`)
     return 2
   }
 }

@@ -1,3 +1,6 @@
+import type { Event } from '../events/event-source'
+import { LiveRules, type RuleStats } from '../rules/live-rules'
+import { placeRules, type RulePlacement } from '../rules/rule-block'
 import type { RegionLayout } from '../shared/region-layout'
 import type { SharedRegion } from '../shared/shared-region'
 import type { Clock } from '../signals/clock'
@@ -14,6 +17,9 @@ export interface TokenBucketOptions extends SharingOptions {
   burst?: number
 }
 
+/** The fields of a TokenBucket's rule that `configure` changes at run time. */
+export type TokenBucketRule = Partial<Pick<TokenBucketOptions, 'rate' | 'burst'>>
+
 export interface TokenBucketStats {
   rate: number
   burst: number
@@ -23,6 +29,13 @@ export interface TokenBucketStats {
   lockTakeovers: number
   /** tryAcquire calls with a permit count that is not a finite number > 0 (refused, not thrown). */
   invalidArguments: number
+  /** The live rule: its version (0 until `configure` first changed it) and values. */
+  rules: RuleStats
+}
+
+function resolveRate(o: { rate?: unknown; burst?: unknown }): [rate: number, burst: number] {
+  const rate = checkNumber('rate', o.rate, { above: 0 })
+  return [rate, optionalNumber('burst', o.burst, Math.max(1, rate), { above: 0 })]
 }
 
 /**
@@ -32,8 +45,6 @@ export interface TokenBucketStats {
  * twice however many threads and processes take at once; a reject needs no lock at all.
  */
 export class TokenBucket implements Limiter {
-  readonly rate: number
-  readonly burst: number
   readonly shared: string | undefined
   private readonly region: SharedRegion
   private readonly f64: Float64Array
@@ -41,26 +52,73 @@ export class TokenBucket implements Limiter {
   private readonly tatIndex: number
   /** The clock reading the region was created at: keeps token counts small, so that they stay exact. */
   private readonly origin: number
-  private readonly tokensPerMs: number
+  private tokensPerMs: number
+  private burstTokens: number
+  private readonly rules: LiveRules
   private readonly lock: SpinLock | undefined
   private readonly now: Clock
   private invalidArguments = 0
 
   constructor(options: TokenBucketOptions) {
     const o = checkOptions<TokenBucketOptions>(options, 'options')
-    this.rate = checkNumber('rate', o.rate, { above: 0 })
-    this.burst = optionalNumber('burst', o.burst, Math.max(1, this.rate), { above: 0 })
+    const [rate, burst] = resolveRate(o)
     const sharing = resolveLimiterSharing(o)
     this.shared = sharing.shared
     this.now = sharing.now
 
     const layout = sharing.layout('token-bucket')
-    const cells = placeTokenBucket(layout, this.rate, this.burst, this.now())
+    const cells = placeTokenBucket(layout, rate, burst, this.now())
     ;({ region: this.region, lock: this.lock } = openLimiterRegion(this.shared, layout, cells.lock))
     this.f64 = this.region.f64
     this.tatIndex = (this.region.base + cells.tat) / 8
     this.origin = this.f64[(this.region.base + cells.origin) / 8]
-    this.tokensPerMs = this.rate / 1000
+    this.tokensPerMs = rate / 1000
+    this.burstTokens = burst
+    this.rules = new LiveRules(this.region, cells.rules, {
+      fields: ['rate', 'burst'],
+      resolve: (rule) => resolveRate(rule),
+      apply: (values) => {
+        this.tokensPerMs = values[0] / 1000
+        this.burstTokens = values[1]
+      },
+    })
+  }
+
+  /** Told each live rule this member starts to obey, at its first call after the change (docs/rules/live-rules.md). */
+  get onRuleChange(): Event<RuleStats> {
+    return this.rules.onChange
+  }
+
+  /** Tokens added per second (the live rule's, once changed). */
+  get rate(): number {
+    this.rules.obey()
+    return this.tokensPerMs * 1000
+  }
+
+  /** The most tokens available at once (the live rule's, once changed). */
+  get burst(): number {
+    this.rules.obey()
+    return this.burstTokens
+  }
+
+  /**
+   * Changes the rate and burst for every member of the host (docs/rules/live-rules.md): validated as the
+   * constructor validates them, refused whole (InvalidOptionError) when a field is bad. The tokens available now
+   * stay available (up to the new burst).
+   */
+  configure(rule: TokenBucketRule): RuleStats {
+    const lock = this.lock
+    lock?.acquire()
+    try {
+      return this.rules.configure(rule, ([rate, burst]) => {
+        // The arrival time is counted in tokens: count it again at the new rate, for the same tokens available.
+        const clock = this.now() - this.origin
+        const available = tokensAvailable(this.f64[this.tatIndex], clock * this.tokensPerMs, this.burstTokens)
+        this.f64[this.tatIndex] = (clock * rate) / 1000 + burst - Math.min(available, burst)
+      })
+    } finally {
+      lock?.release()
+    }
   }
 
   /**
@@ -68,9 +126,11 @@ export class TokenBucket implements Limiter {
    * a bad `n` is refused and counted in stats().
    */
   tryAcquire(n = 1): boolean {
-    if (!(typeof n === 'number' && n > 0 && n <= this.burst)) return this.outOfRange(n)
+    const rules = this.rules
+    if (rules.i32[rules.index] !== rules.seen) rules.refresh()
+    if (!(typeof n === 'number' && n > 0 && n <= this.burstTokens)) return this.outOfRange(n)
     const now = (this.now() - this.origin) * this.tokensPerMs
-    const limit = now + this.burst
+    const limit = now + this.burstTokens
     const f64 = this.f64
     const at = this.tatIndex
     // The arrival time only grows: if an unlocked read already rejects, the current value rejects too.
@@ -82,6 +142,11 @@ export class TokenBucket implements Limiter {
       return true
     }
     lock.acquire() // nothing to repair after a takeover: the state is one number, written by one store
+    if (rules.i32[rules.index] !== rules.seen) {
+      // The rule changed since this call began: decide again under the new one.
+      lock.release()
+      return this.tryAcquire(n)
+    }
     const tat = f64[at]
     const next = (tat > now ? tat : now) + n
     const ok = next <= limit
@@ -91,12 +156,13 @@ export class TokenBucket implements Limiter {
   }
 
   available(): number {
-    return tokensAvailable(this.f64[this.tatIndex], (this.now() - this.origin) * this.tokensPerMs, this.burst)
+    this.rules.obey()
+    return tokensAvailable(this.f64[this.tatIndex], (this.now() - this.origin) * this.tokensPerMs, this.burstTokens)
   }
 
   retryAfterMs(n = 1): number {
     if (!validPermits(n)) return invalidPermits(n)
-    if (n > this.burst) return Infinity
+    if (n > this.burst) return Infinity // (obeys the live rule)
     const now = (this.now() - this.origin) * this.tokensPerMs
     const wait = (this.f64[this.tatIndex] + n - (now + this.burst)) / this.tokensPerMs
     return wait > 0 ? wait : 0
@@ -114,6 +180,7 @@ export class TokenBucket implements Limiter {
       available: this.available(),
       lockTakeovers: this.lockTakeovers,
       invalidArguments: this.invalidArguments,
+      rules: this.rules.stats(),
     }
   }
 
@@ -142,10 +209,10 @@ export function placeTokenBucket(
   rate: number,
   burst: number,
   origin: number,
-): { lock: number; tat: number; origin: number } {
-  layout.describe(`v1 rate=${rate} burst=${burst}`)
+): { lock: number; tat: number; origin: number; rules: RulePlacement } {
+  layout.describe(`v2 rate=${rate} burst=${burst}`)
   const lock = layout.cell(0, true)
-  return { lock, tat: lock + 8, origin: layout.cell(origin) }
+  return { lock, tat: lock + 8, origin: layout.cell(origin), rules: placeRules(layout, [rate, burst]) }
 }
 
 /** Tokens available when the arrival time is `tat` and the clock reads `now`, both in tokens since the origin. */

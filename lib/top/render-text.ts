@@ -26,9 +26,18 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
     limits: [] as string[][],
     keys: [] as string[][],
     other: [] as string[][],
+    rules: [] as string[][],
   }
   for (const r of frame.regions) {
     const v = r.view
+    if (v !== undefined && 'rules' in v && v.rules !== undefined) {
+      const values = Object.entries(v.rules.values).map(([field, value]) => `${field}=${value}`)
+      rows.rules.push([
+        r.name,
+        v.rules.version === 0 ? '0 (as constructed)' : String(v.rules.version),
+        values.join(' '),
+      ])
+    }
     if (v === undefined) {
       rows.other.push([
         r.name,
@@ -120,6 +129,7 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
     ...section('BREAKERS', ['kind', 'members', 'state', 'drop', 'failed', 'requests', ''], rows.breakers, width),
     ...section('RATE LIMITS', ['kind', 'members', 'available', ''], rows.limits, width),
     ...section('HOT KEYS', ['members', 'counted/s', 'counted', 'top keys'], rows.keys, width),
+    ...section('RULES', ['version', 'values'], rows.rules, width),
     ...section('OTHER REGIONS', ['kind', 'members', 'size', 'note'], rows.other, width),
   ]
   if (frame.regions.length === 0)

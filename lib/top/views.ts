@@ -1,6 +1,7 @@
 // What `bulwark top` reports for each region (also its --json output). Counters are host-wide totals since the
 // region was created; `rates` are per second between the last two samples.
 import type { BbrLimiterStats } from '../bbr/bbr-limiter'
+import type { RuleStats } from '../rules/live-rules'
 
 /**
  * A BbrLimiter as its stats() would report it host-wide, except `load`, the highest load (permille) any live member
@@ -57,6 +58,8 @@ export interface TokenBucketView {
   rate: number
   burst: number
   available: number
+  /** The live rule (its values are the rate and burst in force). */
+  rules: RuleStats
 }
 
 export interface SlidingWindowView {

@@ -1,5 +1,8 @@
 import { latencyStats } from '../../adaptive/latency-stats'
 import { describeBbr, STAT, sumBbrCounters } from '../../bbr/bbr-layout'
+import { BBR_RULE_FIELDS } from '../../bbr/bbr-options'
+import { readRule } from '../../rules/live-rules'
+import { RuleBlock } from '../../rules/rule-block'
 import { CapacityEstimator } from '../../bbr/capacity-estimator'
 import { LaneCounter } from '../../shared/lane-counter'
 import { RollingWindow } from '../../shared/rolling-window'
@@ -47,5 +50,6 @@ export function inspectBbr(snapshot: RegionSnapshot, now: number): LimiterView {
     admitFraction: Math.min(1, ...laneValues(region, placement.stats, STAT.admitFraction, live)),
     invalidReleases: counters.invalidReleases,
     byPriority: counters.byPriority,
+    rules: readRule(new RuleBlock(region, placement.rules), BBR_RULE_FIELDS),
   }
 }

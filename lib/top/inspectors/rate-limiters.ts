@@ -1,23 +1,27 @@
 import { RegionLayout } from '../../shared/region-layout'
 import { placeSlidingWindow } from '../../ratelimit/sliding-window-limiter'
 import { placeTokenBucket, tokensAvailable } from '../../ratelimit/token-bucket'
+import { readRule } from '../../rules/live-rules'
+import { RuleBlock } from '../../rules/rule-block'
 import type { RegionSnapshot } from '../region-snapshot'
 import type { SlidingWindowView, TokenBucketView } from '../views'
 
 /** A TokenBucket's region: the tokens available now. */
 export function inspectTokenBucket(snapshot: RegionSnapshot, now: number): TokenBucketView {
   const f = snapshot.fingerprint
-  const rate = f.number('rate')
-  const burst = f.number('burst')
   const layout = new RegionLayout('token-bucket', f.number('lanes'))
-  const cells = placeTokenBucket(layout, rate, burst, 0)
+  const cells = placeTokenBucket(layout, f.number('rate'), f.number('burst'), 0)
   const region = snapshot.region(layout)
   const at = (offset: number) => region.f64[(region.base + offset) / 8]
+  // The block holds the rule in force once changed, else the creating member's (the fingerprint's) values.
+  const rules = readRule(new RuleBlock(region, cells.rules), ['rate', 'burst'])
+  const { rate, burst } = rules.values
   return {
     type: 'token-bucket',
     rate,
     burst,
     available: tokensAvailable(at(cells.tat), ((now - at(cells.origin)) * rate) / 1000, burst),
+    rules,
   }
 }
 

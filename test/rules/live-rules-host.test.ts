@@ -1,0 +1,83 @@
+// Live rules across the host (docs/rules/live-rules.md): a rule changed in one process reaches every worker thread
+// and process within a second, with no restart; `bulwark set` changes it from the command line and `bulwark top`
+// shows it.
+import { type ChildProcess, execFile, fork } from 'child_process'
+import * as path from 'path'
+import { promisify } from 'util'
+import { afterEach, describe, expect, it } from 'vitest'
+
+import { BbrLimiter, TokenBucket } from '../../dist/cjs'
+import { uniqueName } from '../helpers/unique-name'
+import { waitFor } from '../helpers/wait-for'
+
+const member = path.join(__dirname, '..', 'fixtures', 'rules-member.cjs')
+const cli = path.join(__dirname, '..', '..', 'dist', 'cjs', 'cli', 'bulwark.js')
+const run = promisify(execFile)
+
+interface Report {
+  member: string
+  event: 'ready' | 'bucket' | 'limiter'
+  at: number
+}
+
+const children: ChildProcess[] = []
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
+})
+
+/** `processes` member processes, each with a worker thread: every report they send lands in `reports`. */
+function startMembers(processes: number, names: string[], reports: Report[]): void {
+  for (let i = 0; i < processes; i++) {
+    const child = fork(member, names, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    child.on('message', (m) => reports.push(m as Report))
+    children.push(child)
+  }
+}
+
+describe('live rules across the host', () => {
+  it('a TokenBucket rate and a BbrLimiter threshold changed in another process: every worker obeys within 1 s', async () => {
+    const names = [uniqueName('rules-bucket'), uniqueName('rules-bbr')]
+    const reports: Report[] = []
+    startMembers(2, names, reports)
+    const count = (event: Report['event']) => new Set(reports.filter((r) => r.event === event).map((r) => r.member))
+    await waitFor(() => count('ready').size === 4, { what: '4 members (2 processes x 2 threads) under the old rule' })
+
+    const bucket = new TokenBucket({ rate: 1, burst: 1, shared: names[0] })
+    const limiter = new BbrLimiter({ shared: names[1] })
+    try {
+      bucket.configure({ rate: 1e6, burst: 1e6 })
+      limiter.configure({ cpuThreshold: 950 })
+      const changedAt = Date.now()
+      await waitFor(() => count('bucket').size === 4 && count('limiter').size === 4, { what: 'every member obeys' })
+      const delays = reports.filter((r) => r.event !== 'ready').map((r) => r.at - changedAt)
+      expect(delays).toHaveLength(8)
+      expect(Math.max(...delays)).toBeLessThanOrEqual(1000)
+    } finally {
+      bucket.close()
+      limiter.close()
+    }
+  })
+
+  it('bulwark set changes a rule from the command line, bulwark top shows its version, a bad rule is refused', async () => {
+    const shared = uniqueName('rules-cli')
+    const bucket = new TokenBucket({ rate: 10, shared })
+    try {
+      const set = await run(process.execPath, [cli, 'set', shared, 'rate=250', 'burst=50'])
+      expect(set.stdout).toBe(`token-bucket.${shared}: rule version 1: rate=250 burst=50\n`)
+      expect(bucket.stats()).toMatchObject({ rate: 250, burst: 50, rules: { version: 1 } })
+
+      const bad = await run(process.execPath, [cli, 'set', `token-bucket.${shared}`, 'rate=-5']).catch((e) => e)
+      expect(bad.code).toBe(2)
+      expect(bad.stderr).toMatch(/option `rate` must be .*-5/)
+      expect(bucket.stats().rate).toBe(250)
+
+      const top = await run(process.execPath, [cli, 'top', shared, '--once', '--json', '--interval', '0.05'])
+      const frame = JSON.parse(top.stdout.trim().split('\n').pop() as string)
+      expect(frame.regions[0].view).toMatchObject({ rate: 250, burst: 50, rules: { version: 1 } })
+      const text = await run(process.execPath, [cli, 'top', shared, '--once', '--interval', '0.05'])
+      expect(text.stdout).toMatch(/RULES[\s\S]*rate=250 burst=50/)
+    } finally {
+      bucket.close()
+    }
+  })
+})
