@@ -4,6 +4,8 @@ import { PRIORITY_NAMES } from '../bbr/priority'
 import { BreakerGroup } from '../breakers/breaker-group'
 import { CircuitBreaker } from '../breakers/circuit-breaker'
 import { SreBreaker } from '../breakers/sre-breaker'
+import { AdaptiveBulkhead } from '../bulkhead/adaptive-bulkhead'
+import { BulkheadPool } from '../bulkhead/bulkhead-pool'
 import { HeavyKeeper } from '../hotkeys/heavy-keeper'
 import { HotKeyCache } from '../hotkeys/hot-key-cache'
 import { InboundGuard } from '../integrations/inbound-guard'
@@ -50,6 +52,11 @@ function sampleLimiter(name: string, limiter: BbrLimiter, emit: Emit): void {
   emit(METRIC.limiterQueueDelay, s.queueDelay / 1000, n)
   emit(METRIC.limiterAdmit, s.admitFraction, n)
   emit(METRIC.limiterInvalidReleases, s.invalidReleases, n)
+  if (s.latency !== undefined) {
+    emit(METRIC.limiterLatencyLimit, s.latency.limit, n)
+    emit(METRIC.limiterLatencyShedding, s.latency.shedding ? 1 : 0, n)
+    emit(METRIC.limiterBaseRt, s.latency.baseRt / 1000, n)
+  }
   for (const priority of PRIORITY_NAMES) {
     const c = s.byPriority[priority]
     emit(METRIC.limiterAdmitted, c.admitted, { name, priority })
@@ -97,6 +104,26 @@ function sampleGroup(
   })
   for (const [key, breaker] of [...open, ...closed].slice(0, limits.groupKeys))
     sampleBreaker({ name, key: label(key) }, breaker, emit)
+}
+
+function sampleBulkhead(labels: Labels, bulkhead: AdaptiveBulkhead, emit: Emit): void {
+  const s = bulkhead.stats()
+  emit(METRIC.bulkheadInFlight, s.inFlight, labels)
+  emit(METRIC.bulkheadLimit, s.latency.limit, labels)
+  emit(METRIC.bulkheadShedding, s.latency.shedding ? 1 : 0, labels)
+  emit(METRIC.bulkheadBaseRt, s.latency.baseRt / 1000, labels)
+  emit(METRIC.bulkheadCalls, s.admitted, { ...labels, outcome: 'admitted' })
+  emit(METRIC.bulkheadCalls, s.rejected, { ...labels, outcome: 'rejected' })
+}
+
+/** A pool's bulkheads, those holding calls back first, up to the group limit. */
+function samplePool(name: string, pool: BulkheadPool, emit: Emit, limits: SampleLimits): void {
+  emit(METRIC.bulkheadUpstreams, pool.size, { name })
+  const shedding: Array<[string, AdaptiveBulkhead]> = []
+  const calm: Array<[string, AdaptiveBulkhead]> = []
+  pool.forEach((bulkhead, upstream) => (bulkhead.stats().latency.shedding ? shedding : calm).push([upstream, bulkhead]))
+  for (const [upstream, bulkhead] of [...shedding, ...calm].slice(0, limits.groupKeys))
+    sampleBulkhead({ name, upstream: label(upstream) }, bulkhead, emit)
 }
 
 function sampleTopK<K extends string | Uint8Array>(
@@ -159,6 +186,12 @@ export const COMPONENT_KINDS: readonly ComponentKind[] = [
   { type: SreBreaker, family: 'breaker', sample: ((name, b, emit) => sampleBreaker({ name }, b, emit)) as Sampler },
   { type: CircuitBreaker, family: 'breaker', sample: ((name, b, emit) => sampleBreaker({ name }, b, emit)) as Sampler },
   { type: BreakerGroup, family: 'breaker', sample: sampleGroup as Sampler },
+  {
+    type: AdaptiveBulkhead,
+    family: 'bulkhead',
+    sample: ((name, b, emit) => sampleBulkhead({ name, upstream: '' }, b, emit)) as Sampler,
+  },
+  { type: BulkheadPool, family: 'bulkhead', sample: samplePool as Sampler },
   { type: HotKeyCache, family: 'hotkeys', sample: sampleHotKeyCache as Sampler },
   { type: HeavyKeeper, family: 'hotkeys', sample: sampleTopK as Sampler },
   { type: TokenBucket, family: 'ratelimit', sample: sampleLocalLimiter as Sampler },
@@ -169,4 +202,4 @@ export const COMPONENT_KINDS: readonly ComponentKind[] = [
 ]
 
 export const COMPONENT_NAMES =
-  'a BbrLimiter, an inbound guard, an SreBreaker, a CircuitBreaker, a BreakerGroup, a HeavyKeeper, a HotKeyCache, a TokenBucket, a SlidingWindowLimiter, a KeyedLimiter, a RedisRateLimiter or a RetryBudget'
+  'a BbrLimiter, an inbound guard, an SreBreaker, a CircuitBreaker, a BreakerGroup, an AdaptiveBulkhead, a BulkheadPool, a HeavyKeeper, a HotKeyCache, a TokenBucket, a SlidingWindowLimiter, a KeyedLimiter, a RedisRateLimiter or a RetryBudget'

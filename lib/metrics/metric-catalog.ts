@@ -4,7 +4,7 @@
 export interface MetricSpec {
   /** Position in METRICS. */
   readonly index: number
-  /** The component family: limiter, guard, breaker, hotkeys, ratelimit, retry_budget. */
+  /** The component family: limiter, guard, breaker, bulkhead, hotkeys, ratelimit, retry_budget. */
   readonly family: string
   /** The measured thing, snake_case, without unit: `in_flight`. */
   readonly base: string
@@ -90,6 +90,27 @@ const defs = {
     N,
     'Share of normal-class requests admitted under queueing delay (1: not shedding for delay).',
     true,
+  ),
+  limiterLatencyLimit: gauge(
+    'limiter',
+    'latency_limit',
+    '{request}',
+    N,
+    'The limit on requests in flight learned from latency (the latency rule; 0 until its first measurement).',
+  ),
+  limiterLatencyShedding: gauge(
+    'limiter',
+    'latency_shedding',
+    '1',
+    N,
+    '1 while the latency rule holds requests to its limit (the response time stays inflated over the base), else 0.',
+  ),
+  limiterBaseRt: gauge(
+    'limiter',
+    'base_response_time',
+    's',
+    N,
+    'The base response time the latency rule learned (the response time without a queue downstream).',
   ),
   limiterAdmitted: counter(
     'limiter',
@@ -222,6 +243,42 @@ const defs = {
     '{key}',
     N,
     'Keys a Redis rate limiter refuses on the host now, because Redis refused them less than their wait ago.',
+  ),
+  bulkheadUpstreams: gauge('bulkhead', 'upstreams', '{upstream}', N, 'Upstreams holding a bulkhead in a pool.'),
+  bulkheadInFlight: gauge(
+    'bulkhead',
+    'in_flight',
+    '{call}',
+    ['name', 'upstream'],
+    "Calls in flight to the upstream (host-wide for a shared pool's bulkheads).",
+  ),
+  bulkheadLimit: gauge(
+    'bulkhead',
+    'limit',
+    '{call}',
+    ['name', 'upstream'],
+    "The limit on the upstream's calls in flight learned from its latency.",
+  ),
+  bulkheadShedding: gauge(
+    'bulkhead',
+    'shedding',
+    '1',
+    ['name', 'upstream'],
+    '1 while the bulkhead holds the upstream to its limit (its latency is inflated), else 0.',
+  ),
+  bulkheadBaseRt: gauge(
+    'bulkhead',
+    'base_response_time',
+    's',
+    ['name', 'upstream'],
+    "The upstream's base response time the bulkhead learned.",
+  ),
+  bulkheadCalls: counter(
+    'bulkhead',
+    'calls',
+    '{call}',
+    ['name', 'upstream', 'outcome'],
+    'Calls to the upstream, admitted or rejected by its bulkhead.',
   ),
   retryBudgetRequests: gauge(
     'retry_budget',

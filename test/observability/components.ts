@@ -2,6 +2,7 @@
 import {
   BbrLimiter,
   BreakerGroup,
+  BulkheadPool,
   CircuitBreaker,
   HeavyKeeper,
   HotKeyCache,
@@ -12,6 +13,7 @@ import {
   SreBreaker,
   TokenBucket,
 } from '../../lib/index'
+import { simulateUpstream } from '../adaptive/upstream-sim'
 import { ManualClock } from '../helpers/manual-clock'
 
 export function drivenComponents() {
@@ -63,10 +65,20 @@ export function drivenComponents() {
   handler.guard.tryAcquire(request)
   handler.guard.tryAcquire(request)
 
-  const all = { limiter, sre, circuit, group, topk, cache, bucket, window, keyed, budget, handler }
+  // One upstream saturated at 3x its 400 req/s (its bulkhead sheds), one that was never called.
+  // (on a clock of their own: the run takes simulated seconds, which the other components must not see pass)
+  const upstreamClock = new ManualClock(1000)
+  const bulkheads = new BulkheadPool({ now: upstreamClock.now })
+  simulateUpstream(bulkheads.get('http://inventory:80'), upstreamClock, [
+    { rate: 1200, seconds: 3, concurrency: 8, serviceMs: 20 },
+  ])
+  bulkheads.get('http://pricing:80')
+
+  const all = { limiter, sre, circuit, group, topk, cache, bucket, window, keyed, budget, handler, bulkheads }
   return {
     clock,
     ...all,
-    close: () => [limiter, sre, circuit, group, topk, cache, bucket, window, keyed, budget].forEach((c) => c.close()),
+    close: () =>
+      [limiter, sre, circuit, group, topk, cache, bucket, window, keyed, budget, bulkheads].forEach((c) => c.close()),
   }
 }

@@ -32,6 +32,7 @@ describe('PrometheusMetrics', () => {
     metrics.add('per-client', c.keyed)
     metrics.add('retries', c.budget)
     metrics.add('edge', c.handler) // an adapter stands for its guard
+    metrics.add('outbound', c.bulkheads)
     const { samples, types, help } = await scrape()
     const v = (name: string, labels: Record<string, string> = {}) => valueOf(samples, `bulwark_${name}`, labels)
 
@@ -76,6 +77,19 @@ describe('PrometheusMetrics', () => {
     expect(v('retry_budget_requests', { name: 'retries' })).toBe(10)
     expect(v('retry_budget_retries', { name: 'retries' })).toBe(1)
     expect(v('guard_rate_limited_total', { name: 'edge' })).toBe(1)
+
+    const inventory = { name: 'outbound', upstream: 'http://inventory:80' }
+    const pricing = { name: 'outbound', upstream: 'http://pricing:80' }
+    expect(v('bulkhead_upstreams', { name: 'outbound' })).toBe(2)
+    expect(v('bulkhead_shedding', inventory)).toBe(1)
+    expect(v('bulkhead_shedding', pricing)).toBe(0)
+    expect(v('bulkhead_limit', inventory)).toBe(c.bulkheads.get(inventory.upstream).stats().latency.limit)
+    expect(v('bulkhead_in_flight', inventory)).toBeGreaterThan(0)
+    expect(v('bulkhead_base_response_time_seconds', inventory)).toBeCloseTo(0.02, 3)
+    expect(v('bulkhead_calls_total', { ...inventory, outcome: 'rejected' })).toBeGreaterThan(1000)
+    expect(v('bulkhead_calls_total', { ...pricing, outcome: 'admitted' })).toBe(0)
+    expect(v('limiter_latency_shedding', { name: 'api' })).toBe(0)
+    expect(v('limiter_latency_limit', { name: 'api' })).toBe(c.limiter.stats().latency?.limit)
 
     for (const s of samples) expect(s.name).toMatch(/^bulwark_[a-z_]+$/)
     for (const [name, type] of types) if (type === 'counter') expect(name).toMatch(/_total$/)
