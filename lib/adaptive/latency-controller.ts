@@ -68,8 +68,6 @@ const clamp = (v: number, lo: number, hi: number) => (v < lo ? lo : v > hi ? hi 
 export class LatencyController {
   /** f64 index of the `cap` cell: the owner compares its requests in flight with it. */
   readonly capIndex: number
-  /** The owner calls step() when its clock reaches this (the next step boundary). */
-  stepAt = -Infinity
   private readonly f64: Float64Array
   private readonly at: number
   private readonly stepCell: AtomicCounter
@@ -110,16 +108,20 @@ export class LatencyController {
     this.inFlight = inFlight
   }
 
-  /** Claims the step `now` falls in and, if this member is the first, recomputes the limit. */
-  step(now: number): void {
+  /**
+   * Claims the step `now` falls in and, if this member is the first, recomputes the limit. Returns when the next
+   * step begins: the owner calls again once its clock reaches it.
+   */
+  step(now: number): number {
     const step = Math.max(0, Math.floor((now - this.start) / this.stepMs))
-    this.stepAt = this.start + (step + 1) * this.stepMs
     const tag = (step % 0x7fffffff) + 1
     const seen = this.stepCell.load()
-    if (seen === tag || !this.stepCell.compareExchange(seen, tag)) return
-    const epoch = this.passes.epochAt(now)
-    if (this.read('phase') === PHASE.probing) this.probeStep(epoch, now)
-    else this.update(epoch, now)
+    if (seen !== tag && this.stepCell.compareExchange(seen, tag)) {
+      const epoch = this.passes.epochAt(now)
+      if (this.read('phase') === PHASE.probing) this.probeStep(epoch, now)
+      else this.update(epoch, now)
+    }
+    return this.start + (step + 1) * this.stepMs
   }
 
   stats(): LatencyStats {

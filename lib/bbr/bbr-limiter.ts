@@ -102,6 +102,10 @@ export class BbrLimiter {
   private readonly delayRule: QueueDelayController | undefined
   private readonly latencyRule: LatencyController | undefined
   private readonly rules: LiveRules
+  /** When the latency rule's next step is due (Infinity without the rule). */
+  private latencyStepAt: number
+  /** f64 index of the latency rule's `cap` cell (-1 without the rule: the load is then undefined, never > 0). */
+  private readonly latencyCap: number
   private readonly tokens = new TokenTable()
   private readonly sampleMask: number
   private readonly forcedSampleEvery: number
@@ -156,6 +160,8 @@ export class BbrLimiter {
     this.latencyRule = o.latency
       ? new LatencyController(this.region, placement.latency, windows, o.latency, inFlight)
       : undefined
+    this.latencyStepAt = this.latencyRule === undefined ? Infinity : -Infinity
+    this.latencyCap = this.latencyRule === undefined ? -1 : this.latencyRule.capIndex
     this.f64[this.statsBase + STAT.admitFraction] = 1
     this.f64[this.statsBase + STAT.minInFlight] = o.minInFlight
     this.rules = new LiveRules(this.region, placement.rules, {
@@ -211,12 +217,9 @@ export class BbrLimiter {
         }
       }
     }
-    const latencyRule = this.latencyRule
-    if (latencyRule !== undefined) {
-      if (now >= latencyRule.stepAt) latencyRule.step(now)
-      const cap = this.f64[latencyRule.capIndex] // 0 while the rule does not shed
-      if (cap > 0 && this.exceeds(cap, p)) return this.shed(p, STAT.shedLatency, Shed.latency)
-    }
+    if (now >= this.latencyStepAt) this.latencyStepAt = (this.latencyRule as LatencyController).step(now)
+    const cap = this.f64[this.latencyCap] // 0 while the latency rule does not shed
+    if (cap > 0 && this.exceeds(cap, p)) return this.shed(p, STAT.shedLatency, Shed.latency)
     return this.admit(p, now)
   }
 

@@ -60,6 +60,8 @@ export class AdaptiveBulkhead {
   private readonly tokens = new TokenTable(INITIAL_TOKENS)
   // A call that rejected says nothing about the upstream's latency (it may have failed without an answer).
   private readonly settle = (ok: boolean, token: number): void => this.release(token, ok)
+  private stepAt = -Infinity
+  private readonly capIndex: number
 
   constructor(options?: AdaptiveBulkheadOptions) {
     const o = resolveBulkheadOptions(options)
@@ -80,15 +82,15 @@ export class AdaptiveBulkhead {
     const windows = { passes: this.passes, rts: this.rts }
     const inFlight = () => this.inFlightCounter.total()
     this.controller = new LatencyController(this.region, placement.latency, windows, o.latency, inFlight)
+    this.capIndex = this.controller.capIndex
   }
 
   /** Asks to send one call of class `priority` (default normal): a token >= 0, or Shed.latency. */
   tryAcquire(priority?: number | PriorityName): number {
     const p = priority === undefined ? Priority.normal : priorityIndex(priority)
     const now = this.now()
-    const controller = this.controller
-    if (now >= controller.stepAt) controller.step(now)
-    const cap = this.f64[controller.capIndex] // 0 while the upstream keeps up
+    if (now >= this.stepAt) this.stepAt = this.controller.step(now)
+    const cap = this.f64[this.capIndex] // 0 while the upstream keeps up
     if (cap > 0 && overLimit(this.inFlightCounter.total(), cap, this.shares[p])) {
       this.f64[this.statsBase + STAT.shed + p] += 1
       return Shed.latency
