@@ -63,11 +63,11 @@ function runLeanLoad({
   const sentAt = new Float64Array(total).fill(Infinity)
   const status = new Int16Array(total)
   const critical = new Uint8Array(total)
+  if (criticalEvery > 0) for (let i = 0; i < total; i += criticalEvery) critical[i] = 1
   const bytes = new Map()
   const requestFor = (i) => {
     const p = typeof path === 'function' ? path(i) : path
-    const isCritical = criticalEvery > 0 && i % criticalEvery === 0
-    critical[i] = isCritical ? 1 : 0
+    const isCritical = critical[i] === 1
     const key = isCritical ? `!${p}` : p
     let b = bytes.get(key)
     if (b === undefined) bytes.set(key, (b = requestBytes(host, p, isCritical)))

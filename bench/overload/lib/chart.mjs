@@ -30,7 +30,7 @@ function panel({ x0, y0, w, h, title, yLabel, xs, series, yMax, log }) {
 }
 
 /** rows: [{ contender, load (x), goodput (req/s), p99 (ms), criticalSuccess (0..1) }] */
-export function overloadChart(rows, { capacity, machine }) {
+export function overloadChart(rows, { capacity, machine, capacityKind = 'measured' }) {
   const contenders = [...new Set(rows.map((r) => r.contender))]
   const loads = [...new Set(rows.map((r) => r.load))].sort((a, b) => a - b)
   const pick = (c, key) => loads.map((l) => rows.find((r) => r.contender === c && r.load === l)?.[key] ?? 0)
@@ -89,7 +89,7 @@ export function overloadChart(rows, { capacity, machine }) {
     x += 50 + 7 * c.length
   })
   parts.push(
-    `<text x="70" y="400" fill="#555">offered load as a multiple of the measured capacity (${Math.round(capacity)} req/s); ${machine}</text>`,
+    `<text x="70" y="400" fill="#555">offered load as a multiple of the ${capacityKind} capacity (${Math.round(capacity)} req/s); ${machine}</text>`,
   )
   parts.push('</svg>')
   return parts.join('\n')

@@ -40,7 +40,7 @@ export function writeResults(name, lines, data, charts = {}) {
   console.log(`wrote bench/results/${name}.{md,json${Object.keys(charts).length ? ',svg' : ''}}`)
 }
 
-/** One line on how busy the machine was while the scenario ran (its numbers are noisy when it was). */
-export function loadLine(before, after) {
-  return `load average ${before.toFixed(1)} before the run, ${after.toFixed(1)} after (2 cores)`
+/** "Machine: ..., load average L when the scenario began": the numbers of a busy machine are noisy. */
+export function machineLine(loadAtStart) {
+  return `Machine: ${machine()}, load average ${loadAtStart.toFixed(1)} when the scenario began (2 cores)`
 }

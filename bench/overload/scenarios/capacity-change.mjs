@@ -6,9 +6,10 @@
 // 150 ms.
 // Writes bench/results/overload-capacity-change.{md,json,svg}.
 import { createRequire } from 'module'
+import * as os from 'os'
 import { machine } from '../../harness.mjs'
 import { getJson } from '../lib/processes.mjs'
-import { fmt, goalsTable, table, writeResults } from '../lib/report.mjs'
+import { fmt, goalsTable, machineLine, table, writeResults } from '../lib/report.mjs'
 import { timelineChart } from '../lib/timeline-chart.mjs'
 import { startPair } from './upstream.mjs'
 
@@ -86,6 +87,7 @@ async function runChange(change) {
 }
 
 export async function run() {
+  const loadAtStart = os.loadavg()[0]
   console.log(`Machine: ${machine()}`)
   const results = []
   for (const change of CHANGES) {
@@ -98,7 +100,7 @@ export async function run() {
   const lines = [
     "### Overload, I/O-bound: the upstream's capacity halves mid-run",
     '',
-    `Machine: ${machine()}. The upstream serves 8 requests at a time, 20 ms each (${NOMINAL} req/s nominal); the gateway (httpGuard, defaults) is driven at ${LOAD}x that (${LOAD * NOMINAL} req/s) after ${WARM_SECONDS} s at 0.5x; ${CHANGE_AT} s into the overload the upstream's capacity halves (${NOMINAL / 2} req/s). Before: the 5 s before the change; after: from 3 s after it to the end. Follows within: from the change until the first moment from which the next 2 s, and the rest of the run, give at least 90 % of the new capacity as goodput (answered 200 within ${SLO_MS} ms) with an admitted p99 within 150 ms.`,
+    `${machineLine(loadAtStart)}. The upstream serves 8 requests at a time, 20 ms each (${NOMINAL} req/s nominal); the gateway (httpGuard, defaults) is driven at ${LOAD}x that (${LOAD * NOMINAL} req/s) after ${WARM_SECONDS} s at 0.5x; ${CHANGE_AT} s into the overload the upstream's capacity halves (${NOMINAL / 2} req/s). Before: the 5 s before the change; after: from 3 s after it to the end. Follows within: from the change until the first moment from which the next 2 s, and the rest of the run, give at least 90 % of the new capacity as goodput (answered 200 within ${SLO_MS} ms) with an admitted p99 within 150 ms.`,
     '',
     ...table(
       [
@@ -160,7 +162,7 @@ export async function run() {
       },
       {
         title: 'Latency rule: limit, base RT',
-        yLabel: 'requests / ms',
+        yLabel: 'limit (requests), base RT (ms)',
         yMax: 60,
         series: results.flatMap((r) => [
           { name: r.change, color: r.color, points: r.samples.map((s) => [seconds(s.t), s.limit ?? 0]) },

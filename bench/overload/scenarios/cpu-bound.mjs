@@ -4,10 +4,11 @@
 // shedding in the style of toobusy), Fastify with @fastify/under-pressure (the Fastify ecosystem's own answer), and
 // bulwark's BbrLimiter shared by the workers with 10 % critical traffic. Writes bench/results/overload.{md,json,svg}.
 import { createRequire } from 'module'
+import * as os from 'os'
 import { machine, peer } from '../../harness.mjs'
 import { overloadChart } from '../lib/chart.mjs'
 import { startServer, stopServer } from '../lib/processes.mjs'
-import { fmt, goalsTable, table, writeResults } from '../lib/report.mjs'
+import { fmt, goalsTable, machineLine, table, writeResults } from '../lib/report.mjs'
 
 const require = createRequire(import.meta.url)
 const { runOpenLoop, runClosedLoop, summarize, timeline } = require('../../lib/open-loop.cjs')
@@ -64,6 +65,7 @@ async function runContender(name, mode, capacity, extraEnv) {
 }
 
 export async function run() {
+  const loadAtStart = os.loadavg()[0]
   console.log(`Machine: ${machine()}`)
   console.log(`Handler: ${CPU_MS} ms CPU + ${WAIT_MS} ms wait; 2 workers; steps of ${STEP_SECONDS} s; SLO ${SLO_MS} ms`)
   console.log(
@@ -94,7 +96,7 @@ export async function run() {
   const lines = [
     '### Overload: goodput and latency against offered load',
     '',
-    `Machine: ${machine()}. Handler ${CPU_MS} ms CPU + ${WAIT_MS} ms wait, a cluster of 2 workers, measured capacity ${capacity.toFixed(0)} req/s, SLO ${SLO_MS} ms, 10 % critical requests. The open-loop generator runs on the same 2 cores.`,
+    `${machineLine(loadAtStart)}. Handler ${CPU_MS} ms CPU + ${WAIT_MS} ms wait, a cluster of 2 workers, measured capacity ${capacity.toFixed(0)} req/s, SLO ${SLO_MS} ms, 10 % critical requests. The open-loop generator runs on the same 2 cores.`,
     '',
     `Peers: ${peer('overload-protection')} (its defaults), ${peer('@fastify/under-pressure')} on ${peer('fastify')} (maxEventLoopDelay 1000 ms, maxEventLoopUtilization 0.98, as in its README).`,
     '',

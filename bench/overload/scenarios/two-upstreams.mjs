@@ -5,9 +5,10 @@
 // costs B too); httpGuard with undiciGuard (an adaptive bulkhead per origin). The healthy upstream must keep its
 // goodput. Writes bench/results/overload-two-upstreams.{md,json}.
 import { createRequire } from 'module'
+import * as os from 'os'
 import { machine } from '../../harness.mjs'
 import { getJson, startServer, stopServer } from '../lib/processes.mjs'
-import { fmt, goalsTable, table, writeResults } from '../lib/report.mjs'
+import { fmt, goalsTable, machineLine, table, writeResults } from '../lib/report.mjs'
 
 const require = createRequire(import.meta.url)
 const { summarize } = require('../../lib/open-loop.cjs')
@@ -65,6 +66,7 @@ async function runOne(name, env) {
 }
 
 export async function run() {
+  const loadAtStart = os.loadavg()[0]
   console.log(`Machine: ${machine()}`)
   const rows = []
   for (const [name, env] of CONTENDERS) {
@@ -83,7 +85,7 @@ export async function run() {
   const lines = [
     '### Overload, I/O-bound: two upstreams, one saturating',
     '',
-    `Machine: ${machine()}. Upstreams A and B each serve 8 requests at a time, 20 ms each (${CAPACITY} req/s), and queue the rest; a node:http gateway forwards /a to A and /b to B through undici (one process). After ${WARM_SECONDS} s of light load, A is offered ${A_LOAD}x its capacity and B ${B_LOAD}x, for ${STEP_SECONDS} s, of which the last ${STEP_SECONDS - SETTLE_SECONDS} s are measured. Goodput: answered 200 within ${SLO_MS} ms. The lean open-loop generator runs on the same 2 cores.`,
+    `${machineLine(loadAtStart)}. Upstreams A and B each serve 8 requests at a time, 20 ms each (${CAPACITY} req/s), and queue the rest; a node:http gateway forwards /a to A and /b to B through undici (one process). After ${WARM_SECONDS} s of light load, A is offered ${A_LOAD}x its capacity and B ${B_LOAD}x, for ${STEP_SECONDS} s, of which the last ${STEP_SECONDS - SETTLE_SECONDS} s are measured. Goodput: answered 200 within ${SLO_MS} ms. The lean open-loop generator runs on the same 2 cores.`,
     '',
     ...table(
       [

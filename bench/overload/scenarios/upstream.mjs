@@ -5,10 +5,11 @@
 // overload-protection (event-loop-delay shedding), bulwark's httpGuard with the latency rule off (what bulwark did
 // before it), and httpGuard with its defaults. Writes bench/results/overload-upstream.{md,json,svg}.
 import { createRequire } from 'module'
+import * as os from 'os'
 import { machine } from '../../harness.mjs'
 import { overloadChart } from '../lib/chart.mjs'
 import { getJson, startServer, stopServer } from '../lib/processes.mjs'
-import { fmt, goalsTable, table, writeResults } from '../lib/report.mjs'
+import { fmt, goalsTable, machineLine, table, writeResults } from '../lib/report.mjs'
 
 const require = createRequire(import.meta.url)
 const { runClosedLoop, summarize } = require('../../lib/open-loop.cjs')
@@ -92,6 +93,7 @@ function shedByText(r) {
 }
 
 export async function run() {
+  const loadAtStart = os.loadavg()[0]
   console.log(`Machine: ${machine()}`)
   const capacity = await measureCapacity()
   console.log(
@@ -109,7 +111,7 @@ export async function run() {
   const lines = [
     '### Overload, I/O-bound: a gateway in front of an upstream that queues',
     '',
-    `Machine: ${machine()}. The upstream serves ${CONCURRENCY} requests at a time, ${SERVICE_MS} ms each, and queues the rest (${NOMINAL} req/s nominal, ${capacity.toFixed(0)} req/s measured); the gateway is a node:http proxy (keep-alive agent) on one process. Loads are multiples of the nominal capacity; each run warms up for ${WARM_SECONDS} s at 0.5x, then holds the load for ${STEP_SECONDS} s, of which the last ${STEP_SECONDS - SETTLE_SECONDS} s are measured. Goodput: answered 200 within ${SLO_MS} ms. Shed by: the rule that shed (latency / CPU in-flight / queueing delay). The lean open-loop generator runs on the same 2 cores.`,
+    `${machineLine(loadAtStart)}. The upstream serves ${CONCURRENCY} requests at a time, ${SERVICE_MS} ms each, and queues the rest (${NOMINAL} req/s nominal, ${capacity.toFixed(0)} req/s measured); the gateway is a node:http proxy (keep-alive agent) on one process. Loads are multiples of the nominal capacity; each run warms up for ${WARM_SECONDS} s at 0.5x, then holds the load for ${STEP_SECONDS} s, of which the last ${STEP_SECONDS - SETTLE_SECONDS} s are measured. Goodput: answered 200 within ${SLO_MS} ms. Shed by: the rule that shed (latency / CPU in-flight / queueing delay). The lean open-loop generator runs on the same 2 cores.`,
     '',
     ...table(
       [
@@ -181,6 +183,7 @@ export async function run() {
     'overload-upstream',
     lines,
     { capacity, nominal: NOMINAL, concurrency: CONCURRENCY, serviceMs: SERVICE_MS, rows },
-    { '': overloadChart(rows, { capacity, machine: machine() }) },
+    // The x axis is in multiples of the nominal capacity, so the dashed line is drawn there too.
+    { '': overloadChart(rows, { capacity: NOMINAL, capacityKind: 'nominal', machine: machine() }) },
   )
 }
