@@ -1,55 +1,30 @@
 import { AtomicCounter } from '../shared/atomic-counter'
-import type { BucketTotals, RollingWindow } from '../shared/rolling-window'
+import type { RollingWindow } from '../shared/rolling-window'
 import type { SharedRegion } from '../shared/shared-region'
 import { CELL, type LatencyPlacement, PHASE } from './latency-layout'
 import type { LatencyOptions } from './latency-options'
 import { type LatencyStats, latencyStats } from './latency-stats'
-
-/** Steps per bucket: the limit is recomputed this often (in-flight counts change faster than buckets complete). */
-const STEPS_PER_BUCKET = 4
-/** A measurement wants this many response times; it reads older buckets until it has them. */
-const WANTED_SAMPLES = 8
-/** Response times a candidate for the base is the mean of (when the buckets read hold that many). */
-const BASE_SAMPLES = 64
-/** Fewer response times than this are no measurement. */
-const USABLE_SAMPLES = 3
-/** How far back a measurement reads, in buckets. */
-const MAX_BACK = 20
-/**
- * Inflation under this many ms never counts, whatever the share: a handler answering in microseconds doubles its
- * time on a garbage collection or a busy loop tick without any queue downstream.
- */
-const MIN_TOLERANCE_MS = 2
-/** Steps over which the requests in flight must surge before shedding starts. */
-const SURGE_STEPS = 1
-/** Buckets a slower growth must last (with the requests in flight not back under where they were). */
-const SLOW_GROWTH_BUCKETS = 5
-/** A step gap in which this many completions were due is a pause of the gateway, not a lull in traffic. */
-const PAUSED_COMPLETIONS = 4
-/** Steps in a row without inflation before shedding stops (5 buckets). */
-const EXIT_CALM = 5 * STEPS_PER_BUCKET
-/** Bounds on one step's gradient: at most halve, at most double the limit. */
-const MIN_GRADIENT = 0.5
-const MAX_GRADIENT = 2
-/** The limit is held to this multiple of the requests actually in flight (it cannot grow while unused). */
-const USE_FACTOR = 2
-/** The limit holds requests back when those in flight reach this share of it. */
-const PRESSED = 0.8
-/** A probe holds requests in flight to this share of what the base says the upstream serves without a queue. */
-const PROBE_SHARE = 0.65
-/** A probe whose upstream completes this share of its rate before the probe did not drain its queue. */
-const SATURATED = 0.95
-/** The upstream changed (measure the base now) when its response time rises or its rate falls this much. */
-const RT_JUMP = 1.5
-const RATE_DROP = 0.7
-/** The anchors are moving averages of the response time and rate, each step weighing this much. */
-const ANCHOR_WEIGHT = 0.1
-/** Response times a probe measures (it reads buckets after its wait until it has them). */
-const PROBE_SAMPLES = 12
-/** A probe confirms the base when it lands within this share of it. */
-const CONFIRM = 0.2
-/** The gap between probes doubles up to this many probeIntervals while they confirm the base. */
-const MAX_GAP_FACTOR = 32
+import { WindowMeasure } from './window-measure'
+import {
+  STEPS_PER_BUCKET,
+  MIN_TOLERANCE_MS,
+  SURGE_STEPS,
+  SLOW_GROWTH_BUCKETS,
+  PAUSED_COMPLETIONS,
+  EXIT_CALM,
+  MIN_GRADIENT,
+  MAX_GRADIENT,
+  USE_FACTOR,
+  PRESSED,
+  PROBE_SHARE,
+  SATURATED,
+  RT_JUMP,
+  RATE_DROP,
+  ANCHOR_WEIGHT,
+  PROBE_SAMPLES,
+  CONFIRM,
+  MAX_GAP_FACTOR,
+} from './latency-constants'
 
 const clamp = (v: number, lo: number, hi: number) => (v < lo ? lo : v > hi ? hi : v)
 
@@ -72,20 +47,12 @@ export class LatencyController {
   private readonly at: number
   private readonly stepCell: AtomicCounter
   private readonly passes: RollingWindow
-  private readonly rts: RollingWindow
   private readonly bucketMs: number
   private readonly stepMs: number
   private readonly start: number
-  private readonly maxBack: number
   private readonly o: LatencyOptions
   private readonly inFlight: () => number
-  private readonly scratch: BucketTotals = { count: 0, sum: 0 }
-  // The last measurement (see measure()).
-  private rt = 0
-  private longRt = 0
-  private longSamples = 0
-  private rate = 0
-  private stalledMs = 0
+  private readonly m: WindowMeasure
 
   constructor(
     region: SharedRegion,
@@ -99,11 +66,10 @@ export class LatencyController {
     this.capIndex = this.at + CELL.cap
     this.stepCell = new AtomicCounter(region, placement.epoch)
     this.passes = windows.passes
-    this.rts = windows.rts
     this.bucketMs = windows.passes.bucketMs
     this.stepMs = this.bucketMs / STEPS_PER_BUCKET
     this.start = windows.passes.epochStart(0)
-    this.maxBack = Math.min(windows.passes.size - 1, MAX_BACK)
+    this.m = new WindowMeasure(windows.passes, windows.rts)
     this.o = options
     this.inFlight = inFlight
   }
@@ -128,6 +94,12 @@ export class LatencyController {
     return latencyStats(this.f64, this.at)
   }
 
+  /** Ms without a completion, requests in flight, that count as a hang: twice the tolerated response time. */
+  private stallAfter(): number {
+    const base = this.read('base')
+    return base > 0 ? 2 * (base * (1 + this.o.buffer) + MIN_TOLERANCE_MS) : Infinity
+  }
+
   private read(name: keyof typeof CELL): number {
     return this.f64[this.at + CELL[name]]
   }
@@ -138,26 +110,21 @@ export class LatencyController {
 
   private update(epoch: number, now: number): void {
     const inFlight = this.inFlight()
-    if (!this.measure(epoch, 0, inFlight)) return
+    if (!this.m.take(epoch, 0, inFlight, this.stallAfter(), this.read('measured'))) return
     const o = this.o
     let base = this.read('base')
-    if (base === 0 || this.longRt < base) {
-      base = this.longRt
+    if (base === 0 || this.m.longRt < base) {
+      base = this.m.longRt
       this.set('base', base)
     }
-    if (this.longSamples > this.read('baseSamples')) this.set('baseSamples', this.longSamples)
-    this.set('measured', this.rt)
+    if (this.m.longSamples > this.read('baseSamples')) this.set('baseSamples', this.m.longSamples)
+    this.set('measured', this.m.rt)
     // A response time is known only once its queue is behind it; the requests in flight now, at the rate the
     // upstream completes them, tell what a request admitted now will take, without that lag.
-    const expected = Math.max(this.rate > 0 ? inFlight / this.rate : this.rt, this.stalledMs)
+    const expected = Math.max(this.m.rate > 0 ? inFlight / this.m.rate : this.m.rt, this.m.stalledMs)
     this.set('sample', expected)
-    // Envoy's gradient, on a limit that may not sit far above what is used (Netflix's guard against growing
-    // while the application, not the upstream, limits the traffic).
     const tolerated = base * (1 + o.buffer) + MIN_TOLERANCE_MS
-    const used = Math.min(this.read('limit') || Infinity, Math.max(o.minLimit, USE_FACTOR * inFlight))
-    const g = clamp(tolerated / expected, MIN_GRADIENT, MAX_GRADIENT)
-    const limit = clamp(used * g + Math.sqrt(used * g), o.minLimit, o.maxLimit)
-    this.set('limit', limit)
+    const limit = this.gradient(epoch, expected, inFlight, tolerated)
     const inflated = expected > tolerated
     if (this.read('phase') === PHASE.idle) {
       // A cold start sheds nothing until the base is learned from enough response times.
@@ -165,7 +132,7 @@ export class LatencyController {
       if (this.queueGrows(now, inflated, inFlight, tolerated) && learned) this.startShedding(now, limit)
       return
     }
-    const calm = inflated || this.rt > tolerated ? 0 : this.read('calm') + 1
+    const calm = inflated || this.m.rt > tolerated ? 0 : this.read('calm') + 1
     this.set('calm', calm)
     if (calm >= EXIT_CALM) {
       this.set('phase', PHASE.idle)
@@ -179,17 +146,17 @@ export class LatencyController {
     if (now >= this.read('armedAt')) {
       const anchor = this.read('anchor')
       const anchorRate = this.read('anchorRate')
-      changed = this.rt > RT_JUMP * anchor || this.rate < RATE_DROP * anchorRate
-      this.set('anchor', anchor === Infinity ? this.rt : anchor + ANCHOR_WEIGHT * (this.rt - anchor))
-      this.set('anchorRate', anchorRate === 0 ? this.rate : anchorRate + ANCHOR_WEIGHT * (this.rate - anchorRate))
+      changed = this.m.rt > RT_JUMP * anchor || this.m.rate < RATE_DROP * anchorRate
+      this.set('anchor', anchor === Infinity ? this.m.rt : anchor + ANCHOR_WEIGHT * (this.m.rt - anchor))
+      this.set('anchorRate', anchorRate === 0 ? this.m.rate : anchorRate + ANCHOR_WEIGHT * (this.m.rate - anchorRate))
     }
     const due = changed || now >= this.read('nextProbe')
     // Measuring the base costs requests, so only while the limit holds requests back: otherwise a wrong base
     // does no harm, and what inflates the response time is not our queue.
-    if (due && inFlight >= PRESSED * limit) {
+    if (due && this.read('peakInFlight') >= PRESSED * limit) {
       // After a probe the upstream changed for, what it did before is no reference any more.
       this.set('probeForChange', changed ? 1 : 0)
-      this.startProbe(now, base, limit, PROBE_SHARE, this.rate)
+      this.startProbe(now, base, limit, PROBE_SHARE, this.m.rate)
     } else this.set('cap', limit)
   }
 
@@ -204,7 +171,7 @@ export class LatencyController {
     // garbage collection), and the requests that waited meanwhile arrive at once. Watch afresh after it.
     const gap = now - this.read('lastStepAt')
     this.set('lastStepAt', now)
-    const paused = gap > 2 * this.stepMs && gap * this.rate > PAUSED_COMPLETIONS
+    const paused = gap > 2 * this.stepMs && gap * this.m.rate > PAUSED_COMPLETIONS
     if (!inflated || paused) {
       this.set('watching', 0)
       return false
@@ -217,8 +184,36 @@ export class LatencyController {
     const since = this.read('inflatedSince')
     const grown = inFlight - this.read('inflatedFrom')
     const surge =
-      now - since >= SURGE_STEPS * this.stepMs && grown >= Math.max(this.o.minLimit, (this.rate * tolerated) / 2)
+      now - since >= SURGE_STEPS * this.stepMs && grown >= Math.max(this.o.minLimit, (this.m.rate * tolerated) / 2)
     return surge || (now - since >= SLOW_GROWTH_BUCKETS * this.bucketMs && grown >= 0)
+  }
+
+  /**
+   * Envoy's gradient, once per bucket, on what the last bucket's steps saw: the mean of their expected response
+   * times and the most requests in flight (a single reading of either is noisy: a momentary lull, a burst). The
+   * limit may not sit far above what is used (Netflix's guard against growing while the application, not the
+   * upstream, limits the traffic). Returns the limit.
+   */
+  private gradient(epoch: number, expected: number, inFlight: number, tolerated: number): number {
+    const o = this.o
+    let limit = this.read('limit')
+    const count = this.read('expectedCount')
+    if (epoch !== this.read('gradientEpoch') && count > 0) {
+      const mean = this.read('expectedSum') / count
+      const peak = Math.max(this.read('peakInFlight'), this.m.rate * this.m.rt) // Little's mean, if higher
+      const used = Math.min(limit || Infinity, Math.max(o.minLimit, USE_FACTOR * peak))
+      const g = clamp(tolerated / mean, MIN_GRADIENT, MAX_GRADIENT)
+      limit = clamp(used * g + Math.sqrt(used * g), o.minLimit, o.maxLimit)
+      this.set('limit', limit)
+      this.set('expectedSum', 0)
+      this.set('expectedCount', 0)
+      this.set('peakInFlight', 0)
+    }
+    this.set('gradientEpoch', epoch)
+    this.set('expectedSum', this.read('expectedSum') + expected)
+    this.set('expectedCount', this.read('expectedCount') + 1)
+    this.set('peakInFlight', Math.max(this.read('peakInFlight'), inFlight))
+    return limit || Math.max(o.minLimit, USE_FACTOR * inFlight) // before the first bucket: room for twice the use
   }
 
   private startShedding(now: number, limit: number): void {
@@ -247,13 +242,13 @@ export class LatencyController {
    * enough for our own queue there to drain, then measures the response time (probeStep).
    */
   private startProbe(now: number, base: number, limit: number, share: number, rateBefore: number): void {
-    const wait = Math.max(this.bucketMs, Math.min(2 * this.read('sample'), MAX_BACK * this.bucketMs))
+    const wait = Math.max(this.bucketMs, Math.min(2 * this.read('sample'), this.m.maxBack * this.bucketMs))
     this.set('phase', PHASE.probing)
     this.set('probeLimit', limit)
     this.set('probeShare', share)
     this.set('probeRate', rateBefore)
     this.set('probeFrom', now + wait)
-    this.set('probeDeadline', now + wait + (this.maxBack + 1) * this.bucketMs)
+    this.set('probeDeadline', now + wait + (this.m.maxBack + 1) * this.bucketMs)
     this.set('cap', Math.max(this.o.minLimit, share * rateBefore * base))
   }
 
@@ -266,9 +261,9 @@ export class LatencyController {
    */
   private probeStep(epoch: number, now: number): void {
     const first = this.passes.epochAt(this.read('probeFrom')) + 1 // the first bucket wholly after the wait
-    const measured = epoch > first && this.measure(epoch, first, this.inFlight()) && this.stalledMs === 0
+    const measured = epoch > first && this.m.take(epoch, first, this.inFlight(), Infinity, this.read('measured'))
     const late = now >= this.read('probeDeadline')
-    if (!measured || (this.longSamples < PROBE_SAMPLES && !late)) {
+    if (!measured || (this.m.longSamples < PROBE_SAMPLES && !late)) {
       if (late) this.endProbe(now, this.read('probeGap'), this.read('probeForChange') === 0)
       return
     }
@@ -276,16 +271,16 @@ export class LatencyController {
     const share = this.read('probeShare') / 2
     const rateBefore = this.read('probeRate')
     this.set('probes', this.read('probes') + 1)
-    const undrained = this.longRt > (1 + CONFIRM) * base || this.rate >= SATURATED * rateBefore
+    const undrained = this.m.longRt > (1 + CONFIRM) * base || this.m.rate >= SATURATED * rateBefore
     if (undrained && share * rateBefore * base > this.o.minLimit) {
       this.startProbe(now, base, this.read('probeLimit'), share, rateBefore)
       return
     }
     // Within CONFIRM either way: the same base, measured once more (averaged, so that one noisy probe moves it
     // half as far).
-    const confirmed = Math.abs(this.longRt - base) <= CONFIRM * base
-    this.set('base', confirmed ? (base + this.longRt) / 2 : this.longRt)
-    this.set('measured', this.longRt)
+    const confirmed = Math.abs(this.m.longRt - base) <= CONFIRM * base
+    this.set('base', confirmed ? (base + this.m.longRt) / 2 : this.m.longRt)
+    this.set('measured', this.m.longRt)
     const gap = confirmed ? Math.min(2 * this.read('probeGap'), MAX_GAP_FACTOR * this.o.probeInterval) : 0
     this.endProbe(now, gap || this.o.probeInterval, confirmed && this.read('probeForChange') === 0)
   }
@@ -298,51 +293,5 @@ export class LatencyController {
     this.set('probeGap', gap)
     this.rearm(now, gap, keepAnchors)
     this.set('cap', limit)
-  }
-
-  /**
-   * Reads the completed buckets from `epoch - 1` back (not before `first`). The first WANTED_SAMPLES response
-   * times give `rt` (their mean) and `rate` (completions per ms over their buckets); reading on up to
-   * BASE_SAMPLES gives `longRt` and `longSamples`, the candidate for the base (a minimum of small means would learn a base biased
-   * low by their noise). When nothing completed for longer than the base allows while requests are in flight,
-   * that time goes to `stalledMs` (an upstream that hangs is the worst inflation of all).
-   */
-  private measure(epoch: number, first: number, inFlight: number): boolean {
-    let count = 0
-    let sum = 0
-    let passes = 0
-    let buckets = 0
-    let silent = 0
-    let longCount = 0
-    let longSum = 0
-    const oldest = Math.max(first, epoch - this.maxBack)
-    for (let e = epoch - 1; e >= oldest && longCount < BASE_SAMPLES; e--) {
-      const p = this.passes.readEpoch(e, this.scratch).sum
-      const r = this.rts.readEpoch(e, this.scratch)
-      longCount += r.count
-      longSum += r.sum
-      if (count >= WANTED_SAMPLES) continue
-      if (p === 0 && silent === buckets) silent++
-      count += r.count
-      sum += r.sum
-      passes += p
-      buckets++
-    }
-    this.longSamples = longCount
-    this.longRt = longCount >= USABLE_SAMPLES ? longSum / longCount : 0
-    const base = this.read('base')
-    const stalled = silent * this.bucketMs
-    const tolerated = base * (1 + this.o.buffer) + MIN_TOLERANCE_MS
-    const hung = inFlight > 0 && base > 0 && silent >= 2 && stalled > 2 * tolerated
-    this.stalledMs = hung ? stalled : 0
-    if (count < USABLE_SAMPLES) {
-      if (!hung) return false
-      this.rt = this.read('measured')
-      this.rate = 0
-      return true
-    }
-    this.rt = sum / count
-    this.rate = passes / (buckets * this.bucketMs)
-    return true
   }
 }

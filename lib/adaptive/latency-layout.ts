@@ -54,7 +54,13 @@ export const CELL = {
   baseSamples: 22,
   /** 1 when the current probe was started because the upstream changed, else 0. */
   probeForChange: 23,
-  count: 24,
+  /** The bucket whose steps the next three cells sum up (the gradient is applied once per bucket). */
+  gradientEpoch: 24,
+  expectedSum: 25,
+  expectedCount: 26,
+  /** The most requests in flight a step saw since the gradient was last applied. */
+  peakInFlight: 27,
+  count: 28,
 } as const
 
 export const PHASE = { idle: 0, shedding: 1, probing: 2 } as const

@@ -3,7 +3,8 @@
 // driven at 0.5x to 10x of the upstream's capacity, one fresh pair of servers per run (3 s at 0.5x to warm up, then
 // STEP_SECONDS at the load, the first 2 s of which are the transition), for each contender: no protection,
 // overload-protection (event-loop-delay shedding), bulwark's httpGuard with the latency rule off (what bulwark did
-// before it), and httpGuard with its defaults. Writes bench/results/overload-upstream.{md,json,svg}.
+// before it), and httpGuard with its defaults (LOADS and MODES select some). Writes
+// bench/results/overload-upstream.{md,json,svg}.
 import { createRequire } from 'module'
 import * as os from 'os'
 import { machine } from '../../harness.mjs'
@@ -23,12 +24,16 @@ const WARM_SECONDS = 3
 const SETTLE_SECONDS = 2
 const SLO_MS = 500
 const NOMINAL = (CONCURRENCY * 1000) / SERVICE_MS
-const CONTENDERS = [
+const ALL_CONTENDERS = [
   ['none', 'none'],
   ['overload-protection', 'overload-protection'],
   ['bulwark, latency rule off', 'bulwark-no-latency'],
   ['bulwark httpGuard (defaults)', 'bulwark'],
 ]
+// MODES=bulwark (a comma-separated list of modes) runs some contenders only.
+const MODES = process.env.MODES?.split(',')
+const CONTENDERS = ALL_CONTENDERS.filter(([, mode]) => MODES === undefined || MODES.includes(mode))
+const BULWARK = ALL_CONTENDERS[3][0]
 
 /** One upstream and one gateway in front of it (MODE, OUTBOUND: see servers/gateway.cjs). */
 export async function startPair(gatewayEnv, upstreamEnv = {}) {
@@ -152,7 +157,7 @@ export async function run() {
       '',
     )
   }
-  const bulwark = (load) => rows.find((r) => r.contender === CONTENDERS[3][0] && r.load === load)
+  const bulwark = (load) => rows.find((r) => r.contender === BULWARK && r.load === load)
   const goals = []
   const at = (load, check) => {
     const r = bulwark(load)
@@ -169,7 +174,7 @@ export async function run() {
     r.goodput >= 0.85 * capacity,
     `${fmt((100 * r.goodput) / capacity)} %`,
   ])
-  const mine = rows.filter((r) => r.contender === CONTENDERS[3][0])
+  const mine = rows.filter((r) => r.contender === BULWARK)
   const unanswered = mine.reduce((sum, r) => sum + r.unanswered, 0)
   goals.push(['nothing times out (every load)', unanswered === 0, `${unanswered} unanswered`])
   at(0.5, (r) => ['0.5x: shed <= 1 %', r.shedRate <= 0.01, `${fmt(100 * r.shedRate, 2)} %`])
