@@ -61,11 +61,11 @@ describe('grpcClientGuard bulkhead (one per target)', () => {
     const results = await drive(client, 500, 2000) // then 5x what it serves
     const rejected = results.filter((r) => r.code === GrpcStatus.UNAVAILABLE && /bulkhead/.test(r.details ?? ''))
     expect(results.filter((r) => r.code !== 0 && !rejected.includes(r))).toEqual([])
-    expect(rejected.length).toBeGreaterThan(500)
+    expect(rejected.length).toBeGreaterThan(400)
     const times = rejected.map((r) => r.ms).sort((a, b) => a - b)
-    expect(times[Math.floor(times.length / 2)]).toBeLessThan(25) // refused at once, not after the target's queue
+    expect(times[Math.floor(times.length / 2)]).toBeLessThan(50) // refused at once, not after the target's queue
     expect(rejected[0].details).toMatch(/echo-service.*rejected locally/)
-    expect(server.mostHeld).toBeLessThan(150) // unguarded, about 800 by the end
+    expect(server.mostHeld).toBeLessThan(200) // unguarded, about 800 by the end
     const bulkhead = guard.bulkheads!.get('echo-service')
     expect(bulkhead.stats().latency.shedding).toBe(true)
     expect(bulkhead.inFlight).toBe(0)

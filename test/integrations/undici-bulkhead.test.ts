@@ -96,15 +96,16 @@ for (const { major, undici } of undiciMajors) {
       const [toSlow, toHealthy] = await Promise.all([drive(call(slow), 500, 2000), drive(call(healthy), 50, 2000)])
 
       // The healthy origin answers at once; all of its calls go (a call or two may be refused when this process's
-      // own event loop stalls for tens of ms on a busy machine: measured from here, that is latency too).
+      // own event loop stalls for tens of ms on a busy machine: measured from here, that is latency too). The bounds
+      // below leave room for a busy 2-core machine; unguarded, every call would wait seconds.
       expect(toHealthy.other).toBe(0)
-      expect(toHealthy.ok).toBeGreaterThanOrEqual(98)
+      expect(toHealthy.ok).toBeGreaterThanOrEqual(95)
       expect(toSlow.other).toBe(0)
-      expect(toSlow.rejected).toBeGreaterThan(500) // most of the excess (800)
+      expect(toSlow.rejected).toBeGreaterThan(400) // most of the excess (800)
       // Refused at once, not after waiting in the origin's queue (20 ms per 2 requests: seconds by the end).
-      expect(median(toSlow.rejections)).toBeLessThan(25)
+      expect(median(toSlow.rejections)).toBeLessThan(50)
       // Unguarded, the slow origin would hold about 800 requests by the end; the bulkhead holds a few times its slots.
-      expect(mostHeld).toBeLessThan(150)
+      expect(mostHeld).toBeLessThan(200)
       const bulkheads = guard.bulkheads as BulkheadPool
       const originOf = (server: TestServer) => `http://127.0.0.1:${server.port}`
       expect(bulkheads.get(originOf(slow)).stats().latency.shedding).toBe(true)
