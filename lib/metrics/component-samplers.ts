@@ -113,7 +113,7 @@ function sampleBulkhead(labels: Labels, bulkhead: AdaptiveBulkhead, emit: Emit):
   emit(METRIC.bulkheadShedding, s.latency.shedding ? 1 : 0, labels)
   emit(METRIC.bulkheadBaseRt, s.latency.baseRt / 1000, labels)
   emit(METRIC.bulkheadCalls, s.admitted, { ...labels, outcome: 'admitted' })
-  emit(METRIC.bulkheadCalls, s.rejected, { ...labels, outcome: 'rejected' })
+  emit(METRIC.bulkheadCalls, s.shed, { ...labels, outcome: 'shed' })
 }
 
 /** A pool's bulkheads, those holding calls back first, up to the group limit. */

@@ -278,7 +278,7 @@ const defs = {
     'calls',
     '{call}',
     ['name', 'upstream', 'outcome'],
-    'Calls to the upstream, admitted or rejected by its bulkhead.',
+    'Calls to the upstream, admitted or shed by its bulkhead.',
   ),
   retryBudgetRequests: gauge(
     'retry_budget',

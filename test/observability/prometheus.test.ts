@@ -86,7 +86,7 @@ describe('PrometheusMetrics', () => {
     expect(v('bulkhead_limit', inventory)).toBe(c.bulkheads.get(inventory.upstream).stats().latency.limit)
     expect(v('bulkhead_in_flight', inventory)).toBeGreaterThan(0)
     expect(v('bulkhead_base_response_time_seconds', inventory)).toBeCloseTo(0.02, 3)
-    expect(v('bulkhead_calls_total', { ...inventory, outcome: 'rejected' })).toBeGreaterThan(1000)
+    expect(v('bulkhead_calls_total', { ...inventory, outcome: 'shed' })).toBeGreaterThan(1000)
     expect(v('bulkhead_calls_total', { ...pricing, outcome: 'admitted' })).toBe(0)
     expect(v('limiter_latency_shedding', { name: 'api' })).toBe(0)
     expect(v('limiter_latency_limit', { name: 'api' })).toBe(c.limiter.stats().latency?.limit)
