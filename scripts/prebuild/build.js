@@ -47,7 +47,6 @@ async function main() {
   const chosen = chosenTargets(process.argv.slice(2))
   const started = Date.now()
   const failures = []
-  const pending = []
   for (const target of chosen) {
     const begun = Date.now()
     const file = path.join(root, prebuildPath(target))
@@ -59,15 +58,12 @@ async function main() {
     } catch (error) {
       problems = [`${target.id}: ${error.message}`]
     }
-    if (problems.length === 0 && target.pending) console.log(`${target.id} builds now: remove its pending mark`)
     if (problems.length === 0) continue
-    const list = target.pending ? pending : failures
-    list.push(...problems.map((problem) => (target.pending ? `${problem} (pending: ${target.pending})` : problem)))
-    console.error(`${target.id}: ${target.pending ? 'PENDING' : 'FAILED'} after ${seconds(begun)}`)
+    failures.push(...problems)
+    console.error(`${target.id}: FAILED after ${seconds(begun)}`)
   }
-  const built = chosen.length - new Set([...failures, ...pending].map((p) => p.split(':')[0])).size
+  const built = chosen.length - new Set(failures.map((p) => p.split(':')[0])).size
   console.log(`prebuild: ${built} of ${chosen.length} target(s) built and checked in ${seconds(started)}`)
-  if (pending.length > 0) console.log(`not built yet:\n${pending.join('\n')}`)
   if (failures.length > 0) {
     console.error(`prebuild failed:\n${failures.join('\n')}`)
     process.exit(1)

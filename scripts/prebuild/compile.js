@@ -69,9 +69,30 @@ async function pool(jobs, limit) {
   if (errors.length > 0) throw errors[0]
 }
 
-function newestHeader() {
-  const headers = [...nativeSources.collect('native', (name) => name.endsWith('.h'))].map((rel) => path.join(root, rel))
-  return Math.max(0, ...headers.map((file) => fs.statSync(file).mtimeMs))
+// Objects are cached under a name made of everything that goes into them: the target and flags, the compiler's and
+// node-addon-api's versions, the contents of Node's API headers, of every native header and of the source. So an
+// object is reused exactly when compiling again would give the same one, in any clone and on any branch: CI points
+// BULWARK_PREBUILD_CACHE outside its fresh clone (.ci/run) and compiles only what changed.
+const cacheRoot = path.resolve(process.env.BULWARK_PREBUILD_CACHE || path.join(root, 'build-prebuild'))
+const nodeApiHeaders = ['node_api.h', 'node_api_types.h', 'js_native_api.h', 'js_native_api_types.h', 'uv.h']
+
+function digest(parts) {
+  const hash = crypto.createHash('sha256')
+  for (const part of parts) hash.update(part).update('\0')
+  return hash.digest('hex').slice(0, 16)
+}
+
+function inputsDigest(target, flags, zig, headers) {
+  const nativeHeaders = nativeSources.collect('native', (name) => name.endsWith('.h'))
+  return digest([
+    target.zig,
+    ...compileFlags,
+    ...flags.compile,
+    require(path.join(path.dirname(zig), 'package.json')).version,
+    require(path.join(addonApi, 'package.json')).version,
+    ...nodeApiHeaders.map((name) => fs.readFileSync(path.join(headers, name))),
+    ...nativeHeaders.flatMap((rel) => [rel, fs.readFileSync(path.join(root, rel))]),
+  ])
 }
 
 /** Builds `target` into `<outDir>/<target.file>` and returns that path. */
@@ -83,39 +104,39 @@ async function compileTarget(target, { outDir, jobs = os.availableParallelism?.(
   const args = ['-target', target.zig, ...compileFlags, ...flags.compile]
   args.push(`-I${addonApi}`, `-I${path.join(root, 'native')}`, `-I${headers}`)
 
-  // Objects live in a folder named after the flags, so a flag change never reuses a stale object.
-  const key = crypto.createHash('sha256').update(args.join('\0')).digest('hex').slice(0, 12)
-  const objDir = path.join(root, 'build-prebuild', target.id, key)
+  const objDir = path.join(cacheRoot, target.id, inputsDigest(target, flags, zig, headers))
   fs.mkdirSync(objDir, { recursive: true })
-  const headersChanged = newestHeader()
   // A <stem>_<os>.cc file is compiled only for its OS (scripts/native-sources.js).
-  const sources = nativeSources.sourcesFor(target.platform)
-  const objects = sources.map((rel) => path.join(objDir, rel.replace(/[/\\]/g, '_').replace(/\.cc$/, '.o')))
-  const stale = sources
-    .map((rel, index) => ({ source: path.join(root, rel), object: objects[index] }))
-    .filter(({ source, object }) => {
-      if (!fs.existsSync(object)) return true
-      const built = fs.statSync(object).mtimeMs
-      return built < fs.statSync(source).mtimeMs || built < headersChanged
-    })
+  const sources = nativeSources.sourcesFor(target.platform).map((rel) => {
+    const stem = rel.replace(/[/\\]/g, '_').replace(/\.cc$/, '')
+    const object = path.join(objDir, `${stem}-${digest([fs.readFileSync(path.join(root, rel))])}.o`)
+    return { source: path.join(root, rel), object }
+  })
+  const objects = sources.map(({ object }) => object)
+  const stale = sources.filter(({ object }) => !fs.existsSync(object))
+  // Compiled under a temporary name and renamed: an interrupted build never leaves a broken object in the cache.
   await pool(
     stale.map(
       ({ source, object }) =>
         () =>
-          run(zig, ['c++', ...args, '-c', source, '-o', object]),
+          run(zig, ['c++', ...args, '-c', source, '-o', `${object}.${process.pid}.tmp`]).then(() =>
+            fs.renameSync(`${object}.${process.pid}.tmp`, object),
+          ),
     ),
     jobs,
   )
 
   const libraries = target.format === 'pe' ? [windowsImportLibrary(zig, objects, objDir)] : []
-  const output = path.join(outDir, target.file)
-  fs.mkdirSync(outDir, { recursive: true })
-  await run(zig, ['c++', '-target', target.zig, '-shared', ...flags.link, ...objects, ...libraries, '-o', output])
-  // lld writes an import library and a .pdb next to a DLL: nothing loads them.
-  for (const extra of ['.lib', '.pdb']) fs.rmSync(output.replace(/\.node$/, extra), { force: true })
+  // Linked beside the objects, then copied: lld writes an import library and a .pdb next to a DLL, which nothing
+  // loads and which must not reach prebuilds/.
+  const linked = path.join(objDir, target.file)
+  await run(zig, ['c++', '-target', target.zig, '-shared', ...flags.link, ...objects, ...libraries, '-o', linked])
   // LLVM's strip (Debian's llvm) with -x, as Apple advises for a loadable bundle: local symbols go, the exported
   // napi_register_module_v1 and the symbols Node provides stay.
-  if (target.format === 'macho') await run('llvm-strip', ['-x', output])
+  if (target.format === 'macho') await run('llvm-strip', ['-x', linked])
+  const output = path.join(outDir, target.file)
+  fs.mkdirSync(outDir, { recursive: true })
+  fs.copyFileSync(linked, output)
   return output
 }
 

@@ -13,8 +13,6 @@
  * @property {string} machine       ELF e_machine / Mach-O cputype / PE machine the binary must declare
  * @property {string} [glibc]       newest GLIBC_ symbol version the binary may need
  * @property {boolean} [musl]       linked against musl's libc.so
- * @property {string} [pending]     why the native code does not build for it yet: `prebuild:all` reports its
- *                                  failure without failing, and `npm publish` still refuses a package without it
  */
 
 /** @type {Target[]} */
@@ -85,7 +83,6 @@ const targets = [
     zig: 'x86_64-windows-gnu',
     format: 'pe',
     machine: 'x86-64',
-    pending: 'the Windows platform layer (shared regions, CPU signals) is not in native/ yet',
   },
 ]
 
