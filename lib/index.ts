@@ -150,6 +150,8 @@ export type {
 export type { DeadlineOptions, DegradeOptions } from './integrations/degrade-options'
 export type { Fallback, FallbackReason, FallbackResponse } from './integrations/fallback'
 export { remainingDeadlineMs } from './integrations/deadline-context'
+export { Switchboard } from './switches/switchboard'
+export type { SwitchboardOptions, SwitchMode, SwitchState, SwitchTarget } from './switches/switchboard'
 export { httpGuard } from './integrations/http'
 export type { GuardedListener, NodeRequest, NodeResponse, RequestListener } from './integrations/http'
 export { http2StreamGuard } from './integrations/http2-stream'

@@ -9,7 +9,9 @@ const http = require('http')
  * schedule: [{ rate (req/s), seconds }]. Every `criticalEvery`-th request carries `x-priority: critical`. `path` is a
  * string, or a function of the request's index (varying keys, as the `npm start` demo sends).
  * Resolves with typed arrays, one entry per request: due (ms from start), latency (ms; Infinity if unanswered at
- * the deadline), status (0 for a connection error), critical (1/0).
+ * the deadline), status (0 for a connection error), critical (1/0). With `giveUpMs`, a client gives up on its
+ * request that long after it was due (status 0), and tells the server how long it will still wait in the header
+ * `x-request-timeout-ms`; one whose time ran out before a socket was free is never sent.
  */
 function runOpenLoop({
   port,
@@ -19,6 +21,7 @@ function runOpenLoop({
   criticalEvery = 10,
   maxSockets = 512,
   drainSeconds = 5,
+  giveUpMs = 0,
 }) {
   const dues = []
   let t = 0
@@ -68,6 +71,18 @@ function runOpenLoop({
         status[i] = 0
         if (++settled === total) finish()
       })
+      if (giveUpMs > 0) {
+        const giveUp = setTimeout(() => req.destroy(), start + due[i] + giveUpMs - performance.now())
+        req.on('close', () => clearTimeout(giveUp))
+        // Sent when the agent hands the request a socket (it may have waited for one), with the time left then.
+        req.on('socket', () => {
+          const left = Math.floor(start + due[i] + giveUpMs - performance.now())
+          if (left <= 0) return req.destroy()
+          req.setHeader('x-request-timeout-ms', String(left))
+          req.end()
+        })
+        return
+      }
       req.end()
     }
     const pump = setInterval(() => {

@@ -1,3 +1,4 @@
+import type { Switchboard } from '../switches/switchboard'
 import type { SharingOptions } from '../shared/sharing-options'
 import { checkOneOf, checkOptions, optionalNumber, refuseFields, renamedTo } from '../validate'
 import type { BreakerState } from './breaker'
@@ -8,6 +9,8 @@ export type CircuitStrategy = 'errorRatio' | 'slowCallRatio' | 'errorCount'
 
 /** What every strategy takes. */
 export interface CircuitCommonOptions extends SharingOptions {
+  /** Operators' switches: `breaker:<shared name>` forces this breaker open or closed (docs/guide/degrade.md). */
+  switches?: Switchboard
   /** Calls the window must hold before the breaker may open (default 20). */
   minimumCalls?: number
   /** Window length, ms (default 10 000). */

@@ -2,6 +2,7 @@ import { BreakerOpenError } from '../errors/breaker-open-error'
 import { type ExecuteOptions, type GuardedFunction, runGuarded, startError } from '../execution/run-guarded'
 import { type Event, EventSource } from '../events/event-source'
 import { SharedRegion } from '../shared/shared-region'
+import { forcedBreaker, resolveSwitches, type Switchboard } from '../switches/breaker-switch'
 import { type Clock, preciseNow } from '../signals/clock'
 import type { Breaker, BreakerState } from './breaker'
 import {
@@ -70,10 +71,12 @@ export class CircuitBreaker implements Breaker {
   private seenPhase: number
   private probeGen = -1
   private probesHeld = 0
+  private readonly switches: Switchboard | undefined
 
   constructor(options?: CircuitBreakerOptions) {
     const o = resolveCircuitOptions(options)
     this.shared = o.w.shared
+    this.switches = resolveSwitches((options as { switches?: unknown } | undefined)?.switches)
     this.strategy = o.strategy
     this.slowOnly = o.strategy === 'slowCallRatio'
     this.usesDuration = this.slowOnly
@@ -114,6 +117,10 @@ export class CircuitBreaker implements Breaker {
   tryAcquire(): boolean {
     // A plain load of one aligned Int32: the generation in the word means an equal word is the same closed period;
     // a call racing the trip that opens it may still be admitted, as it would be a moment earlier.
+    if (this.switches !== undefined) {
+      const forced = forcedBreaker(this.switches, this.shared)
+      if (forced !== undefined) return forced
+    }
     const word = this.i32[this.wordIndex]
     if (word === this.closedWord) return true
     const now = this.now()

@@ -6,6 +6,7 @@ import { checkOptions, optionalBoolean, optionalFunction, optionalNumber, refuse
 import type { Breaker } from './breaker'
 import { resolveWindowOptions, windowLayout } from './window-options'
 import { WindowTally } from './window-tally'
+import { forcedBreaker, resolveSwitches, type Switchboard } from '../switches/breaker-switch'
 
 export interface SreBreakerOptions extends SharingOptions {
   /** Expected success rate in (0, 1] (default 0.6): calls flow freely while calls < successes / success. */
@@ -24,6 +25,8 @@ export interface SreBreakerOptions extends SharingOptions {
   countRejections?: boolean
   /** Random source in [0, 1) (default Math.random). */
   random?: () => number
+  /** Operators' switches: `breaker:<shared name>` forces this breaker open or closed (docs/guide/degrade.md). */
+  switches?: Switchboard
 }
 
 export type SreBreakerState = 'closed' | 'open'
@@ -57,6 +60,7 @@ export class SreBreaker implements Breaker {
   private readonly region: SharedRegion
   private readonly tally: WindowTally
   private readonly settle = (ok: boolean): void => (ok ? this.recordSuccess() : this.recordFailure())
+  private readonly switches: Switchboard | undefined
 
   constructor(options?: SreBreakerOptions) {
     const o = checkOptions<SreBreakerOptions>(options, 'options')
@@ -66,6 +70,7 @@ export class SreBreaker implements Breaker {
     this.minimumCalls = optionalNumber('minimumCalls', o.minimumCalls, 100, { integer: true, min: 0, max: 1e12 })
     this.countRejections = optionalBoolean('countRejections', o.countRejections, true)
     this.random = optionalFunction<() => number>('random', o.random) ?? Math.random
+    this.switches = resolveSwitches(o.switches)
     const w = resolveWindowOptions(o, { window: 3000, buckets: 10 })
     this.shared = w.shared
     this.now = w.now
@@ -76,6 +81,10 @@ export class SreBreaker implements Breaker {
   }
 
   tryAcquire(): boolean {
+    if (this.switches !== undefined) {
+      const forced = forcedBreaker(this.switches, this.shared)
+      if (forced !== undefined) return forced
+    }
     const now = this.now()
     const tally = this.tally
     tally.sync(now)

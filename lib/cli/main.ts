@@ -3,12 +3,14 @@ import { SET_USAGE, setRule } from '../rules/set-command'
 import { removeStaleRegions } from '../shared/regions'
 import { parseTopArgs, TOP_USAGE } from '../top/top-args'
 import { runTop } from '../top/top-command'
+import { setSwitches, SWITCHES_USAGE } from '../switches/switch-command'
 
 const USAGE = `Usage: bulwark <command>
 
 Commands:
   top     live view of the limiters, breakers, rate limiters and hot keys shared on this host
-  set     change a shared component's live rule on every process of the host ('bulwark set --help')
+  set     change a shared component's live rule, or an operators' switchboard, on every process of the host
+          ('bulwark set --help')
   gc      remove the shared regions no live process uses (left behind by killed processes)
   help    this text ('bulwark top --help' for top's options)`
 
@@ -44,9 +46,11 @@ export async function main(argv: readonly string[]): Promise<number> {
 
 function set(args: readonly string[]): number {
   if (args.length === 0 || args.includes('--help') || args.includes('-h')) {
-    process.stdout.write(`${SET_USAGE}\n`)
+    process.stdout.write(`${SET_USAGE}\n\n${SWITCHES_USAGE}\n`)
     return args.length === 0 ? 2 : 0
   }
+  // Switches hold names, not numbers: a switchboard has its own parser, the same validation as configure().
+  if (args[0].startsWith('switches.')) return setSwitches(args, (text) => process.stdout.write(text))
   try {
     const { region, version, values } = setRule(args[0], args.slice(1))
     const fields = Object.entries(values).map(([field, value]) => `${field}=${value}`)

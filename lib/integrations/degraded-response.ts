@@ -2,7 +2,7 @@ import type { ServerResponse } from 'http'
 import type { Http2ServerResponse, ServerHttp2Stream } from 'http2'
 
 import { runWithDeadline } from './deadline-context'
-import { errorReason, type DegradedAnswer, type FallbackReason, refusalReason } from './fallback'
+import { errorReason, type DegradedAnswer, type FallbackReason } from './fallback'
 import type { InboundGuard } from './inbound-guard'
 import { JSON_TYPE, writeShed } from './shed-reply'
 
@@ -40,7 +40,7 @@ function writeAnswer(res: NodeResponse, answer: DegradedAnswer): void {
 
 /** Answers a refused request (Shed code): the fallback's answer, else the plain 503 or 429. */
 export function refuse<Req>(guard: InboundGuard<Req>, request: Req, res: NodeResponse, code: number): void {
-  const answer = guard.fallback === undefined ? undefined : guard.answer(request, refusalReason(code))
+  const answer = guard.fallback === undefined ? undefined : guard.answer(request, guard.reasonOf(code))
   if (answer) writeAnswer(res, answer)
   else writeShed(res, code, guard.retryAfter)
 }

@@ -1,5 +1,4 @@
 import { isBreakerOpenError } from '../errors/error-guards'
-import { Shed } from '../shed/shed'
 
 /**
  * Why a request gets a fallback answer instead of its handler's (docs/guide/degrade.md): the limiter shed it
@@ -27,11 +26,6 @@ export interface DegradedAnswer {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8'
-
-/** The fallback reason of a refusal: a rate limit is the client's, everything else is the server's load. */
-export function refusalReason(code: number): FallbackReason {
-  return code === Shed.rateLimit ? 'rate-limit' : 'overload'
-}
 
 /** The fallback reason of an error a handler threw (a BreakerOpenError, or a fetch TypeError caused by one). */
 export function errorReason(error: unknown): FallbackReason {

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'http'
 
 import { enterDeadline } from './deadline-context'
 import { DEGRADED, plainAnswer, responseGone } from './degraded-response'
-import { type DegradedAnswer, errorReason, type FallbackReason, refusalReason } from './fallback'
+import { type DegradedAnswer, errorReason, type FallbackReason } from './fallback'
 import { InboundGuard, type RequestAccess } from './inbound-guard'
 import type { InboundGuardOptions } from './inbound-options'
 import { responseReleaser } from './response-release'
@@ -128,7 +128,7 @@ export function fastifyGuard(
     }
     // Answering from the hook without calling next() ends the request here.
     if (guard.fallback !== undefined) {
-      const answer = guard.answer(request, refusalReason(token))
+      const answer = guard.answer(request, guard.reasonOf(token))
       if (answer) return void sendDegraded(reply, 'overload', answer)
     }
     const r = shedReply(token)

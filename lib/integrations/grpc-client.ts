@@ -8,6 +8,7 @@ import { checkOneOf, checkOptions } from '../validate'
 import type { Breaker } from '../breakers/breaker'
 import { type BreakerChoice, callStart, report, resolveBreakers } from './breaker-port'
 import { type BulkheadChoice, resolveBulkheads } from './bulkhead-port'
+import { remainingDeadlineMs } from './deadline-context'
 import { GrpcStatus, grpcModule, type GrpcModule } from './grpc-module'
 
 /**
@@ -87,6 +88,11 @@ export function grpcClientGuard<B extends Breaker = SreBreaker>(
     callOptions: { method_definition: { path: string } },
     nextCall: (options: unknown) => any,
   ): any => {
+    const remaining = remainingDeadlineMs()
+    if (remaining !== undefined && remaining <= 0) {
+      // The inbound caller has given up: the call never goes out.
+      return new grpc.InterceptingCall(deadlineCall(grpc, callOptions.method_definition.path))
+    }
     const key = per === 'method' ? callOptions.method_definition.path : target
     const breaker = group.get(key)
     if (!breaker.tryAcquire())
@@ -97,7 +103,7 @@ export function grpcClientGuard<B extends Breaker = SreBreaker>(
       return new grpc.InterceptingCall(rejectedCall(grpc, key, new BulkheadRejectedError(upstream)))
     }
     const start = callStart(breaker)
-    return new grpc.InterceptingCall(nextCall(callOptions), {
+    return new grpc.InterceptingCall(nextCall(withInboundDeadline(callOptions)), {
       start(metadata: unknown, _listener: unknown, next: (metadata: unknown, listener: object) => void) {
         next(metadata, {
           onReceiveStatus(status: { code: number }, forward: (status: unknown) => void) {
@@ -121,13 +127,34 @@ export function grpcClientGuard<B extends Breaker = SreBreaker>(
   })
 }
 
+/**
+ * The call's options with the inbound request's deadline when the caller runs inside one (a guard's
+ * `deadline: { propagate: true }`) and it is sooner than the call's own: grpc-js sends it on as grpc-timeout.
+ */
+function withInboundDeadline<T extends object>(callOptions: T & { deadline?: unknown }): T {
+  const remaining = remainingDeadlineMs()
+  if (remaining === undefined) return callOptions
+  const inbound = Date.now() + remaining
+  const own =
+    callOptions.deadline instanceof Date ? callOptions.deadline.getTime() : Number(callOptions.deadline ?? Infinity)
+  return own <= inbound ? callOptions : { ...callOptions, deadline: inbound }
+}
+
+/** A call whose inbound caller's deadline has passed: it ends with DEADLINE_EXCEEDED as soon as it starts. */
+function deadlineCall(grpc: GrpcModule, path: string): object {
+  return endedCall(grpc, path, GrpcStatus.DEADLINE_EXCEEDED, "the inbound request's deadline has passed (not sent)")
+}
+
 /** A call that never reaches the network: it ends with UNAVAILABLE, saying why, as soon as it starts. */
 function rejectedCall(grpc: GrpcModule, key: string, refusal: Error): object {
-  const details = refusal.message + ' (rejected locally)'
+  return endedCall(grpc, key, GrpcStatus.UNAVAILABLE, refusal.message + ' (rejected locally)')
+}
+
+function endedCall(grpc: GrpcModule, key: string, code: number, details: string): object {
   const noop = (): void => undefined
   return {
     start(_metadata: unknown, listener: { onReceiveStatus(status: object): void }) {
-      const status = { code: GrpcStatus.UNAVAILABLE, details, metadata: new grpc.Metadata() }
+      const status = { code, details, metadata: new grpc.Metadata() }
       process.nextTick(() => listener.onReceiveStatus(status)) // as a real call would: never inside start()
     },
     cancelWithStatus: noop,

@@ -119,7 +119,7 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
             const t = guard.tryAcquire(info)
             if (t < 0) {
               // The handler never sees the metadata, so it never starts.
-              const answer = guard.fallback === undefined ? undefined : guard.answer(info, reason(t))
+              const answer = guard.fallback === undefined ? undefined : guard.answer(info, guard.reasonOf(t))
               const status = answer ? toStatus(answer as unknown as GrpcStatusAnswer) : shedStatus(grpc, t, guard)
               return intercepting.sendStatus(status)
             }
@@ -158,8 +158,6 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
   }
   return Object.assign(interceptor, { guard })
 }
-
-const reason = (code: number): FallbackReason => (code === Shed.rateLimit ? 'rate-limit' : 'overload')
 
 function shedStatus(grpc: ReturnType<typeof grpcModule>, code: number, guard: InboundGuard<GrpcCallInfo>): object {
   const trailers = new grpc.Metadata()

@@ -4,7 +4,10 @@ import { BulkheadRejectedError } from '../errors/bulkhead-rejected-error'
 import type { RetryBudget } from '../resilience/retry-budget'
 import { fullJitterDelay } from '../resilience/backoff'
 import type { Breaker } from '../breakers/breaker'
+import { OverloadError } from '../errors/overload-error'
 import { callStart, report } from './breaker-port'
+import { remainingDeadlineMs } from './deadline-context'
+import { withHeader } from './request-headers'
 
 /** The next dispatch of an undici interceptor chain; the handler is one of the two handler APIs. */
 export type Dispatch = (options: any, handler: any) => boolean
@@ -17,6 +20,8 @@ export interface GuardPolicy {
   random: () => number
   budget: RetryBudget | undefined
   isFailure: (statusCode: number) => boolean
+  /** The header that passes the inbound request's remaining milliseconds on (undefined: none is sent). */
+  deadlineHeader: string | undefined
 }
 
 function retryLater(request: GuardedRequest): void {
@@ -49,6 +54,8 @@ export abstract class GuardedRequest {
   private slot = -1
   /** The current attempt was answered with a status that is not a failure: its time says how the origin is. */
   private answered = false
+  /** The inbound request's deadline (Date.now() ms) when the caller runs inside one (deadline.propagate), else NaN. */
+  private readonly deadline: number
 
   constructor(
     private readonly policy: GuardPolicy,
@@ -58,7 +65,10 @@ export abstract class GuardedRequest {
     private readonly name: string,
     private readonly replayable: boolean,
     private readonly bulkhead: AdaptiveBulkhead | undefined,
-  ) {}
+  ) {
+    const remaining = policy.deadlineHeader === undefined ? undefined : remainingDeadlineMs()
+    this.deadline = remaining === undefined ? NaN : Date.now() + remaining
+  }
 
   /** Gives the caller an error that ends the request. */
   protected abstract fail(error: unknown): void
@@ -71,6 +81,17 @@ export abstract class GuardedRequest {
    * BulkheadRejectedError if the origin's bulkhead is full (the origin is saturated).
    */
   run(): boolean {
+    const deadline = this.deadline
+    let options = this.options
+    if (deadline === deadline) {
+      const left = Math.floor(deadline - Date.now())
+      if (left <= 0) {
+        // The inbound caller has given up: no attempt goes out (and no breaker counts one).
+        this.fail(new OverloadError('deadline'))
+        return true
+      }
+      options = withHeader(options, this.policy.deadlineHeader as string, String(left))
+    }
     if (!this.breaker.tryAcquire()) {
       this.fail(new BreakerOpenError(this.breaker.shared ?? this.name))
       return true
@@ -88,7 +109,7 @@ export abstract class GuardedRequest {
     this.reported = false
     this.discarding = false
     try {
-      return this.dispatch(this.options, this)
+      return this.dispatch(options, this)
     } catch (error) {
       // The attempt never started (a dispatcher that does not speak the caller's handler API throws): its bulkhead
       // slot goes back, or every such request would leave one taken for good.
@@ -192,6 +213,8 @@ export abstract class GuardedRequest {
 
   private mayRetry(): boolean {
     const p = this.policy
+    // A retry after the inbound caller's deadline would be answered to nobody.
+    if (this.deadline === this.deadline && this.deadline <= Date.now()) return false
     return this.replayable && this.attempt + 1 < p.attempts && (p.budget === undefined || p.budget.tryAcquire())
   }
 

@@ -3,7 +3,7 @@ import { constants, type IncomingHttpHeaders, type ServerHttp2Stream } from 'htt
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { runWithDeadline } from './deadline-context'
 import { DEGRADED, discardLateStreamWrites, type Marked, plainAnswer } from './degraded-response'
-import { type DegradedAnswer, errorReason, type FallbackReason, refusalReason } from './fallback'
+import { type DegradedAnswer, errorReason, type FallbackReason } from './fallback'
 import { InboundGuard, type RequestAccess } from './inbound-guard'
 import type { InboundGuardOptions } from './inbound-options'
 import { streamReleaser } from './response-release'
@@ -113,7 +113,7 @@ export function http2StreamGuard(
     if (token < 0) {
       request.stream = stream
       request.headers = headers
-      const answer = guard.fallback === undefined ? undefined : guard.answer(request, refusalReason(token))
+      const answer = guard.fallback === undefined ? undefined : guard.answer(request, guard.reasonOf(token))
       request.stream = request.headers = undefined as never
       return answer ? respondAnswer(stream, head, answer) : respondShed(stream, head, token, guard.retryAfter)
     }

@@ -2,7 +2,10 @@ import type { BbrLimiter, BbrLimiterStats } from '../bbr/bbr-limiter'
 import { PRIORITY_NAMES, type PriorityName } from '../bbr/priority'
 import { type Event, EventSource } from '../events/event-source'
 import { Shed, shedReason, type ShedReason } from '../shed/shed'
+import { MODE } from '../switches/switch-layout'
+import type { Switchboard } from '../switches/switchboard'
 import { type ResolvedDegrade, timeoutFor } from './degrade-options'
+import { addressKey, classOf, deadlineReader, retrySeconds } from './inbound-helpers'
 import { checkFallbackResponse, type DegradedAnswer, type Fallback, type FallbackReason } from './fallback'
 import {
   type GlobalRateLimiter,
@@ -21,6 +24,8 @@ export interface ShedEvent {
 export interface InboundGuardStats {
   /** Requests answered 429 by the rate limit. */
   rateLimited: number
+  /** Requests refused by an operator's switch (Shed.forced), answered from the fallback when that switch says so. */
+  shedForced: number
   /** Requests refused at once because their deadline was shorter than the expected service time (Shed.deadline). */
   shedDeadline: number
   /** Admitted requests dropped before their handler ran because their client was already gone. */
@@ -52,45 +57,6 @@ const MODE_NONE = 0
 const MODE_KEYED = 1 // get(key).tryAcquire()
 const MODE_KEY_FUNCTION = 2 // tryAcquire(key)
 const MODE_GLOBAL = 3 // tryAcquire()
-const MAX_RETRY_AFTER = 86_400
-
-/** A header value (or a computed priority) to a class index; anything unknown is `fallback`. */
-function classOf(value: unknown, fallback: number): number {
-  switch (value) {
-    case 'critical':
-    case 0:
-      return 0
-    case 'high':
-    case 1:
-      return 1
-    case 'normal':
-    case 2:
-      return 2
-    case 'low':
-    case 3:
-      return 3
-    default:
-      return fallback
-  }
-}
-
-/** The rate-limit key of a request without a key function: its address, or 'unknown' (never a non-string). */
-function addressKey(address: unknown): string {
-  return typeof address === 'string' ? address : 'unknown'
-}
-
-/** A header of remaining milliseconds: a finite number >= 0, else NaN (ignored). */
-function remainingFromHeader(value: unknown): number {
-  if (typeof value !== 'string' || value === '') return NaN
-  const ms = Number(value)
-  return ms >= 0 && ms < Infinity ? ms : NaN
-}
-
-function retrySeconds(ms: number): number {
-  if (!(ms < MAX_RETRY_AFTER * 1000)) return MAX_RETRY_AFTER // also NaN and Infinity
-  const s = Math.ceil(ms / 1000)
-  return s < 1 ? 1 : s
-}
 
 /**
  * The decision every inbound adapter (node:http, Express, Fastify, Koa, gRPC) makes, in one place: the rate
@@ -113,6 +79,11 @@ export class InboundGuard<Req> {
   /** Whether the guard answers in place of a slow handler (a `timeout` is set). */
   readonly timesOut: boolean
   private readonly degrade: ResolvedDegrade<Req>
+  private readonly switches: Switchboard | undefined
+  private readonly routeOf: ((request: Req) => string) | undefined
+  /** The last Shed.forced came from a fallback switch (answered with reason 'forced'). */
+  private forcedFallback = false
+  private shedForcedCount = 0
   private readonly checkAnswer: (value: unknown) => unknown
   private readonly remainingOf: ((request: Req) => number) | undefined
   private shedDeadlineCount = 0
@@ -143,11 +114,13 @@ export class InboundGuard<Req> {
     this.overloadRetryAfter = o.retryAfter
     this.onShed = this.sheds.event
     this.degrade = o.degrade
+    this.switches = o.switches
+    this.routeOf = o.route
     this.checkAnswer = access.checkAnswer ?? checkFallbackResponse
     this.fallback = this.degrade.fallback
     this.timesOut = this.degrade.timeout !== 0
     this.propagatesDeadline = this.degrade.deadline?.propagate === true
-    this.remainingOf = this.deadlineReader(access)
+    this.remainingOf = deadlineReader(o.degrade.deadline, access)
     const rate = o.rateLimit
     this.rateLimiter = rate?.limiter
     this.keyOf = rate?.key
@@ -169,6 +142,15 @@ export class InboundGuard<Req> {
         : this.header !== undefined
           ? classOf(this.access.header(request, this.header), this.defaultPriority)
           : this.defaultPriority
+    const board = this.switches
+    if (board !== undefined) {
+      board.refresh() // one atomic load unless an operator changed a switch
+      if (board.hasTrafficSwitches && this.forced(board, request, p)) {
+        this.shedForcedCount++
+        this.retryAfter = this.overloadRetryAfter
+        return this.shed(Shed.forced, p)
+      }
+    }
     if (this.remainingOf !== undefined && this.pastDeadline(request)) {
       this.shedDeadlineCount++
       this.retryAfter = this.overloadRetryAfter
@@ -211,6 +193,12 @@ export class InboundGuard<Req> {
     }
   }
 
+  /** The fallback reason of a refusal: 'forced' for a fallback switch, 'rate-limit', else 'overload'. */
+  reasonOf(code: number): FallbackReason {
+    if (code === Shed.forced && this.forcedFallback) return 'forced'
+    return code === Shed.rateLimit ? 'rate-limit' : 'overload'
+  }
+
   /** Milliseconds `request`'s handler has to answer (0: no timeout). */
   timeoutOf(request: Req): number {
     return timeoutFor(this.degrade.timeout, request)
@@ -229,6 +217,7 @@ export class InboundGuard<Req> {
   stats(): InboundGuardStats {
     return {
       rateLimited: this.rateLimitedCount,
+      shedForced: this.shedForcedCount,
       shedDeadline: this.shedDeadlineCount,
       clientGone: this.clientGoneCount,
       timedOut: this.timedOutCount,
@@ -247,14 +236,13 @@ export class InboundGuard<Req> {
     this.close()
   }
 
-  /** The reader of a request's remaining milliseconds (NaN: none), or undefined when deadlines are off. */
-  private deadlineReader(access: RequestAccess<Req>): ((request: Req) => number) | undefined {
-    const d = this.degrade.deadline
-    if (d === undefined) return undefined
-    if (d.header === undefined) return access.remaining
-    const header = d.header
-    const trust = d.trust as (request: Req) => boolean
-    return (request) => (trust(request) === true ? remainingFromHeader(access.header(request, header)) : NaN)
+  /** Whether a switch on the request's class or route forces it off (its mode kept for reasonOf). */
+  private forced(board: Switchboard, request: Req, p: number): boolean {
+    let mode = board.priorityMode(p)
+    if (mode === 0 && this.routeOf !== undefined) mode = board.routeMode(this.routeOf(request))
+    if (mode === 0) return false
+    this.forcedFallback = mode === MODE.fallback
+    return true
   }
 
   /**

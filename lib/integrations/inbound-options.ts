@@ -2,6 +2,7 @@ import { BbrLimiter } from '../bbr/bbr-limiter'
 import type { BbrLimiterOptions } from '../bbr/bbr-options'
 import { Priority, type PriorityName } from '../bbr/priority'
 import { InvalidOptionError } from '../errors/invalid-option-error'
+import { Switchboard } from '../switches/switchboard'
 import { type DegradeOptions, type ResolvedDegrade, resolveDegradeOptions } from './degrade-options'
 import { checkOneOf, checkOptions, optionalFunction, optionalNumber } from '../validate'
 
@@ -43,6 +44,10 @@ export interface InboundGuardOptions<Req> extends DegradeOptions<Req> {
   defaultPriority?: PriorityName
   /** Seconds in the Retry-After header of a 503 (default 1). */
   retryAfter?: number
+  /** Operators' switches this guard obeys (docs/guide/degrade.md, "Manual switches"). */
+  switches?: Switchboard
+  /** The request's route, for route switches (read only while a route or class has a switch). */
+  route?: (request: Req) => string
 }
 
 export interface ResolvedInboundOptions<Req> {
@@ -54,6 +59,8 @@ export interface ResolvedInboundOptions<Req> {
   defaultPriority: number
   retryAfter: number
   degrade: ResolvedDegrade<Req>
+  switches: Switchboard | undefined
+  route: ((request: Req) => string) | undefined
 }
 
 function resolveLimiter(value: unknown): { limiter: BbrLimiter | undefined; owns: boolean } {
@@ -98,7 +105,21 @@ export function resolveInboundOptions<Req>(options: unknown, builtInDeadline = f
   const defaultPriority = Priority[checkOneOf('defaultPriority', o.defaultPriority ?? 'normal', names)]
   const retryAfter = optionalNumber('retryAfter', o.retryAfter, 1, { integer: true, min: 0, max: 86_400 })
   const degrade = resolveDegradeOptions<Req>(o, builtInDeadline)
+  if (o.switches !== undefined && !(o.switches instanceof Switchboard))
+    throw new InvalidOptionError('switches', o.switches, 'a Switchboard')
+  const route = optionalFunction<(request: Req) => string>('route', o.route)
   // Last, so that a bad option above never leaves a limiter (maybe a shared region) behind.
   const { limiter, owns } = resolveLimiter(o.limiter)
-  return { limiter, ownsLimiter: owns, rateLimit, priorityHeader, priority, defaultPriority, retryAfter, degrade }
+  return {
+    limiter,
+    ownsLimiter: owns,
+    rateLimit,
+    priorityHeader,
+    priority,
+    defaultPriority,
+    retryAfter,
+    degrade,
+    switches: o.switches,
+    route,
+  }
 }

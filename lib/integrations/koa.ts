@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'http'
 
 import { runWithDeadline } from './deadline-context'
 import { DEGRADED, type Marked, plainAnswer, responseGone } from './degraded-response'
-import { type DegradedAnswer, errorReason, type FallbackReason, refusalReason } from './fallback'
+import { type DegradedAnswer, errorReason, type FallbackReason } from './fallback'
 import { InboundGuard, type RequestAccess } from './inbound-guard'
 import type { InboundGuardOptions } from './inbound-options'
 import { responseReleaser } from './response-release'
@@ -95,7 +95,7 @@ export function koaGuard(options?: InboundGuardOptions<KoaContextLike>): KoaMidd
       }
       return plain ? next() : degradedNext(guard, ctx, next) // plain: the downstream promise as it is
     }
-    const answer = guard.fallback === undefined ? undefined : guard.answer(ctx, refusalReason(token))
+    const answer = guard.fallback === undefined ? undefined : guard.answer(ctx, guard.reasonOf(token))
     if (answer) return void setAnswer(ctx, answer)
     const r = shedReply(token)
     ctx.status = r.status

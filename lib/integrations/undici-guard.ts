@@ -26,6 +26,11 @@ export interface UndiciGuardOptions<B extends Breaker = SreBreaker> extends Brea
   retryMethods?: readonly string[]
   /** Random source in [0, 1) for the jitter (default Math.random). */
   random?: () => number
+  /**
+   * The header that tells the origin how many milliseconds the inbound caller will still wait, when the request
+   * is made inside a guard's `deadline: { propagate: true }` (default 'x-request-timeout-ms'; false: none).
+   */
+  deadlineHeader?: string | false
 }
 
 // Handlers are typed loosely so that the interceptor fits undici's own `compose` types, whatever their version.
@@ -62,6 +67,15 @@ function resolveMethods(value: unknown): Set<string> {
   return new Set(value.map((m: string) => m.toUpperCase()))
 }
 
+function resolveDeadlineHeader(value: unknown): string | undefined {
+  if (value === false) return undefined
+  if (value === undefined) return 'x-request-timeout-ms'
+  if (typeof value !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(value)) {
+    throw new InvalidOptionError('deadlineHeader', value, 'a header name, or false')
+  }
+  return value.toLowerCase()
+}
+
 function resolveBudget(value: unknown): RetryBudget | undefined {
   if (value === false) return undefined
   if (value === undefined) return new RetryBudget()
@@ -91,6 +105,7 @@ export function undiciGuard<B extends Breaker = SreBreaker>(options?: UndiciGuar
     random: optionalFunction<() => number>('random', o.random) ?? Math.random,
     budget: resolveBudget(o.budget),
     isFailure: optionalFunction<(statusCode: number) => boolean>('isFailure', o.isFailure) ?? serverError,
+    deadlineHeader: resolveDeadlineHeader(o.deadlineHeader),
   }
   const { group, owns } = resolveBreakers(o)
   const bulkheads = resolveBulkheads(o.bulkheads)

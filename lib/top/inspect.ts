@@ -6,6 +6,7 @@ import { inspectBbr } from './inspectors/bbr'
 import { inspectCircuit, inspectSre } from './inspectors/breakers'
 import { inspectHotKeys } from './inspectors/hot-keys'
 import { inspectSlidingWindow, inspectTokenBucket } from './inspectors/rate-limiters'
+import { inspectSwitches } from './inspectors/switches'
 import { RegionSnapshot } from './region-snapshot'
 import type { ComponentView, RegionReport } from './views'
 
@@ -19,6 +20,7 @@ const INSPECTORS = new Map<string, Inspector>([
   ['heavykeeper', inspectHotKeys],
   ['token-bucket', inspectTokenBucket],
   ['sliding-window', inspectSlidingWindow],
+  ['switches', inspectSwitches],
 ])
 
 export interface InspectOptions {

@@ -25,6 +25,7 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
     breakers: [] as string[][],
     limits: [] as string[][],
     keys: [] as string[][],
+    switches: [] as string[][],
     other: [] as string[][],
     rules: [] as string[][],
   }
@@ -102,6 +103,9 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
         `${count(v.available)} / ${count(v.limit)}`,
         `${count(v.used)} used in ${seconds(v.window)}`,
       ])
+    } else if (v.type === 'switches') {
+      for (const sw of v.switches)
+        rows.switches.push([r.name, sw.target, sw.mode, new Date(sw.since).toISOString().slice(0, 19) + 'Z'])
     } else {
       const top = v.keys.map((k) => `${k.key}${k.truncated ? '…' : ''} ${count(k.count)}`).join(' · ')
       rows.keys.push([r.name, members(r), rate(v.rates?.counted), count(v.total), top || '(none yet)'])
@@ -110,6 +114,13 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
   const interval = frame.interval > 0 ? ` · rates over ${frame.interval.toFixed(1)} s` : ''
   const lines = [
     `bulwark top · ${new Date(frame.time).toLocaleTimeString('en-GB')} · ${frame.regions.length} regions${interval}${options.interactive ? ' · q quits' : ''}`,
+    // First after the title: during an incident, what an operator forced is the first thing to see.
+    ...section(
+      'SWITCHES (set by operators; they stay until cleared)',
+      ['target', 'mode', 'since'],
+      rows.switches,
+      width,
+    ),
     ...section(
       'LIMITERS',
       [

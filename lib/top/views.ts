@@ -70,8 +70,14 @@ export interface SlidingWindowView {
   available: number
 }
 
+/** An operators' switchboard: its active switches (docs/guide/degrade.md, "Manual switches"). */
+export interface SwitchesView {
+  type: 'switches'
+  switches: Array<{ target: string; mode: 'open' | 'closed' | 'shed' | 'fallback'; since: number }>
+}
+
 export type ComponentView =
-  LimiterView | SreBreakerView | CircuitBreakerView | HotKeysView | TokenBucketView | SlidingWindowView
+  LimiterView | SreBreakerView | CircuitBreakerView | HotKeysView | TokenBucketView | SlidingWindowView | SwitchesView
 
 export interface MemberView {
   pid: number

@@ -2,7 +2,14 @@
 // these too): the same behaviour over node:http, node:http2, Express, Fastify and Koa.
 import { afterEach, expect, it, vi } from 'vitest'
 
-import { BreakerOpenError, HotKeyCache, KeyedLimiter, TokenBucket, type InboundGuardOptions } from '../../lib/index'
+import {
+  BreakerOpenError,
+  HotKeyCache,
+  KeyedLimiter,
+  Switchboard,
+  TokenBucket,
+  type InboundGuardOptions,
+} from '../../lib/index'
 import { waitFor } from '../helpers/wait-for'
 import type { AppHandler, ScenarioClient, StartServer, TestServer } from './inbound-scenarios'
 import { controlledLimiter } from './inbound-scenarios'
@@ -217,5 +224,31 @@ export function degradeScenarios(start: StartServer, client: ScenarioClient): vo
     expect((await get(port, { 'x-deadline-ms': 'soon', 'x-internal': 'yes' })).status).toBe(200) // ignored
     expect(calls).toBe(3)
     c.limiter.close()
+  })
+
+  it("an operator's switches: a class is shed (plain 503 'forced'), a route is answered from the fallback", async () => {
+    const board = new Switchboard()
+    const pathOf = (req: any): string => req.url ?? req.req?.url ?? req.raw?.url ?? req.headers?.[':path']
+    const reasons: string[] = []
+    const port = await open(
+      {
+        limiter: false,
+        switches: board,
+        route: (req) => pathOf(req).split('?')[0],
+        fallback: (_req, reason) => (reasons.push(reason), reason === 'forced' ? { body: 'degraded page' } : undefined),
+      },
+      async () => 'fresh',
+    )
+    expect((await get(port, {}, '/page')).body).toBe('fresh')
+    board.set('route:/page', 'fallback')
+    expect(await get(port, {}, '/page?x=1')).toMatchObject({ status: 200, body: 'degraded page' })
+    board.set('priority:normal', 'shed')
+    const shed = await get(port, {}, '/other')
+    expect(shed.status).toBe(503)
+    expect(JSON.parse(shed.body)).toEqual({ error: 'overloaded', reason: 'forced' })
+    expect(reasons).toEqual(['forced', 'overload'])
+    board.clearAll()
+    expect((await get(port, {}, '/page')).body).toBe('fresh')
+    board.close()
   })
 }

@@ -1,0 +1,58 @@
+// What the inbound guard computes from a request's parts: its class, its rate-limit key, its deadline.
+import type { ResolvedDeadline } from './degrade-options'
+import type { RequestAccess } from './inbound-guard'
+
+const MAX_RETRY_AFTER = 86_400
+
+/** A header value (or a computed priority) to a class index; anything unknown is `fallback`. */
+export function classOf(value: unknown, fallback: number): number {
+  switch (value) {
+    case 'critical':
+    case 0:
+      return 0
+    case 'high':
+    case 1:
+      return 1
+    case 'normal':
+    case 2:
+      return 2
+    case 'low':
+    case 3:
+      return 3
+    default:
+      return fallback
+  }
+}
+
+/** The rate-limit key of a request without a key function: its address, or 'unknown' (never a non-string). */
+export function addressKey(address: unknown): string {
+  return typeof address === 'string' ? address : 'unknown'
+}
+
+/** A header of remaining milliseconds: a finite number >= 0, else NaN (ignored). */
+function remainingFromHeader(value: unknown): number {
+  if (typeof value !== 'string' || value === '') return NaN
+  const ms = Number(value)
+  return ms >= 0 && ms < Infinity ? ms : NaN
+}
+
+export function retrySeconds(ms: number): number {
+  if (!(ms < MAX_RETRY_AFTER * 1000)) return MAX_RETRY_AFTER // also NaN and Infinity
+  const s = Math.ceil(ms / 1000)
+  return s < 1 ? 1 : s
+}
+
+/**
+ * The reader of a request's remaining milliseconds (NaN: none), or undefined when deadlines are off: the
+ * transport's own (gRPC), or the named header for requests `trust` accepts (docs/guide/degrade.md, "Deadlines").
+ */
+export function deadlineReader<Req>(
+  d: ResolvedDeadline<Req> | undefined,
+  access: RequestAccess<Req>,
+): ((request: Req) => number) | undefined {
+  if (d === undefined) return undefined
+  if (d.header === undefined) return access.remaining
+  const header = d.header
+  const trust = d.trust as (request: Req) => boolean
+  return (request) => (trust(request) === true ? remainingFromHeader(access.header(request, header)) : NaN)
+}
