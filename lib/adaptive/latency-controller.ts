@@ -90,6 +90,11 @@ export class LatencyController {
     return this.start + (step + 1) * this.stepMs
   }
 
+  /** Whether a probe is measuring the base (host-wide): the owner then measures every response time. */
+  get probing(): boolean {
+    return this.read('phase') === PHASE.probing
+  }
+
   stats(): LatencyStats {
     return latencyStats(this.f64, this.at)
   }

@@ -107,7 +107,9 @@ export class BbrLimiter {
   /** f64 index of the latency rule's `cap` cell (-1 without the rule: the load is then undefined, never > 0). */
   private readonly latencyCap: number
   private readonly tokens = new TokenTable()
-  private readonly sampleMask: number
+  /** One request in sampleMask + 1 has its response time measured (every one while the latency rule probes). */
+  private sampleMask: number
+  private readonly usualSampleMask: number
   private readonly forcedSampleEvery: number
   private sequence = 0
   /** When this instance last admitted or released a request (its clock): the queueing-delay rule asks. */
@@ -136,6 +138,7 @@ export class BbrLimiter {
     this.cooldown = o.cooldown
     this.shares = o.shares
     this.sampleMask = o.rtSampling - 1
+    this.usualSampleMask = this.sampleMask
     this.forcedSampleEvery = o.bucketMs / 2
 
     const signal = o.signal
@@ -217,7 +220,7 @@ export class BbrLimiter {
         }
       }
     }
-    if (now >= this.latencyStepAt) this.latencyStepAt = (this.latencyRule as LatencyController).step(now)
+    if (now >= this.latencyStepAt) this.latencyStep(now)
     const cap = this.f64[this.latencyCap] // 0 while the latency rule does not shed
     if (cap > 0 && this.exceeds(cap, p)) return this.shed(p, STAT.shedLatency, Shed.latency)
     return this.admit(p, now)
@@ -331,6 +334,16 @@ export class BbrLimiter {
     this.capacity.setFloor(values[2])
     this.f64[this.statsBase + STAT.minInFlight] = values[2]
     this.delayRule?.retune(values[3], values[4])
+  }
+
+  /**
+   * The latency rule's step, once every quarter bucket. While it probes, every response time is measured: a probe
+   * holds the upstream under its capacity until it has its samples, so the sooner it has them the less it costs.
+   */
+  private latencyStep(now: number): void {
+    const rule = this.latencyRule as LatencyController
+    this.latencyStepAt = rule.step(now)
+    this.sampleMask = rule.probing ? 0 : this.usualSampleMask
   }
 
   private shed(p: number, reason: number, result: number): number {

@@ -49,6 +49,15 @@ describe('BbrLimiter: the latency rule in front of an upstream that queues', () 
     expect(calm.perSecond.slice(1).every((s) => s.shed === 0)).toBe(true)
   })
 
+  it('measures every response time while it probes, so that a probe is short even when 1 in 8 is sampled', () => {
+    const { clock, limiter } = ioLimiter({ rtSampling: 8 })
+    const [, overload] = simulateUpstream(limiter, clock, [phase(0.5, 3), phase(3, 20)])
+    expect(limiter.stats().latency?.probes).toBeGreaterThanOrEqual(2)
+    const steady = after(overload, 2).completedPerSecond
+    for (const done of steady) expect(done).toBeGreaterThanOrEqual(0.9 * CAPACITY)
+    expect(steady.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(0.97 * CAPACITY * steady.length)
+  })
+
   it('at 10x still serves the upstream whole and bounds the queue', () => {
     const { clock, limiter } = ioLimiter()
     const [warm, overload] = simulateUpstream(limiter, clock, [phase(0.5, 2), phase(10, 10)])
