@@ -128,7 +128,8 @@ export class LatencyController {
     // upstream completes them, tell what a request admitted now will take, without that lag.
     const expected = Math.max(this.m.rate > 0 ? inFlight / this.m.rate : this.m.rt, this.m.stalledMs)
     this.set('sample', expected)
-    const tolerated = base * (1 + o.buffer) + MIN_TOLERANCE_MS
+    // A response waiting for our own loop is late with no queue at the upstream (docs/rules/latency.md).
+    const tolerated = base * (1 + o.buffer) + MIN_TOLERANCE_MS + o.loopDelay()
     const limit = this.gradient(epoch, expected, inFlight, tolerated)
     const inflated = expected > tolerated
     if (this.read('phase') === PHASE.idle) {

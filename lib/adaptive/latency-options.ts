@@ -1,4 +1,5 @@
-import { checkOptions, optionalNumber } from '../validate'
+import { eventLoopDelay } from '../signals/signals'
+import { checkOptions, optionalFunction, optionalNumber } from '../validate'
 
 /** How the adaptive concurrency rule learns its limit from latency (docs/rules/latency.md). */
 export interface LatencyOptions {
@@ -16,6 +17,12 @@ export interface LatencyOptions {
    * the gap doubles (up to 32 x) each time a measurement confirms the base, and returns to this after a change.
    */
   probeInterval: number
+  /**
+   * This thread's event-loop queueing delay, ms, added to the tolerated response time: a response that waits for
+   * our own loop is late without any queue at the upstream, and while the loop is late the requests in flight
+   * include answers waiting for it (default: the measured delay, eventLoopDelay(); 0 with an injected clock).
+   */
+  loopDelay: () => number
 }
 
 export const DEFAULT_LATENCY: Readonly<LatencyOptions> = {
@@ -23,11 +30,18 @@ export const DEFAULT_LATENCY: Readonly<LatencyOptions> = {
   minLimit: 3,
   maxLimit: 100_000,
   probeInterval: 1000,
+  loopDelay: eventLoopDelay,
 }
 
-/** Validates latency options; `field` prefixes the names in errors ('latency' inside BbrLimiter options). */
-export function resolveLatencyOptions(value: unknown, field: string): LatencyOptions {
+const noDelay = () => 0
+
+/**
+ * Validates latency options; `field` prefixes the names in errors ('latency' inside BbrLimiter options). With an
+ * injected clock (`clocked`), the loop's delay defaults to 0: the tests that inject one replay time by hand.
+ */
+export function resolveLatencyOptions(value: unknown, field: string, clocked = false): LatencyOptions {
   const o = checkOptions<LatencyOptions>(value, field)
+  const loopDelay = optionalFunction<() => number>(`${field}.loopDelay`, o.loopDelay)
   const minLimit = optionalNumber(`${field}.minLimit`, o.minLimit, DEFAULT_LATENCY.minLimit, { min: 1, max: 1e9 })
   return {
     buffer: optionalNumber(`${field}.buffer`, o.buffer, DEFAULT_LATENCY.buffer, { min: 0, max: 10 }),
@@ -40,5 +54,6 @@ export function resolveLatencyOptions(value: unknown, field: string): LatencyOpt
       min: 1,
       max: 3_600_000,
     }),
+    loopDelay: loopDelay ?? (clocked ? noDelay : DEFAULT_LATENCY.loopDelay),
   }
 }

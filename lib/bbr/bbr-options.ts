@@ -159,7 +159,7 @@ export function resolveBbrOptions(options: unknown): ResolvedBbrOptions {
     minInFlight,
     signal: resolveSignal(o.signal),
     queueDelay: resolveQueueDelay(o.queueDelay),
-    latency: o.latency === false ? false : resolveLatencyOptions(o.latency, 'latency'),
+    latency: o.latency === false ? false : resolveLatencyOptions(o.latency, 'latency', o.now !== undefined),
     shares: resolveShares(o.priorities),
     shared,
     maxMembers,

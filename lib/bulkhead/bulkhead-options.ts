@@ -33,7 +33,7 @@ export function resolveBulkheadOptions(options: unknown): ResolvedBulkheadOption
   if (window % buckets !== 0) throw new InvalidOptionError('window', window, `a multiple of buckets (${buckets})`)
   const { shared, lanes, now } = resolveSharing(o)
   return {
-    latency: resolveLatencyOptions(o.latency, 'latency'),
+    latency: resolveLatencyOptions(o.latency, 'latency', now !== undefined),
     window,
     buckets,
     shares: resolveShares(o.priorities),

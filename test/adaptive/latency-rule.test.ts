@@ -58,6 +58,27 @@ describe('BbrLimiter: the latency rule in front of an upstream that queues', () 
     expect(steady.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(0.97 * CAPACITY * steady.length)
   })
 
+  it("tolerates its own event loop's delay on top of the base: a late loop is no queue at the upstream", () => {
+    // The loop 30 ms late: a request whose answer waits for it takes 30 ms more, and the requests in flight hold
+    // answers waiting for it, with no queue at the upstream. A burst that queues about 30 ms at the upstream
+    // (1.2x for 150 ms) is then within what is tolerated; at 3x the limit keeps room for the answers that wait.
+    const burst = [phase(0.5, 3), phase(1.2, 0.15), phase(0.5, 2)]
+    const late = ioLimiter({ latency: { loopDelay: () => 30 } })
+    const punctual = ioLimiter()
+    const shedIn = (runs: ReturnType<typeof simulateUpstream>) => runs.reduce((sum, r) => sum + r.shed, 0)
+    expect(shedIn(simulateUpstream(late.limiter, late.clock, burst))).toBe(0)
+    expect(shedIn(simulateUpstream(punctual.limiter, punctual.clock, burst))).toBeGreaterThan(0)
+    const overload = [phase(0.5, 3), phase(3, 5)]
+    const lateRun = ioLimiter({ latency: { loopDelay: () => 30 } })
+    const punctualRun = ioLimiter()
+    const [, lateOverload] = simulateUpstream(lateRun.limiter, lateRun.clock, overload)
+    simulateUpstream(punctualRun.limiter, punctualRun.clock, overload)
+    const limit = (l: BbrLimiter) => l.stats().latency?.limit ?? 0
+    // What the upstream completes in 30 ms (400/s x 30 ms = 12) more, give or take the square-root headroom.
+    expect(limit(lateRun.limiter) - limit(punctualRun.limiter)).toBeGreaterThan(8)
+    expect(after(lateOverload, 2).maxInFlight).toBeLessThanOrEqual(5 * C) // still bounded
+  })
+
   it('at 10x still serves the upstream whole and bounds the queue', () => {
     const { clock, limiter } = ioLimiter()
     const [warm, overload] = simulateUpstream(limiter, clock, [phase(0.5, 2), phase(10, 10)])
