@@ -1,5 +1,5 @@
 // A small SVG line chart: goodput and admitted p99 against offered load, one line per contender.
-const COLORS = ['#888888', '#d08c1f', '#3b7dd8', '#1a9850', '#a02c9a']
+const COLORS = ['#888888', '#d08c1f', '#3b7dd8', '#1a9850', '#a02c9a', '#d73027', '#4d4d4d']
 
 function panel({ x0, y0, w, h, title, yLabel, xs, series, yMax, log }) {
   const px = (i) => x0 + (i / (xs.length - 1)) * w

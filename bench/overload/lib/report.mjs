@@ -1,6 +1,7 @@
 // What every overload scenario writes: markdown tables (printed and saved), a goals table, JSON, and charts, all
 // under bench/results/ so that `npm run readme` can embed them.
 import * as fs from 'fs'
+import * as os from 'os'
 import * as path from 'path'
 import { fileURLToPath } from 'url'
 import { machine } from '../../harness.mjs'
@@ -40,7 +41,10 @@ export function writeResults(name, lines, data, charts = {}) {
   console.log(`wrote bench/results/${name}.{md,json${Object.keys(charts).length ? ',svg' : ''}}`)
 }
 
-/** "Machine: ..., load average L when the scenario began": the numbers of a busy machine are noisy. */
-export function machineLine(loadAtStart) {
-  return `Machine: ${machine()}, load average ${loadAtStart.toFixed(1)} when the scenario began (2 cores)`
+/**
+ * "Machine: ..., load average L when the scenario began and M when it ended": the numbers of a busy machine are
+ * noisy (the load average counts runnable processes; over 2 on these 2 cores, others wait for a core).
+ */
+export function machineLine(loadAtStart, loadAtEnd = os.loadavg()[0]) {
+  return `Machine: ${machine()}, load average ${loadAtStart.toFixed(1)} when the scenario began and ${loadAtEnd.toFixed(1)} when it ended (2 cores)`
 }

@@ -3,17 +3,19 @@
 // driven at 0.5x to 10x of the upstream's capacity, one fresh pair of servers per run (3 s at 0.5x to warm up, then
 // STEP_SECONDS at the load, the first 2 s of which are the transition), for each contender: no protection,
 // overload-protection (event-loop-delay shedding), bulwark's httpGuard with the latency rule off (what bulwark did
-// before it), and httpGuard with its defaults (LOADS and MODES select some). Writes
+// before it), Netflix concurrency-limits' Gradient2 and Vegas (servers/netflix-limits.cjs), and httpGuard with its
+// defaults (LOADS and MODES select some). Writes
 // bench/results/overload-upstream.{md,json,svg}.
 import { createRequire } from 'module'
 import * as os from 'os'
 import { machine } from '../../harness.mjs'
 import { overloadChart } from '../lib/chart.mjs'
 import { getJson, startServer, stopServer } from '../lib/processes.mjs'
+import { watchUpstream } from '../lib/upstream-account.mjs'
 import { fmt, goalsTable, machineLine, table, writeResults } from '../lib/report.mjs'
 
 const require = createRequire(import.meta.url)
-const { runClosedLoop, summarize } = require('../../lib/open-loop.cjs')
+const { summarize } = require('../../lib/open-loop.cjs')
 const { runLeanLoad } = require('../../lib/lean-load.cjs')
 
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 8)
@@ -28,12 +30,14 @@ const ALL_CONTENDERS = [
   ['none', 'none'],
   ['overload-protection', 'overload-protection'],
   ['bulwark, latency rule off', 'bulwark-no-latency'],
+  ['Netflix Gradient2 (defaults)', 'gradient2'],
+  ['Netflix Vegas (defaults)', 'vegas'],
   ['bulwark httpGuard (defaults)', 'bulwark'],
 ]
 // MODES=bulwark (a comma-separated list of modes) runs some contenders only.
 const MODES = process.env.MODES?.split(',')
 const CONTENDERS = ALL_CONTENDERS.filter(([, mode]) => MODES === undefined || MODES.includes(mode))
-const BULWARK = ALL_CONTENDERS[3][0]
+const BULWARK = ALL_CONTENDERS.find(([, mode]) => mode === 'bulwark')[0]
 
 /** One upstream and one gateway in front of it (MODE, OUTBOUND: see servers/gateway.cjs). */
 export async function startPair(gatewayEnv, upstreamEnv = {}) {
@@ -46,30 +50,21 @@ export async function startPair(gatewayEnv, upstreamEnv = {}) {
   return { upstream, gateway, stop: () => Promise.all([stopServer(gateway.child), stopServer(upstream.child)]) }
 }
 
-/** What the upstream serves at most: a closed loop of twice its concurrency, straight to it. */
-async function measureCapacity() {
-  const upstream = await startServer('upstream.cjs', {
-    CONCURRENCY: String(CONCURRENCY),
-    SERVICE_MS: String(SERVICE_MS),
-  })
-  await runClosedLoop({ port: upstream.port, concurrency: 2 * CONCURRENCY, seconds: 1 })
-  const capacity = await runClosedLoop({ port: upstream.port, concurrency: 2 * CONCURRENCY, seconds: 4 })
-  await stopServer(upstream.child)
-  return capacity
-}
-
 async function runOne(contender, mode, load) {
   const pair = await startPair({ MODE: mode })
   const schedule = [
     { rate: 0.5 * NOMINAL, seconds: WARM_SECONDS },
     { rate: load * NOMINAL, seconds: STEP_SECONDS },
   ]
+  const from = (WARM_SECONDS + SETTLE_SECONDS) * 1000
+  const to = (WARM_SECONDS + STEP_SECONDS) * 1000
+  const account = watchUpstream(pair.upstream.port, from, to)
   const run = await runLeanLoad({ port: pair.gateway.port, schedule, criticalEvery: 10, drainSeconds: 3 })
   const stats = await getJson(pair.gateway.port, '/__stats')
   const upstream = await getJson(pair.upstream.port, '/__stats')
+  const inRun = await account.result()
   await pair.stop()
-  const from = (WARM_SECONDS + SETTLE_SECONDS) * 1000
-  const s = summarize(run, from, (WARM_SECONDS + STEP_SECONDS) * 1000, SLO_MS)
+  const s = summarize(run, from, to, SLO_MS)
   const limiter = stats.inbound
   return {
     contender,
@@ -79,15 +74,16 @@ async function runOne(contender, mode, load) {
     capped: run.generator.capped,
     sentPerSecond: run.generator.sentPerSecond.slice(WARM_SECONDS).reduce((a, b) => a + b, 0) / STEP_SECONDS,
     upstreamMaxQueued: upstream.maxQueued,
+    upstream: inRun,
     shedBy:
-      limiter === undefined
+      limiter?.shedLatency === undefined
         ? undefined
         : {
             latency: limiter.shedLatency,
             inFlight: limiter.shedInFlight,
             queueDelay: limiter.shedQueueDelay,
           },
-    latencyRule: limiter?.latency,
+    latencyRule: limiter?.latency ?? limiter, // bulwark's latency rule, or a Netflix limit
   }
 }
 
@@ -99,24 +95,22 @@ function shedByText(r) {
 
 export async function run() {
   const loadAtStart = os.loadavg()[0]
-  console.log(`Machine: ${machine()}`)
-  const capacity = await measureCapacity()
-  console.log(
-    `Upstream: ${CONCURRENCY} at a time, ${SERVICE_MS} ms each (${NOMINAL} req/s nominal); measured ${capacity.toFixed(0)} req/s`,
-  )
+  console.log(`Machine: ${machine()}, load average ${loadAtStart.toFixed(1)}`)
   const rows = []
   for (const [name, mode] of CONTENDERS) {
     for (const load of LOADS) {
       process.stdout.write(`${name} at ${load}x... `)
       const r = await runOne(name, mode, load)
       rows.push(r)
-      console.log(`goodput ${fmt(r.goodput)}/s, p99 ${fmt(r.p99, 0, 'timeout')} ms, shed ${fmt(100 * r.shedRate, 1)} %`)
+      console.log(
+        `goodput ${fmt(r.goodput)}/s (upstream capacity ${fmt(r.upstream.capacity)}/s), p99 ${fmt(r.p99, 0, 'timeout')} ms, shed ${fmt(100 * r.shedRate, 1)} %, load average ${os.loadavg()[0].toFixed(1)}`,
+      )
     }
   }
   const lines = [
     '### Overload, I/O-bound: a gateway in front of an upstream that queues',
     '',
-    `${machineLine(loadAtStart)}. The upstream serves ${CONCURRENCY} requests at a time, ${SERVICE_MS} ms each, and queues the rest (${NOMINAL} req/s nominal, ${capacity.toFixed(0)} req/s measured); the gateway is a node:http proxy (keep-alive agent) on one process. Loads are multiples of the nominal capacity; each run warms up for ${WARM_SECONDS} s at 0.5x, then holds the load for ${STEP_SECONDS} s, of which the last ${STEP_SECONDS - SETTLE_SECONDS} s are measured. Goodput: answered 200 within ${SLO_MS} ms. Shed by: the rule that shed (latency / CPU in-flight / queueing delay). The lean open-loop generator runs on the same 2 cores.`,
+    `${machineLine(loadAtStart)}. The upstream serves ${CONCURRENCY} requests at a time, ${SERVICE_MS} ms each, and queues the rest (${NOMINAL} req/s nominal); the gateway is a node:http proxy (keep-alive agent) on one process. Loads are multiples of the nominal capacity; each run warms up for ${WARM_SECONDS} s at 0.5x, then holds the load for ${STEP_SECONDS} s, of which the last ${STEP_SECONDS - SETTLE_SECONDS} s are measured. Goodput: answered 200 within ${SLO_MS} ms. Upstream capacity: what the upstream served per second of busy slot-time in the measured window, times its slots (below ${NOMINAL} when the machine is busy and its timers fire late), with its slots' busy share. Shed by: the rule that shed (latency / CPU in-flight / queueing delay). The lean open-loop generator runs on the same 2 cores.`,
     '',
     ...table(
       [
@@ -124,7 +118,9 @@ export async function run() {
         'load',
         'offered/s',
         'goodput/s',
+        'upstream capacity/s (busy %)',
         'goodput % of capacity',
+        'goodput % of nominal',
         'p50 ms',
         'p99 ms (not shed)',
         'shed %',
@@ -137,7 +133,9 @@ export async function run() {
         `${r.load}x`,
         fmt(r.sentPerSecond),
         fmt(r.goodput),
-        fmt((100 * r.goodput) / capacity),
+        `${fmt(r.upstream.capacity)} (${fmt(100 * r.upstream.utilization)})`,
+        fmt((100 * r.goodput) / r.upstream.capacity),
+        fmt((100 * r.goodput) / NOMINAL),
         fmt(r.p50, 0, 'timeout'),
         fmt(r.p99, 0, 'timeout'),
         fmt(100 * r.shedRate, 1),
@@ -163,17 +161,11 @@ export async function run() {
     const r = bulwark(load)
     if (r !== undefined) goals.push(check(r))
   }
-  at(3, (r) => [
-    '3x: goodput >= 90 % of capacity',
-    r.goodput >= 0.9 * capacity,
-    `${fmt((100 * r.goodput) / capacity)} %`,
-  ])
+  const ofCapacity = (r) =>
+    `${fmt((100 * r.goodput) / r.upstream.capacity)} % (${fmt(r.goodput)} of ${fmt(r.upstream.capacity)}/s; ${fmt((100 * r.goodput) / NOMINAL)} % of nominal)`
+  at(3, (r) => ['3x: goodput >= 90 % of capacity', r.goodput >= 0.9 * r.upstream.capacity, ofCapacity(r)])
   at(3, (r) => ['3x: admitted p99 <= 150 ms', r.p99 <= 150, `${fmt(r.p99, 0, 'timeout')} ms`])
-  at(10, (r) => [
-    '10x: goodput >= 85 % of capacity',
-    r.goodput >= 0.85 * capacity,
-    `${fmt((100 * r.goodput) / capacity)} %`,
-  ])
+  at(10, (r) => ['10x: goodput >= 85 % of capacity', r.goodput >= 0.85 * r.upstream.capacity, ofCapacity(r)])
   const mine = rows.filter((r) => r.contender === BULWARK)
   const unanswered = mine.reduce((sum, r) => sum + r.unanswered, 0)
   goals.push(['nothing times out (every load)', unanswered === 0, `${unanswered} unanswered`])
@@ -187,7 +179,7 @@ export async function run() {
   writeResults(
     'overload-upstream',
     lines,
-    { capacity, nominal: NOMINAL, concurrency: CONCURRENCY, serviceMs: SERVICE_MS, rows },
+    { loadAtStart, nominal: NOMINAL, concurrency: CONCURRENCY, serviceMs: SERVICE_MS, rows },
     // The x axis is in multiples of the nominal capacity, so the dashed line is drawn there too.
     { '': overloadChart(rows, { capacity: NOMINAL, capacityKind: 'nominal', machine: machine() }) },
   )

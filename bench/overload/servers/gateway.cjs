@@ -1,7 +1,8 @@
 // A gateway in front of one or more upstreams: a node:http server that forwards GET <route>/... to the upstream of
 // that route (UPSTREAMS, a JSON map of route prefix to port) and relays the answer, 502 on an upstream error.
 // MODE picks the inbound protection: none | bulwark (httpGuard(forward, {}), the defaults) | bulwark-no-latency
-// (the same with the latency rule off: what bulwark did before it) | overload-protection.
+// (the same with the latency rule off: what bulwark did before it) | overload-protection | gradient2 | vegas
+// (Netflix concurrency-limits' algorithms, see netflix-limits.cjs).
 // OUTBOUND picks the client: http (a keep-alive node:http Agent) | undici (an undici Agent) | undici-guard (an
 // undici Agent composed with undiciGuard(), the defaults). GET /__stats tells what the protection saw.
 // Prints its port once it listens.
@@ -86,6 +87,16 @@ let inboundStats = () => undefined
 if (MODE === 'bulwark' || MODE === 'bulwark-no-latency') {
   handler = httpGuard(forward, MODE === 'bulwark' ? {} : { limiter: { latency: false } })
   inboundStats = () => handler.guard.stats().limiter
+} else if (MODE === 'gradient2' || MODE === 'vegas') {
+  const { netflixLimiter } = require('./netflix-limits.cjs')
+  const limiter = netflixLimiter(MODE)
+  handler = (req, res) => {
+    const start = limiter.tryAcquire()
+    if (start < 0) return fail(res, 503, '{"error":"overloaded"}')
+    res.on('close', () => limiter.release(start, res.writableFinished && res.statusCode < 500))
+    forward(req, res)
+  }
+  inboundStats = limiter.stats
 } else if (MODE === 'overload-protection') {
   const protect = require('overload-protection')('http', { production: true, logging: false, clientRetrySecs: 1 })
   handler = (req, res) => {
