@@ -129,7 +129,8 @@ export class LatencyController {
     const expected = Math.max(this.m.rate > 0 ? inFlight / this.m.rate : this.m.rt, this.m.stalledMs)
     this.set('sample', expected)
     // A response waiting for our own loop is late with no queue at the upstream (docs/rules/latency.md).
-    const tolerated = base * (1 + o.buffer) + MIN_TOLERANCE_MS + o.loopDelay()
+    const loopDelay = o.loopDelay()
+    const tolerated = base * (1 + o.buffer) + MIN_TOLERANCE_MS + (loopDelay > 0 ? loopDelay : 0)
     const limit = this.gradient(epoch, expected, inFlight, tolerated)
     const inflated = expected > tolerated
     if (this.read('phase') === PHASE.idle) {
