@@ -14,8 +14,9 @@ export interface TopKItem<K> {
   key: K
   count: number
   /**
-   * Set on a key that another member of a shared HeavyKeeper published and that was longer than
-   * `HeavyKeeper.publishedKeyBytes`: `key` is then its first bytes, not the whole key.
+   * Set on a key longer than `HeavyKeeper.publishedKeyBytes` bytes: HeavyKeeper keeps such a key as its first
+   * bytes plus a hash of the whole (memory per key stays bounded), and `key` is those first bytes, cut at a whole
+   * character for a string (docs/rules/heavykeeper.md, "Long keys").
    */
   truncated?: true
 }
@@ -46,10 +47,11 @@ const closedAdd: AddFn = () => 0
  * (a compare-and-swap per bucket), and `list()` on any of them returns the host's top-k: each member keeps the
  * heap of the keys it saw, ranked by the host-wide counts, and publishes it for the others.
  *
- * Keys come back from `list()` and `onExpelled` in the form they were first added in (string or bytes).
+ * Keys come back from `list()` and `onExpelled` in the form they were first added in (string or bytes); a key longer
+ * than `publishedKeyBytes` comes back as its first bytes, marked `truncated`.
  */
 export class HeavyKeeper<K extends string | Uint8Array = string> {
-  /** Keys up to this many bytes are published whole to the other members of a shared HeavyKeeper. */
+  /** Keys up to this many bytes are kept (and listed) whole; longer ones as their first bytes plus a hash. */
   static readonly publishedKeyBytes: number = sizes.inlineKey
   readonly k: number
   readonly width: number

@@ -227,6 +227,7 @@ class HeavyKeeperWrap : public Napi::ObjectWrap<HeavyKeeperWrap> {
       Napi::Object item = Napi::Object::New(env);
       item.Set("key", KeyValue(env, taken[i].key, taken[i].binary));
       item.Set("count", Napi::Number::New(env, static_cast<double>(taken[i].count)));
+      if (taken[i].truncated) item.Set("truncated", Napi::Boolean::New(env, true));
       out.Set(static_cast<uint32_t>(i), item);
     }
     return out;

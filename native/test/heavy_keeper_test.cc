@@ -138,7 +138,7 @@ void TestHeapChurn() {
     } else if (!heap.full() || count > heap.min().count) {
       ExpelledKey ex;
       bool expelled;
-      heap.Insert(reinterpret_cast<const uint8_t*>(key.data()), key.size(), hash, count, false, &ex, &expelled);
+      heap.Insert(reinterpret_cast<const uint8_t*>(key.data()), key.size(), hash, count, false, false, &ex, &expelled);
       if (expelled) CHECK(shadow.erase(ex.key) == 1);
       shadow[key] = count;
     }

@@ -114,14 +114,17 @@ describe('HeavyKeeper: reference behaviour (docs/rules/heavykeeper.md)', () => {
     expect(hk.count(big.subarray(2, 2 + Buffer.byteLength('naïve')))).toBe(5)
   })
 
-  it('keeps keys of any length whole (longer than the stack buffer the binding reads into)', () => {
+  it('counts keys of any length by their whole bytes (longer than the stack buffer the binding reads into)', () => {
     const hk = new HeavyKeeper({ k: 3, width: 1024, seed: 1 })
     const long = 'ü'.repeat(1000) + 'end'
     hk.add(long, 4)
     hk.add(long.slice(0, -1), 2)
+    expect(hk.count(long)).toBe(4)
+    expect(hk.count(long.slice(0, -1))).toBe(2)
+    // Listed as their first 96 bytes (docs/rules/heavykeeper.md, "Long keys").
     expect(hk.list()).toEqual([
-      { key: long, count: 4 },
-      { key: long.slice(0, -1), count: 2 },
+      { key: 'ü'.repeat(48), count: 4, truncated: true },
+      { key: 'ü'.repeat(48), count: 2, truncated: true },
     ])
   })
 

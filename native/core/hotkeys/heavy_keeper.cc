@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "core/hotkeys/heavy_keeper_layout.h"
+#include "core/hotkeys/key_identity.h"
 #include "core/util/murmur3.h"
 
 namespace bulwark {
@@ -109,7 +110,8 @@ int HeavyKeeper::Add(const uint8_t* key, size_t length, uint32_t incr, bool bina
   }
   lanes_.AddTotal(incr);
 
-  int32_t slot = heap_.Find(key, length, fingerprint);
+  const BoundedKey kept(key, length);  // a long key is kept (and looked up) as its bounded identity
+  int32_t slot = heap_.Find(kept.data(), kept.length(), fingerprint);
   if (slot >= 0) {
     // Ours: a key already in the heap stays there and its count never goes down (the reference overwrites it
     // with the sketch's count, which collisions may have lowered, and reports it absent when that is below the
@@ -123,7 +125,8 @@ int HeavyKeeper::Add(const uint8_t* key, size_t length, uint32_t incr, bool bina
   if (heap_.full() && maxCount <= heap_.min().count) return Pending();
   ExpelledKey expelled;
   bool didExpel = false;
-  slot = heap_.Insert(key, length, fingerprint, maxCount, binary, &expelled, &didExpel);
+  slot =
+      heap_.Insert(kept.data(), kept.length(), fingerprint, maxCount, binary, kept.truncated(), &expelled, &didExpel);
   if (didExpel) Expel(std::move(expelled));
   if (config_.shared) {
     lanes_.PublishKey(slot, heap_.entry(slot));
@@ -142,7 +145,8 @@ uint64_t HeavyKeeper::Count(const uint8_t* key, size_t length) {
     uint64_t word = __atomic_load_n(Bucket(row, hashes[row]), __ATOMIC_RELAXED);
     if (static_cast<uint32_t>(word >> 32) == fingerprint) best = std::max<uint64_t>(best, static_cast<uint32_t>(word));
   }
-  int32_t slot = heap_.Find(key, length, fingerprint);
+  const BoundedKey kept(key, length);
+  int32_t slot = heap_.Find(kept.data(), kept.length(), fingerprint);
   if (slot >= 0) best = std::max(best, heap_.entry(slot).count);
   return best;
 }
@@ -195,21 +199,24 @@ void HeavyKeeper::CatchUp() {
 }
 
 void HeavyKeeper::Expel(ExpelledKey&& key) {
-  if (collect_) expelled_.push_back(std::move(key));
+  if (!collect_) return;
+  if (key.truncated) key.key = ShownPrefix(key.key, key.binary);
+  expelled_.push_back(std::move(key));
 }
 
 std::vector<ListedKey> HeavyKeeper::List(uint32_t lanes) {
   CatchUp();
   std::vector<ListedKey> items;
-  for (int32_t slot : heap_.Sorted()) {
+  const std::vector<int32_t> sorted = heap_.Sorted();
+  for (int32_t slot : sorted) {
     const TopKEntry& e = heap_.entry(slot);
-    items.push_back(ListedKey{e.key, e.count, e.binary, false});
+    items.push_back(ListedKey{e.truncated ? ShownPrefix(e.key, e.binary) : e.key, e.count, e.binary, e.truncated});
   }
   if (!config_.shared) return items;
 
   // Merge the other members' published heaps: one entry per key, with the highest count any member saw.
   std::unordered_map<std::string, size_t> byIdentity;
-  for (size_t i = 0; i < items.size(); i++) byIdentity.emplace(HeavyKeeperLanes::Identity(items[i].key), i);
+  for (size_t i = 0; i < sorted.size(); i++) byIdentity.emplace(heap_.entry(sorted[i]).key, i);
   std::vector<PublishedKey> published;
   lanes_.ReadOthers(std::min(lanes, config_.laneCapacity), Generation(), &published);
   for (PublishedKey& p : published) {

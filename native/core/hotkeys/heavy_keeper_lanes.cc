@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "core/hotkeys/heavy_keeper_layout.h"
-#include "core/util/murmur3.h"
+#include "core/hotkeys/key_identity.h"
 
 namespace bulwark {
 
@@ -93,22 +93,14 @@ uint64_t HeavyKeeperLanes::Total(uint32_t lanes, uint32_t generation) const {
   return sum;
 }
 
-std::string HeavyKeeperLanes::Identity(const std::string& key) {
-  if (key.size() <= hl::kInlineKey) return key;
-  const uint8_t* bytes = reinterpret_cast<const uint8_t*>(key.data());
-  uint32_t parts[3] = {Murmur3X86_32(bytes, key.size(), 0x9747b28cu), Murmur3X86_32(bytes, key.size(), 0x5bd1e995u),
-                       static_cast<uint32_t>(key.size())};
-  std::string id(key.data(), hl::kPrefixBytes);
-  id.append(reinterpret_cast<const char*>(parts), sizeof parts);  // longer than any key published whole
-  return id;
-}
-
 void HeavyKeeperLanes::PublishKey(int32_t slot, const TopKEntry& entry) {
   uint8_t* p = Slot(member_, slot);
-  std::string id = Identity(entry.key);
-  uint32_t flags = (entry.binary ? hl::kFlagBinary : 0) | (id.size() > hl::kInlineKey ? hl::kFlagTruncated : 0);
+  // The heap already holds a long key as its identity: publish that, under the whole key's length.
+  const std::string& id = entry.key;
+  uint32_t flags = (entry.binary ? hl::kFlagBinary : 0) | (entry.truncated ? hl::kFlagTruncated : 0);
+  const uint32_t length = entry.truncated ? IdentityLength(id) : static_cast<uint32_t>(id.size());
   uint32_t s = BeginWrite(p + hl::kSlotSeqOffset);
-  Store<uint32_t>(p + hl::kSlotLengthOffset, static_cast<uint32_t>(entry.key.size()));
+  Store<uint32_t>(p + hl::kSlotLengthOffset, length);
   Store<uint32_t>(p + hl::kSlotFlagsOffset, flags);
   Store<uint64_t>(p + hl::kSlotCountOffset, entry.count);
   std::memcpy(p + hl::kSlotKeyOffset, id.data(), id.size() > hl::kInlineKey ? hl::kInlineKey : id.size());
@@ -150,7 +142,8 @@ bool HeavyKeeperLanes::ReadSlot(const uint8_t* p, uint32_t shift, PublishedKey* 
     out->count = count;
     out->binary = (flags & hl::kFlagBinary) != 0;
     out->truncated = truncated;
-    out->shown.assign(chars, truncated ? hl::kPrefixBytes : stored);
+    out->shown.assign(chars, stored);
+    if (truncated) out->shown = ShownPrefix(out->shown, out->binary);
     out->identity.assign(chars, stored);
     if (truncated) out->identity.append(reinterpret_cast<const char*>(&length), sizeof length);
     return true;

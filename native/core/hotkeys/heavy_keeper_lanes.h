@@ -43,9 +43,6 @@ class HeavyKeeperLanes {
   // Keys published by the other live members, counts halved up to `generation`, zero counts left out.
   void ReadOthers(uint32_t lanes, uint32_t generation, std::vector<PublishedKey>* out) const;
 
-  // The form a key is published (and merged) under.
-  static std::string Identity(const std::string& key);
-
  private:
   uint8_t* Lane(uint32_t member) const { return lanes_ + size_t(member) * laneStride_; }
   uint8_t* Slot(uint32_t member, int32_t slot) const;

@@ -9,7 +9,8 @@
 // Lane header: u32 seq (odd while the owner rewrites total and seen), u32 generation seen, u64 total of the
 // member's increments, u32 slots in use.
 // Slot: u32 seq (odd while the key is rewritten), u32 key length, u64 count, u32 flags, then the key: whole up to
-// kInlineKey bytes; a longer key is published as its first kPrefixBytes and an 8-byte hash of the whole key.
+// kInlineKey bytes; a longer key (kept in the heap as its identity, key_identity.h) is published as its first
+// kPrefixBytes and an 8-byte hash of the whole key, the slot's length being the whole key's.
 #pragma once
 #include <cstddef>
 #include <cstdint>

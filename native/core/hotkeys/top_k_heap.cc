@@ -45,7 +45,7 @@ bool TopKHeap::Raise(int32_t slot, uint64_t count) {
   return true;
 }
 
-int32_t TopKHeap::Insert(const uint8_t* key, size_t length, uint32_t hash, uint64_t count, bool binary,
+int32_t TopKHeap::Insert(const uint8_t* key, size_t length, uint32_t hash, uint64_t count, bool binary, bool truncated,
                          ExpelledKey* expelled, bool* didExpel) {
   *didExpel = false;
   int32_t slot;
@@ -56,6 +56,7 @@ int32_t TopKHeap::Insert(const uint8_t* key, size_t length, uint32_t hash, uint6
     expelled->key.swap(old.key);
     expelled->count = old.count;
     expelled->binary = old.binary;
+    expelled->truncated = old.truncated;
     *didExpel = true;
   } else if (!freeSlots_.empty()) {
     slot = freeSlots_.back();
@@ -69,6 +70,7 @@ int32_t TopKHeap::Insert(const uint8_t* key, size_t length, uint32_t hash, uint6
   e.hash = hash;
   e.count = count;
   e.binary = binary;
+  e.truncated = truncated;
   IndexInsert(slot);
   if (*didExpel) {
     SiftDown(0);  // the slot already sits at the root
@@ -92,7 +94,7 @@ void TopKHeap::Halve(uint32_t shift, std::vector<ExpelledKey>* removed, std::vec
       kept.push_back(slot);
       continue;
     }
-    removed->push_back(ExpelledKey{std::move(e.key), e.count, e.binary});
+    removed->push_back(ExpelledKey{std::move(e.key), e.count, e.binary, e.truncated});
     e.key.clear();
     IndexErase(slot);  // the index compares keys by hash first, so erase before forgetting the hash
     e.count = 0;

@@ -12,11 +12,12 @@
 namespace bulwark {
 
 struct TopKEntry {
-  std::string key;    // the key's bytes (UTF-8 for string keys)
+  std::string key;    // the key's bytes (UTF-8 for string keys), or its identity when long (key_identity.h)
   uint32_t hash = 0;  // murmur3 seed 0: the fingerprint, also the index hash
   uint64_t count = 0;
-  bool binary = false;   // first added as a Uint8Array (listed back as bytes)
-  int32_t heapPos = -1;  // -1: slot free
+  bool binary = false;     // first added as a Uint8Array (listed back as bytes)
+  bool truncated = false;  // `key` is a long key's identity
+  int32_t heapPos = -1;    // -1: slot free
 };
 
 // A key that left the heap, with the count it had.
@@ -24,6 +25,7 @@ struct ExpelledKey {
   std::string key;
   uint64_t count;
   bool binary;
+  bool truncated;
 };
 
 class TopKHeap {
@@ -43,8 +45,8 @@ class TopKHeap {
   // Raises a slot's count to `count` if that is higher; returns whether it changed.
   bool Raise(int32_t slot, uint64_t count);
   // Inserts a key that is not in the heap. When full, the minimum is moved into *expelled and its slot reused.
-  int32_t Insert(const uint8_t* key, size_t length, uint32_t hash, uint64_t count, bool binary, ExpelledKey* expelled,
-                 bool* didExpel);
+  int32_t Insert(const uint8_t* key, size_t length, uint32_t hash, uint64_t count, bool binary, bool truncated,
+                 ExpelledKey* expelled, bool* didExpel);
   // Shifts every count right by `shift` bits; keys left at 0 are removed (appended to *removed with the count
   // they had) and their slots appended to *freedSlots. Restores heap order afterwards.
   void Halve(uint32_t shift, std::vector<ExpelledKey>* removed, std::vector<int32_t>* freedSlots);
