@@ -2,7 +2,8 @@ import { overLimit } from '../adaptive/in-flight-rule'
 import { LatencyController } from '../adaptive/latency-controller'
 import type { LatencyStats } from '../adaptive/latency-stats'
 import { OverloadError } from '../errors/overload-error'
-import { type ExecuteOptions, type GuardedFunction, runGuarded, startError } from '../execution/run-guarded'
+import { type ExecuteOptions, type GuardedFunction, outcome, runGuarded, startError } from '../execution/run-guarded'
+import { TokenOutcomes } from '../execution/token-outcomes'
 import { LaneCounter } from '../shared/lane-counter'
 import type { LanePlacement } from '../shared/region-layout'
 import { RollingWindow } from '../shared/rolling-window'
@@ -26,10 +27,14 @@ import { CapacityEstimator } from './capacity-estimator'
 import { Priority, priorityIndex, type PriorityName } from './priority'
 import type { QueueDelayController } from './queue-delay-controller'
 import { queueRule } from './queue-rule'
+import { RtSampler } from './rt-sampler'
 import { INVALID, NOT_SAMPLED, TokenTable } from './token-table'
 
 /** Seconds an OverloadError from execute() asks the caller to wait: the limiter cannot know when capacity returns. */
 const EXECUTE_RETRY_AFTER = 1
+
+/** decide()'s verdict for an admitted request. */
+const ADMIT = 0
 
 const MODE_MAX = 0
 const MODE_CPU = 1
@@ -107,15 +112,15 @@ export class BbrLimiter {
   /** f64 index of the latency rule's `cap` cell (-1 without the rule: the load is then undefined, never > 0). */
   private readonly latencyCap: number
   private readonly tokens = new TokenTable()
-  /** One request in sampleMask + 1 has its response time measured (every one while the latency rule probes). */
-  private sampleMask: number
-  private readonly usualSampleMask: number
-  private readonly forcedSampleEvery: number
-  private sequence = 0
+  private readonly sampler: RtSampler
   /** When this instance last admitted or released a request (its clock): the queueing-delay rule asks. */
   private lastActiveAt = -Infinity
-  private nextForcedSample = -Infinity
-  private readonly settle = (_ok: boolean, token: number): void => this.release(token)
+  /** Outcomes of execute() calls: sampled ones hold a token (for their start), the others share `untracked`. */
+  private readonly outcomes = new TokenOutcomes(this.tokens, (_ok, token) => this.release(token))
+  private readonly untracked = outcome({
+    recordSuccess: () => this.finish(NOT_SAMPLED, true),
+    recordFailure: () => this.finish(NOT_SAMPLED, true),
+  })
 
   constructor(options?: BbrLimiterOptions) {
     const o = resolveBbrOptions(options)
@@ -137,9 +142,7 @@ export class BbrLimiter {
     this.threshold = o.cpuThreshold
     this.cooldown = o.cooldown
     this.shares = o.shares
-    this.sampleMask = o.rtSampling - 1
-    this.usualSampleMask = this.sampleMask
-    this.forcedSampleEvery = o.bucketMs / 2
+    this.sampler = new RtSampler(o.rtSampling, o.rtSamplingAuto, o.bucketMs, this.preciseClock)
 
     const signal = o.signal
     if (typeof signal === 'function') {
@@ -197,6 +200,12 @@ export class BbrLimiter {
     const rules = this.rules
     if (rules.i32[rules.index] !== rules.seen) rules.refresh()
     const now = this.now()
+    const shed = this.decide(p, now)
+    return shed < 0 ? shed : this.admit(p, now)
+  }
+
+  /** Every rule's verdict on one request of class `p`: ADMIT, or the Shed code (the shed is counted). */
+  private decide(p: number, now: number): number {
     const delayRule = this.delayRule
     if (delayRule !== undefined) {
       delayRule.update(now)
@@ -223,7 +232,7 @@ export class BbrLimiter {
     if (now >= this.latencyStepAt) this.latencyStep(now)
     const cap = this.f64[this.latencyCap] // 0 while the latency rule does not shed
     if (cap > 0 && this.exceeds(cap, p)) return this.shed(p, STAT.shedLatency, Shed.latency)
-    return this.admit(p, now)
+    return ADMIT
   }
 
   /**
@@ -238,6 +247,11 @@ export class BbrLimiter {
       this.f64[this.statsBase + STAT.invalidReleases] += 1
       return
     }
+    this.finish(start, measured)
+  }
+
+  /** What release() does once the request is known to be admitted and not yet released. */
+  private finish(start: number, measured: boolean): void {
     this.f64[this.ownInFlight] -= 1
     const now = this.now()
     this.lastActiveAt = now
@@ -255,12 +269,25 @@ export class BbrLimiter {
   execute<T>(fn: GuardedFunction<T>, options?: PriorityExecuteOptions): Promise<T> {
     const error = startError(fn, options)
     if (error !== undefined) return Promise.reject(error)
-    const token = this.tryAcquire(options?.priority)
-    if (token < 0) {
-      const reason = shedReason(token) as ShedReason
-      return Promise.reject(new OverloadError(reason, EXECUTE_RETRY_AFTER))
+    const priority = options?.priority
+    const p = priority === undefined ? Priority.normal : priorityIndex(priority)
+    const now = this.now()
+    const shed = this.decide(p, now)
+    if (shed < 0) return Promise.reject(new OverloadError(shedReason(shed) as ShedReason, EXECUTE_RETRY_AFTER))
+    // The call's own outcome releases it, exactly once: no token is needed to guard that, except to carry the
+    // start of a sampled call.
+    const start = this.sampler.start(now, NOT_SAMPLED)
+    if (start === NOT_SAMPLED) {
+      this.count(p, now)
+      return runGuarded(fn, options?.signal, this.untracked)
     }
-    return runGuarded(fn, options?.signal, this.settle, token)
+    const token = this.tokens.acquire(start)
+    if (token < 0) {
+      this.shed(p, STAT.shedInFlight, Shed.inFlight)
+      return Promise.reject(new OverloadError('in-flight', EXECUTE_RETRY_AFTER))
+    }
+    this.count(p, now)
+    return runGuarded(fn, options?.signal, this.outcomes.of(token))
   }
 
   /**
@@ -313,18 +340,17 @@ export class BbrLimiter {
   }
 
   private admit(p: number, now: number): number {
-    let start = NOT_SAMPLED
-    if ((++this.sequence & this.sampleMask) === 0 || now >= this.nextForcedSample) {
-      // Low traffic still gets response times: at least two samples per bucket from each member.
-      this.nextForcedSample = now + this.forcedSampleEvery
-      start = this.preciseClock()
-    }
-    const token = this.tokens.acquire(start)
+    const token = this.tokens.acquire(this.sampler.start(now, NOT_SAMPLED))
     if (token < 0) return this.shed(p, STAT.shedInFlight, Shed.inFlight)
+    this.count(p, now)
+    return token
+  }
+
+  /** Counts an admitted request of class `p` in flight. */
+  private count(p: number, now: number): void {
     this.f64[this.ownInFlight] += 1
     this.f64[this.statsBase + STAT.admitted + p] += 1
     this.lastActiveAt = now
-    return token
   }
 
   /** Obeys a live rule (values in BBR_RULE_FIELDS order, validated). */
@@ -343,7 +369,7 @@ export class BbrLimiter {
   private latencyStep(now: number): void {
     const rule = this.latencyRule as LatencyController
     this.latencyStepAt = rule.step(now)
-    this.sampleMask = rule.probing ? 0 : this.usualSampleMask
+    this.sampler.timeAll(rule.probing)
   }
 
   private shed(p: number, reason: number, result: number): number {

@@ -38,7 +38,11 @@ export interface BbrLimiterOptions extends SharingOptions {
   latency?: Partial<LatencyOptions> | false
   /** Share of maxInFlight each priority class may fill (defaults: critical 1.2, high 1.1, normal 1, low 0.8). */
   priorities?: Partial<Record<PriorityName, number>>
-  /** Measure the response time of one request in this many (power of two; default 8, or 1 with `now`). */
+  /**
+   * Measure the response time of one request in this many (a power of two). Default: as few as still give about
+   * 64 response times per bucket at the current traffic (every request when quiet, at most one in 1024); 1 with
+   * `now`.
+   */
   rtSampling?: number
 }
 
@@ -56,6 +60,8 @@ export interface ResolvedBbrOptions {
   shared: string | undefined
   maxMembers: number
   rtSampling: number
+  /** rtSampling was not given and the clock is the limiter's own: the sampling follows the traffic. */
+  rtSamplingAuto: boolean
   now: (() => number) | undefined
 }
 
@@ -164,6 +170,7 @@ export function resolveBbrOptions(options: unknown): ResolvedBbrOptions {
     shared,
     maxMembers,
     rtSampling,
+    rtSamplingAuto: o.rtSampling === undefined && now === undefined,
     now,
   }
 }

@@ -11,6 +11,9 @@ export class CapacityEstimator {
   minRt = 1
   maxInFlight = 0
   private cachedEpoch = -1
+  // The times the cached epoch covers: inside them, limit() is two comparisons.
+  private cachedFrom = Infinity
+  private cachedUntil = -Infinity
   private readonly passes: RollingWindow
   private readonly rts: RollingWindow
   private readonly bucketsPerSecond: number
@@ -27,14 +30,25 @@ export class CapacityEstimator {
   /** Takes a new floor (a live rule changed it), in force from the next call. */
   setFloor(minInFlight: number): void {
     this.minInFlight = minInFlight
-    this.cachedEpoch = -1
+    this.invalidate()
   }
 
   /** maxInFlight at `now` (never below minInFlight). */
   limit(now: number): number {
+    if (now < this.cachedUntil && now >= this.cachedFrom) return this.maxInFlight
     const epoch = this.passes.epochAt(now)
     if (epoch !== this.cachedEpoch) this.recompute(epoch)
+    const cacheable = this.passes.cacheable(epoch, now)
+    this.cachedFrom = cacheable ? this.passes.epochStart(epoch) : Infinity
+    this.cachedUntil = cacheable ? this.passes.epochStart(epoch) + this.passes.bucketMs : -Infinity
     return this.maxInFlight
+  }
+
+  /** Forgets the cached estimate: whatever changes it between bucket boundaries (a new floor) calls this. */
+  private invalidate(): void {
+    this.cachedEpoch = -1
+    this.cachedFrom = Infinity
+    this.cachedUntil = -Infinity
   }
 
   /** The estimate without the floor (what the reference computes). */

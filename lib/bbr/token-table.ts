@@ -2,26 +2,31 @@
  * Admitted requests of one limiter instance, as tokens that carry a generation: releasing a token twice, releasing
  * a shed token or a made-up number is recognised and ignored instead of corrupting the in-flight count.
  * A token is `generation * SLOTS + slot`. Storage grows by doubling (the only allocation, amortised) up to SLOTS.
+ *
+ * Each slot is two doubles, its generation and its request's start: the generation is odd while the slot is out
+ * (a token always carries an odd one) and moves on at every acquire and release, so one comparison tells a live
+ * token from any stale or invented one. Two arrays in all, for the hot path's few memory accesses.
  */
 const SLOTS = 1 << 20
+/** Exact (a power of two): token * PER_SLOTS splits a token without a floating-point modulo, which V8 calls out for. */
+const PER_SLOTS = 1 / SLOTS
+/** Generations wrap here (even), which keeps every token below 2^52. */
+const GENERATIONS = 2 ** 32
 const INITIAL = 1024
 
 export const NOT_SAMPLED = -1
 export const INVALID = -2
 
 export class TokenTable {
-  private starts: Float64Array
-  private generations: Uint32Array
-  private busy: Uint8Array
+  /** Per slot: generation at 2 * slot, start at 2 * slot + 1. */
+  private cells: Float64Array
   private free: Int32Array
   private freeCount: number
   private capacity: number
 
   /** `initial` slots to begin with (a power of two; components kept per key start small). */
   constructor(initial = INITIAL) {
-    this.starts = new Float64Array(initial)
-    this.generations = new Uint32Array(initial)
-    this.busy = new Uint8Array(initial)
+    this.cells = new Float64Array(initial * 2)
     this.free = new Int32Array(initial)
     this.freeCount = initial
     this.capacity = initial
@@ -32,22 +37,35 @@ export class TokenTable {
   acquire(start: number): number {
     if (this.freeCount === 0 && !this.grow()) return -1
     const slot = this.free[--this.freeCount]
-    this.busy[slot] = 1
-    this.starts[slot] = start
-    return this.generations[slot] * SLOTS + slot
+    const generation = this.cells[2 * slot] + 1
+    this.cells[2 * slot] = generation
+    this.cells[2 * slot + 1] = start
+    return generation * SLOTS + slot
   }
 
   /** The start recorded for `token` (NOT_SAMPLED if none), or INVALID if the token is not outstanding. */
   release(token: number): number {
     // typeof first: comparing a Symbol throws, and a BigInt passes the range test but not the arithmetic below.
     if (typeof token !== 'number' || !(token >= 0) || token > Number.MAX_SAFE_INTEGER) return INVALID
-    const slot = token % SLOTS
-    if ((slot | 0) !== slot || slot >= this.capacity || this.busy[slot] === 0) return INVALID
-    if ((token - slot) / SLOTS !== this.generations[slot]) return INVALID
-    this.busy[slot] = 0
-    this.generations[slot] = this.generations[slot] + 1 // wraps at 2^32 by the Uint32Array store
+    const generation = Math.floor(token * PER_SLOTS)
+    const slot = token - generation * SLOTS // a fraction when the token is one: refused below
+    if ((slot | 0) !== slot || slot >= this.capacity) return INVALID
+    // Equal and odd: the slot is out under this very token (a free slot's generation is even).
+    if (this.cells[2 * slot] !== generation || (generation & 1) === 0) return INVALID
+    const next = generation + 1
+    this.cells[2 * slot] = next < GENERATIONS ? next : 0
     this.free[this.freeCount++] = slot
-    return this.starts[slot]
+    return this.cells[2 * slot + 1]
+  }
+
+  /** The slot of a token this table handed out. */
+  slotOf(token: number): number {
+    return token - Math.floor(token * PER_SLOTS) * SLOTS
+  }
+
+  /** The token slot `slot` holds now (valid while it is outstanding). */
+  tokenAt(slot: number): number {
+    return this.cells[2 * slot] * SLOTS + slot
   }
 
   /** Outstanding tokens of this instance. */
@@ -58,18 +76,12 @@ export class TokenTable {
   private grow(): boolean {
     if (this.capacity >= SLOTS) return false
     const next = this.capacity * 2
-    const starts = new Float64Array(next)
-    starts.set(this.starts)
-    const generations = new Uint32Array(next)
-    generations.set(this.generations)
-    const busy = new Uint8Array(next)
-    busy.set(this.busy)
+    const cells = new Float64Array(next * 2)
+    cells.set(this.cells)
     const free = new Int32Array(next)
     for (let i = 0; i < next - this.capacity; i++) free[i] = next - 1 - i
     this.freeCount = next - this.capacity
-    this.starts = starts
-    this.generations = generations
-    this.busy = busy
+    this.cells = cells
     this.free = free
     this.capacity = next
     return true

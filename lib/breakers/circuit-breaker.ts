@@ -1,5 +1,12 @@
 import { BreakerOpenError } from '../errors/breaker-open-error'
-import { type ExecuteOptions, type GuardedFunction, runGuarded, startError } from '../execution/run-guarded'
+import {
+  type ExecuteOptions,
+  type GuardedFunction,
+  type Outcome,
+  outcome,
+  runGuarded,
+  startError,
+} from '../execution/run-guarded'
 import { type Event, EventSource } from '../events/event-source'
 import { SharedRegion } from '../shared/shared-region'
 import { forcedBreaker, resolveSwitches, type Switchboard } from '../switches/breaker-switch'
@@ -57,7 +64,8 @@ export class CircuitBreaker implements Breaker {
   private readonly halfOpenCalls: number
   private readonly probeTimeout: number
   private readonly now: Clock
-  private readonly settleCall: (ok: boolean, start: number) => void
+  /** The outcome of an execute() call whose duration does not matter (every strategy but 'slowCallRatio'). */
+  private readonly untimed: Outcome
   private readonly region: SharedRegion
   private readonly tally: WindowTally
   private readonly cell: BreakerStateCell
@@ -89,11 +97,7 @@ export class CircuitBreaker implements Breaker {
     this.probeTimeout = o.probeTimeout
     this.now = o.w.now
     this.onStateChange = this.changes.event
-    this.settleCall = (ok, start) => {
-      const duration = this.slowOnly ? preciseNow() - start : 0
-      if (ok) this.recordSuccess(duration)
-      else this.recordFailure(duration)
-    }
+    this.untimed = outcome(this)
     // Members must agree on the permit count, or "exactly halfOpenCalls probes" would not hold.
     const { layout, placement } = windowLayout('circuit', o.w, `half=${o.halfOpenCalls}`)
     const statePlacement = placeBreakerState(layout)
@@ -150,7 +154,7 @@ export class CircuitBreaker implements Breaker {
     const error = startError(fn, options)
     if (error !== undefined) return Promise.reject(error)
     if (!this.tryAcquire()) return Promise.reject(new BreakerOpenError(this.shared, this.retryAfterMs() / 1000))
-    return runGuarded(fn, options?.signal, this.settleCall, this.slowOnly ? preciseNow() : 0)
+    return runGuarded(fn, options?.signal, this.slowOnly ? this.timed(preciseNow()) : this.untimed)
   }
 
   /**
@@ -196,6 +200,14 @@ export class CircuitBreaker implements Breaker {
 
   [Symbol.dispose](): void {
     this.close()
+  }
+
+  /** The outcome of a call started at `start`, reported with its duration. */
+  private timed(start: number): Outcome {
+    return outcome({
+      recordSuccess: () => this.recordSuccess(preciseNow() - start),
+      recordFailure: () => this.recordFailure(preciseNow() - start),
+    })
   }
 
   /** Whether a reported duration is slow; a duration that is not a number is not (comparing a Symbol would throw). */

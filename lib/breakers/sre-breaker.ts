@@ -1,5 +1,5 @@
 import { BreakerOpenError } from '../errors/breaker-open-error'
-import { type ExecuteOptions, type GuardedFunction, runGuarded, startError } from '../execution/run-guarded'
+import { type ExecuteOptions, type GuardedFunction, outcome, runGuarded, startError } from '../execution/run-guarded'
 import { SharedRegion } from '../shared/shared-region'
 import type { SharingOptions } from '../shared/sharing-options'
 import { checkOptions, optionalBoolean, optionalFunction, optionalNumber, refuseFields, renamedTo } from '../validate'
@@ -59,7 +59,7 @@ export class SreBreaker implements Breaker {
   private readonly random: () => number
   private readonly region: SharedRegion
   private readonly tally: WindowTally
-  private readonly settle = (ok: boolean): void => (ok ? this.recordSuccess() : this.recordFailure())
+  private readonly outcome = outcome(this)
   private readonly switches: Switchboard | undefined
 
   constructor(options?: SreBreakerOptions) {
@@ -111,7 +111,7 @@ export class SreBreaker implements Breaker {
     const error = startError(fn, options)
     if (error !== undefined) return Promise.reject(error)
     if (!this.tryAcquire()) return Promise.reject(new BreakerOpenError(this.shared))
-    return runGuarded(fn, options?.signal, this.settle, 0)
+    return runGuarded(fn, options?.signal, this.outcome)
   }
 
   /** 'open' while the window holds enough calls and too few accepts (calls are then rejected at random). */

@@ -5,6 +5,7 @@ import { PRIORITY_NAMES, Priority, priorityIndex, type PriorityName } from '../b
 import { INVALID, TokenTable } from '../bbr/token-table'
 import { BulkheadRejectedError } from '../errors/bulkhead-rejected-error'
 import { runGuarded, startError, type GuardedFunction } from '../execution/run-guarded'
+import { TokenOutcomes } from '../execution/token-outcomes'
 import type { PriorityExecuteOptions } from '../bbr/bbr-limiter'
 import { Shed } from '../shed/shed'
 import { LaneCounter } from '../shared/lane-counter'
@@ -59,7 +60,7 @@ export class AdaptiveBulkhead {
   private readonly controller: LatencyController
   private readonly tokens = new TokenTable(INITIAL_TOKENS)
   // A call that rejected says nothing about the upstream's latency (it may have failed without an answer).
-  private readonly settle = (ok: boolean, token: number): void => this.release(token, ok)
+  private readonly outcomes = new TokenOutcomes(this.tokens, (ok, token) => this.release(token, ok))
   private stepAt = -Infinity
   private readonly capIndex: number
 
@@ -133,7 +134,7 @@ export class AdaptiveBulkhead {
     if (error !== undefined) return Promise.reject(error)
     const token = this.tryAcquire(options?.priority)
     if (token < 0) return Promise.reject(new BulkheadRejectedError(this.shared ?? 'the upstream'))
-    return runGuarded(fn, options?.signal, this.settle, token)
+    return runGuarded(fn, options?.signal, this.outcomes.of(token))
   }
 
   /** Calls in flight, host-wide when shared. */

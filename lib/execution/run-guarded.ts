@@ -28,37 +28,63 @@ export function startError(fn: unknown, options: ExecuteOptions | undefined): Er
 }
 
 /**
- * Runs `fn(signal)` and reports how it ended to `settle(ok, arg)`. A plain (non-thenable) result is reported at
- * once and costs no extra microtask; a thrown error or a rejected promise reports a failure and is passed on
- * unchanged. `arg` is the caller's (a start time, a token) so that no closure is made per call.
+ * How one guarded call ended, as the two reactions a promise takes: `passed` returns the value, `failed` rethrows
+ * the error, each after reporting the outcome to its component. Components make them once (per instance, or per
+ * token slot) so that `execute` allocates no closure per call.
  */
-export function runGuarded<T>(
-  fn: GuardedFunction<T>,
-  signal: AbortSignal | undefined,
-  settle: (ok: boolean, arg: number) => void,
-  arg: number,
-): Promise<T> {
+export interface Outcome {
+  readonly passed: (value: unknown) => unknown
+  readonly failed: (error: unknown) => never
+}
+
+/** What an Outcome reports to: a breaker, or anything shaped like one. */
+export interface OutcomeSink {
+  recordSuccess(): void
+  recordFailure(): void
+}
+
+/** An Outcome reporting to `sink` (one method call each way: no flag to test, no closure in between). */
+export function outcome(sink: OutcomeSink): Outcome {
+  return {
+    passed: (value) => {
+      sink.recordSuccess()
+      return value
+    },
+    failed: (error) => {
+      sink.recordFailure()
+      throw error
+    },
+  }
+}
+
+/**
+ * Runs `fn(signal)` and reports how it ended to `outcome`. A plain (non-thenable) result is reported at once and
+ * costs no extra microtask; a thrown error or a rejected promise reports a failure and is passed on unchanged.
+ */
+export function runGuarded<T>(fn: GuardedFunction<T>, signal: AbortSignal | undefined, outcome: Outcome): Promise<T> {
   let result: T | PromiseLike<T>
   try {
     result = fn(signal)
   } catch (error) {
-    settle(false, arg)
-    return Promise.reject(error)
+    return rejectAfter(outcome, error)
   }
   if (isThenable(result)) {
-    return Promise.resolve(result).then(
-      (value) => {
-        settle(true, arg)
-        return value
-      },
-      (error: unknown) => {
-        settle(false, arg)
-        throw error
-      },
-    )
+    // A native promise is what Promise.resolve would return as is; a foreign thenable it adopts into a promise
+    // that settles once, so that the outcome is reported once.
+    const promise = (result as Promise<T>).constructor === Promise ? (result as Promise<T>) : Promise.resolve(result)
+    return promise.then(outcome.passed, outcome.failed) as Promise<T>
   }
-  settle(true, arg)
+  outcome.passed(result)
   return Promise.resolve(result)
+}
+
+function rejectAfter<T>(outcome: Outcome, error: unknown): Promise<T> {
+  try {
+    outcome.failed(error)
+  } catch {
+    // failed() rethrows `error` by design
+  }
+  return Promise.reject(error)
 }
 
 function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {

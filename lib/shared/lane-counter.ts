@@ -15,6 +15,8 @@ export class LaneCounter {
   private readonly own: number
   private readonly first: number
   private readonly strideCells: number
+  /** A region of one member (not shared): the total is this member's own cell. */
+  private readonly single: boolean
 
   /** Counter number `cell` (0-based) of a lane set. */
   constructor(region: SharedRegion, placement: LanePlacement, cell = 0) {
@@ -30,6 +32,7 @@ export class LaneCounter {
     this.first = (region.base + placement.offset) / 8 + cell
     this.strideCells = placement.stride / 8
     this.own = this.first + region.member * this.strideCells
+    this.single = !region.shared
   }
 
   /** Adds a finite number; anything else would poison the lane for good, so it is refused. */
@@ -46,6 +49,7 @@ export class LaneCounter {
 
   /** Sum over every member. */
   total(): number {
+    if (this.single) return this.f64[this.own]
     const lanes = this.region.laneHighWater()
     let sum = 0
     for (let lane = 0, i = this.first; lane < lanes; lane++, i += this.strideCells) sum += this.f64[i]

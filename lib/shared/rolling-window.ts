@@ -36,6 +36,13 @@ export class RollingWindow {
   private readonly bucketsBase: number
   private readonly laneStride: number
   private readonly ownLane: number
+  // The bucket of the last record (see record()): where it lives, its tag and the times it covers.
+  private bucketFrom = Infinity
+  private bucketUntil = -Infinity
+  private tagIndex = 0
+  private countIndex = 0
+  private sumIndex = 0
+  private tag = -1
 
   constructor(region: SharedRegion, placement: WindowPlacement) {
     checkRegion(region)
@@ -64,6 +71,17 @@ export class RollingWindow {
     return e > 0 ? (e < MAX_EPOCH ? e : MAX_EPOCH) : 0
   }
 
+  /**
+   * Whether `now` (in `epoch`) lies in [epochStart(epoch), epochStart(epoch) + bucketMs): a caller may then keep
+   * what it computed for `epoch` until its clock leaves that span (a time within rounding of a boundary may land in
+   * the neighbouring bucket, as it may with epochAt). False for an epoch epochAt clamped (a clock before the start
+   * or absurdly far on): those are computed on every call.
+   */
+  cacheable(epoch: number, now: number): boolean {
+    const from = this.epochStart(epoch)
+    return now >= from && now < from + this.bucketMs
+  }
+
   /** When bucket `epoch` begins. */
   epochStart(epoch: number): number {
     return this.start + epoch * this.bucketMs
@@ -76,8 +94,18 @@ export class RollingWindow {
     this.record(value, now)
   }
 
-  /** `add` without the argument check, for callers whose values are non-negative by construction. */
+  /**
+   * `add` without the argument check, for callers whose values are non-negative by construction. The hot path:
+   * while `now` stays in the bucket of the last record (and its tag is still ours), two stores.
+   */
   record(value: number, now: number): void {
+    if (!(now < this.bucketUntil && now >= this.bucketFrom) || this.i32[this.tagIndex] !== this.tag) this.enter(now)
+    this.f64[this.countIndex] += 1
+    this.f64[this.sumIndex] += value
+  }
+
+  /** Moves the record cursor to the bucket `now` falls in, clearing it if it still holds an older epoch. */
+  private enter(now: number): void {
     const epoch = this.epochAt(now)
     const bucket = this.ownLane + (epoch % this.size) * BUCKET_BYTES
     // >>> (unsigned): a payload may pass 2 GiB, where >> would turn the index negative.
@@ -92,8 +120,13 @@ export class RollingWindow {
       this.f64[sumIndex] = 0
       Atomics.store(this.i32, tagIndex, tag)
     }
-    this.f64[countIndex] += 1
-    this.f64[sumIndex] += value
+    this.tagIndex = tagIndex
+    this.countIndex = countIndex
+    this.sumIndex = sumIndex
+    this.tag = tag
+    const cacheable = this.cacheable(epoch, now)
+    this.bucketFrom = cacheable ? this.epochStart(epoch) : Infinity
+    this.bucketUntil = cacheable ? this.epochStart(epoch) + this.bucketMs : -Infinity
   }
 
   /** Totals of one epoch over every lane, written into `out`. */

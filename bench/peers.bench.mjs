@@ -1,0 +1,204 @@
+// Every hot path against the best Node peer, side by side in one run, each pair calling the same function, with the
+// promise floor measured in the same run. Cases run in interleaved rounds timed in CPU time (bench/lib/interleaved.mjs),
+// so a busy machine shifts every case alike: read the ratios.
+//
+//   node bench/peers.bench.mjs            writes bench/results/peers-<node major>.md
+//
+// Goals (docs/performance.md): every synchronous path at least 3x cheaper than the best peer; every async execute
+// at most the `.then` floor plus its own synchronous pair.
+import * as fs from 'fs'
+import { createRequire } from 'module'
+import * as os from 'os'
+import { interleaved } from './lib/interleaved.mjs'
+import { writeTable } from './harness.mjs'
+
+const require = createRequire(import.meta.url)
+const { BbrLimiter, CircuitBreaker, SreBreaker, AdaptiveBulkhead, TokenBucket } = require('../dist/cjs')
+const { bulkhead, circuitBreaker, handleAll, ConsecutiveBreaker, SamplingBreaker } = require('cockatiel')
+const Opossum = require('opossum')
+const { RateLimiterMemory } = require('rate-limiter-flexible')
+const version = (name) => require(`${name}/package.json`).version
+const peers = { cockatiel: version('cockatiel'), opossum: version('opossum'), rlf: version('rate-limiter-flexible') }
+
+// The guarded work, the same on both sides: a synchronous function and an async one.
+let sink = 0
+const work = () => ++sink
+const asyncWork = async () => ++sink
+const onOk = (v) => v
+const onErr = (e) => {
+  throw e
+}
+
+// Default options (the latency rule on), except a queueing-delay target the benchmark's own loop never reaches:
+// the rule runs on every call but does not shed the admitted path being measured.
+const admitting = { queueDelay: { target: 60_000 } }
+const bbr = new BbrLimiter(admitting)
+const bbrFn = new BbrLimiter({ ...admitting, signal: () => 0 })
+const bbrShared = new BbrLimiter({ ...admitting, shared: `bench-peers-${process.pid}` })
+const cb = new CircuitBreaker()
+const sre = new SreBreaker()
+const adaptive = new AdaptiveBulkhead()
+const bucket = new TokenBucket({ rate: 1e12, burst: 1e12 })
+
+const cockatielBulkhead = bulkhead(1e9)
+const cockatielBreaker = circuitBreaker(handleAll, { halfOpenAfter: 10_000, breaker: new ConsecutiveBreaker(5) })
+const cockatielSampling = circuitBreaker(handleAll, {
+  halfOpenAfter: 10_000,
+  breaker: new SamplingBreaker({ threshold: 0.5, duration: 10_000 }),
+})
+const opossum = new Opossum(work, { timeout: false })
+const opossumAsync = new Opossum(asyncWork, { timeout: false })
+const rlf = new RateLimiterMemory({ points: 1e12, duration: 1 })
+
+const pair = (limiter) => () => {
+  const token = limiter.tryAcquire()
+  if (token >= 0) {
+    work()
+    limiter.release(token)
+  }
+}
+const breakerPair = (breaker) => () => {
+  if (breaker.tryAcquire()) {
+    work()
+    breaker.recordSuccess()
+  }
+}
+
+const cases = [
+  // Floors.
+  { name: 'floor: await asyncWork()', fn: asyncWork },
+  { name: 'floor: asyncWork().then(onOk, onErr)', fn: () => asyncWork().then(onOk, onErr) },
+  {
+    name: 'floor: async try/await/finally wrapper',
+    fn: async () => {
+      try {
+        return await asyncWork()
+      } finally {
+        work()
+      }
+    },
+  },
+  // Synchronous pairs.
+  { name: 'BbrLimiter tryAcquire+release', fn: pair(bbr) },
+  { name: 'BbrLimiter tryAcquire+release, signal a function', fn: pair(bbrFn) },
+  { name: 'BbrLimiter tryAcquire+release, shared', fn: pair(bbrShared) },
+  { name: 'AdaptiveBulkhead tryAcquire+release', fn: pair(adaptive) },
+  { name: 'CircuitBreaker tryAcquire+recordSuccess', fn: breakerPair(cb) },
+  { name: 'SreBreaker tryAcquire+recordSuccess', fn: breakerPair(sre) },
+  { name: 'TokenBucket tryAcquire', fn: () => bucket.tryAcquire() && work() },
+  // Async wrappers, ours.
+  { name: 'BbrLimiter.execute(asyncWork)', fn: () => bbr.execute(asyncWork) },
+  { name: 'BbrLimiter.execute(work)', fn: () => bbr.execute(work) },
+  { name: 'AdaptiveBulkhead.execute(asyncWork)', fn: () => adaptive.execute(asyncWork) },
+  { name: 'CircuitBreaker.execute(asyncWork)', fn: () => cb.execute(asyncWork) },
+  { name: 'CircuitBreaker.execute(work)', fn: () => cb.execute(work) },
+  { name: 'SreBreaker.execute(asyncWork)', fn: () => sre.execute(asyncWork) },
+  // Peers.
+  { name: `cockatiel ${peers.cockatiel} bulkhead.execute(work)`, fn: () => cockatielBulkhead.execute(work) },
+  { name: `cockatiel ${peers.cockatiel} bulkhead.execute(asyncWork)`, fn: () => cockatielBulkhead.execute(asyncWork) },
+  { name: `cockatiel ${peers.cockatiel} circuitBreaker.execute(work)`, fn: () => cockatielBreaker.execute(work) },
+  {
+    name: `cockatiel ${peers.cockatiel} circuitBreaker.execute(asyncWork)`,
+    fn: () => cockatielBreaker.execute(asyncWork),
+  },
+  { name: `cockatiel ${peers.cockatiel} SamplingBreaker execute(work)`, fn: () => cockatielSampling.execute(work) },
+  { name: `opossum ${peers.opossum} fire (work)`, fn: () => opossum.fire() },
+  { name: `opossum ${peers.opossum} fire (asyncWork)`, fn: () => opossumAsync.fire() },
+  { name: `rate-limiter-flexible ${peers.rlf} RateLimiterMemory.consume`, fn: () => rlf.consume('k') },
+]
+
+const only = process.env.PEERS_ONLY ? new RegExp(process.env.PEERS_ONLY) : undefined
+const chosen = only ? cases.filter((c) => only.test(c.name) || c.name.startsWith('floor')) : cases
+const load = os.loadavg()[0]
+const results = await interleaved(chosen, {
+  rounds: Number(process.env.PEERS_ROUNDS ?? 15),
+  roundMs: Number(process.env.PEERS_ROUND_MS ?? 20),
+})
+const loadAfter = os.loadavg()[0]
+const ns = (prefix) => {
+  const hit = [...results.entries()].find(([name]) => name.startsWith(prefix))
+  return hit ? hit[1].ns : NaN
+}
+const fmt = (v) => (Number.isNaN(v) ? '-' : v.toFixed(1))
+
+// Each of our paths, its best peer (the cheapest doing the same job) and the goal.
+const thenFloor = ns('floor: asyncWork().then')
+const cheapest = (...prefixes) => {
+  let best = { name: '-', ns: NaN }
+  for (const p of prefixes) {
+    const v = ns(p)
+    if (!Number.isNaN(v) && !(v >= best.ns)) best = { name: p, ns: v }
+  }
+  return best
+}
+const bulkheadPeer = () => cheapest(`cockatiel ${peers.cockatiel} bulkhead.execute(work)`)
+const breakerPeer = () =>
+  cheapest(
+    `cockatiel ${peers.cockatiel} circuitBreaker.execute(work)`,
+    `cockatiel ${peers.cockatiel} SamplingBreaker`,
+    `opossum ${peers.opossum} fire (work)`,
+  )
+const asyncBulkheadPeer = () => cheapest(`cockatiel ${peers.cockatiel} bulkhead.execute(asyncWork)`)
+const asyncBreakerPeer = () =>
+  cheapest(
+    `cockatiel ${peers.cockatiel} circuitBreaker.execute(asyncWork)`,
+    `opossum ${peers.opossum} fire (asyncWork)`,
+  )
+
+const syncRows = [
+  ['BbrLimiter tryAcquire+release', bulkheadPeer],
+  ['BbrLimiter tryAcquire+release, signal a function', bulkheadPeer],
+  ['BbrLimiter tryAcquire+release, shared', bulkheadPeer],
+  ['AdaptiveBulkhead tryAcquire+release', bulkheadPeer],
+  ['CircuitBreaker tryAcquire+recordSuccess', breakerPeer],
+  ['SreBreaker tryAcquire+recordSuccess', breakerPeer],
+  ['TokenBucket tryAcquire', () => cheapest(`rate-limiter-flexible ${peers.rlf}`)],
+]
+const asyncRows = [
+  ['BbrLimiter.execute(asyncWork)', 'BbrLimiter tryAcquire+release', asyncBulkheadPeer],
+  ['AdaptiveBulkhead.execute(asyncWork)', 'AdaptiveBulkhead tryAcquire+release', asyncBulkheadPeer],
+  ['CircuitBreaker.execute(asyncWork)', 'CircuitBreaker tryAcquire+recordSuccess', asyncBreakerPeer],
+  ['SreBreaker.execute(asyncWork)', 'SreBreaker tryAcquire+recordSuccess', asyncBreakerPeer],
+]
+
+const lines = []
+let missed = 0
+for (const [name, peerOf] of syncRows) {
+  const ours = ns(name)
+  if (Number.isNaN(ours)) continue
+  const peer = peerOf()
+  const ratio = peer.ns / ours
+  const ok = ratio >= 3
+  if (!ok) missed++
+  lines.push([name, fmt(ours), peer.name, fmt(peer.ns), `${ratio.toFixed(1)}x`, `>= 3x: ${ok ? 'met' : 'MISSED'}`])
+}
+for (const [name, pairName, peerOf] of asyncRows) {
+  const ours = ns(name)
+  if (Number.isNaN(ours)) continue
+  const peer = peerOf()
+  const budget = thenFloor + ns(pairName)
+  const ok = ours <= budget
+  if (!ok) missed++
+  lines.push([
+    name,
+    fmt(ours),
+    peer.name,
+    fmt(peer.ns),
+    `${(peer.ns / ours).toFixed(1)}x`,
+    `<= floor + pair ${fmt(budget)}: ${ok ? 'met' : 'MISSED'}`,
+  ])
+}
+
+const major = process.versions.node.split('.')[0]
+const title = `Peers side by side on Node ${major}`
+writeTable(title, ['path', 'ns', 'best peer', 'peer ns', 'peer / ours', 'goal'], lines)
+const all = [...results.entries()].map(([name, r]) => [name, fmt(r.ns), fmt(r.min), fmt(r.max)])
+writeTable(`${title}: every case`, ['case', 'median ns', 'min', 'max'], all)
+console.log(
+  `CPU-time medians of interleaved rounds. Load average ${load.toFixed(1)} before, ${loadAfter.toFixed(1)} after.`,
+)
+console.log(`Goals missed: ${missed}`)
+if (process.env.PEERS_JSON) fs.writeFileSync(process.env.PEERS_JSON, JSON.stringify(Object.fromEntries(results)))
+for (const c of [bbr, bbrFn, bbrShared, cb, sre, adaptive, bucket]) c.close()
+opossum.shutdown()
+opossumAsync.shutdown()

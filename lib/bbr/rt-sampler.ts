@@ -1,0 +1,56 @@
+/** Automatic sampling: response times wanted per half bucket from each member, and the sparsest sampling. */
+const AUTO_SAMPLES = 32
+const MAX_AUTO_SAMPLING = 1024
+
+/**
+ * Which admitted requests get their response time measured with the precise clock (about 45 ns a read here, more
+ * than the rest of the limiter): one in `every` (a power of two), plus at least two per bucket so that low traffic
+ * still gets response times. With `auto`, `every` follows the traffic: at each half bucket it becomes the largest
+ * power of two that still gives AUTO_SAMPLES to twice that many response times per half bucket at the last half
+ * bucket's traffic, so a busy limiter reads the clock on a sliver of its requests and a quiet one on all of them
+ * (docs/rules/bbr.md).
+ */
+export class RtSampler {
+  /** The mask in use: `usual`, or 0 (every request) while timeAll is on. */
+  private mask: number
+  private usual: number
+  private all = false
+  private readonly auto: boolean
+  private readonly forcedEvery: number
+  private readonly preciseClock: () => number
+  private sequence = 0
+  private sequenceAtResample = 0
+  private nextForced = -Infinity
+
+  constructor(every: number, auto: boolean, bucketMs: number, preciseClock: () => number) {
+    this.mask = every - 1
+    this.usual = this.mask
+    this.auto = auto
+    this.forcedEvery = bucketMs / 2
+    this.preciseClock = preciseClock
+  }
+
+  /** The precise start of a request admitted at `now` if its response time is sampled, else `notSampled`. */
+  start(now: number, notSampled: number): number {
+    if ((++this.sequence & this.mask) !== 0 && now < this.nextForced) return notSampled
+    if (now >= this.nextForced) this.resample(now)
+    return this.preciseClock()
+  }
+
+  /** Times every request while `on` (the latency rule's probe wants its samples soon), then samples again. */
+  timeAll(on: boolean): void {
+    this.all = on
+    this.mask = on ? 0 : this.usual
+  }
+
+  private resample(now: number): void {
+    this.nextForced = now + this.forcedEvery
+    if (!this.auto) return
+    const seen = this.sequence - this.sequenceAtResample
+    this.sequenceAtResample = this.sequence
+    let every = 1
+    while (every < MAX_AUTO_SAMPLING && every * 2 * AUTO_SAMPLES <= seen) every *= 2
+    this.usual = every - 1
+    if (!this.all) this.mask = this.usual
+  }
+}
