@@ -11,9 +11,10 @@ import { createRequire } from 'module'
 import * as os from 'os'
 import { interleaved } from './lib/interleaved.mjs'
 import { writeTable } from './harness.mjs'
+import { zipfSampler } from '../test/hotkeys/zipf-stream.mjs'
 
 const require = createRequire(import.meta.url)
-const { BbrLimiter, CircuitBreaker, SreBreaker, AdaptiveBulkhead, TokenBucket } = require('../dist/cjs')
+const { BbrLimiter, CircuitBreaker, SreBreaker, AdaptiveBulkhead, TokenBucket, HeavyKeeper } = require('../dist/cjs')
 const { bulkhead, circuitBreaker, handleAll, ConsecutiveBreaker, SamplingBreaker } = require('cockatiel')
 const Opossum = require('opossum')
 const { RateLimiterMemory } = require('rate-limiter-flexible')
@@ -49,6 +50,37 @@ const cockatielSampling = circuitBreaker(handleAll, {
 const opossum = new Opossum(work, { timeout: false })
 const opossumAsync = new Opossum(asyncWork, { timeout: false })
 const rlf = new RateLimiterMemory({ points: 1e12, duration: 1 })
+
+// Hot keys: Zipf streams over a million 16-byte keys, each event a key object from the table (as a gateway's key
+// is one string), counted by HeavyKeeper and by an exact Map; both are first fed the whole stream once, so that
+// each is measured in its steady state (the Map then holds every key the stream has).
+const DISTINCT = 1_000_000
+const STREAM = Number(process.env.PEERS_STREAM ?? 2_000_000)
+const keyTable = Array.from({ length: DISTINCT }, (_, rank) => `key:${String(rank).padStart(12, '0')}`)
+function hotKeyCases(s) {
+  const next = zipfSampler({ s, v: 1, n: DISTINCT, seed: 20250912 })
+  const ranks = new Uint32Array(STREAM)
+  for (let i = 0; i < STREAM; i++) ranks[i] = next()
+  const hk = new HeavyKeeper({ k: 100, width: 4096, seed: 20250912 })
+  const map = new Map()
+  let h = 0
+  let m = 0
+  for (let i = 0; i < STREAM; i++) {
+    const key = keyTable[ranks[i]]
+    hk.add(key)
+    map.set(key, (map.get(key) ?? 0) + 1)
+  }
+  return [
+    { name: `HeavyKeeper.add, Zipf ${s.toFixed(1)}`, fn: () => hk.add(keyTable[ranks[h++ % STREAM]]) },
+    {
+      name: `exact Map count, Zipf ${s.toFixed(1)}`,
+      fn: () => {
+        const key = keyTable[ranks[m++ % STREAM]]
+        map.set(key, (map.get(key) ?? 0) + 1)
+      },
+    },
+  ]
+}
 
 const pair = (limiter) => () => {
   const token = limiter.tryAcquire()
@@ -105,6 +137,8 @@ const cases = [
   { name: `opossum ${peers.opossum} fire (work)`, fn: () => opossum.fire() },
   { name: `opossum ${peers.opossum} fire (asyncWork)`, fn: () => opossumAsync.fire() },
   { name: `rate-limiter-flexible ${peers.rlf} RateLimiterMemory.consume`, fn: () => rlf.consume('k') },
+  ...hotKeyCases(1.0),
+  ...hotKeyCases(1.2),
 ]
 
 const only = process.env.PEERS_ONLY ? new RegExp(process.env.PEERS_ONLY) : undefined
@@ -163,6 +197,21 @@ const asyncRows = [
 
 const lines = []
 let missed = 0
+for (const s of ['1.0', '1.2']) {
+  const ours = ns(`HeavyKeeper.add, Zipf ${s}`)
+  const map = ns(`exact Map count, Zipf ${s}`)
+  if (Number.isNaN(ours)) continue
+  const ok = ours <= 100 && ours <= 1.25 * map
+  if (!ok) missed++
+  lines.push([
+    `HeavyKeeper.add, Zipf ${s}`,
+    fmt(ours),
+    `exact Map count, Zipf ${s}`,
+    fmt(map),
+    `${(map / ours).toFixed(2)}x`,
+    `<= 100 ns and <= 1.25x the Map: ${ok ? 'met' : 'MISSED'}`,
+  ])
+}
 for (const [name, peerOf] of syncRows) {
   const ours = ns(name)
   if (Number.isNaN(ours)) continue

@@ -379,7 +379,9 @@ export class BbrLimiter {
 
   private overLimit(now: number, p: number): boolean {
     const limit = this.capacity.limit(now)
-    this.f64[this.maxInFlightIndex] = limit
+    // Written for watchers only when it changes: every member writing this one cell per request would bounce its
+    // cache line between their cores.
+    if (this.f64[this.maxInFlightIndex] !== limit) this.f64[this.maxInFlightIndex] = limit
     return this.exceeds(limit, p)
   }
 

@@ -4,6 +4,7 @@ import { EventSource } from '../events/event-source'
 import { native } from '../native/load-native'
 import type { NativeHeavyKeeper } from '../native/native-types'
 import { SharedRegion } from '../shared/shared-region'
+import { HeavyKeeperFront } from './heavy-keeper-front'
 import { describeHeavyKeeper, laneBytes, nativeKeeperConfig } from './heavy-keeper-layout'
 import { type HeavyKeeperOptions, resolveHeavyKeeperOptions } from './heavy-keeper-options'
 
@@ -64,6 +65,8 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
   private readonly region: SharedRegion
   private readonly keeper: NativeHeavyKeeper
   private nativeAdd: AddFn
+  /** Serves adds of string keys already in the top-k without crossing into native code (local keepers only). */
+  private front: HeavyKeeperFront | undefined
   private invalidArguments = 0
   private readonly expelled = new EventSource<TopKItem<K>>()
 
@@ -78,8 +81,13 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
     this.sketchBytes = o.width * o.depth * sizes.bucketSize
     const placement = describeHeavyKeeper(o, o.shared === undefined ? undefined : o.maxMembers)
     this.region = SharedRegion.forComponent(o.shared, placement.layout)
+    // The front reads the sketch's words as the machine lays them out: little-endian ones only.
+    const little = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1
+    this.front =
+      o.shared === undefined && little ? new HeavyKeeperFront(this.region, { ...o, ...placement }) : undefined
     try {
-      this.keeper = new native.HeavyKeeper(nativeKeeperConfig(o, placement, this.region, this.region.member))
+      const config = nativeKeeperConfig(o, placement, this.region, this.region.member)
+      this.keeper = new native.HeavyKeeper({ ...config, front: this.front?.memory })
     } catch (error) {
       this.region.close()
       throw error
@@ -93,6 +101,13 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
    * or a bad `incr`, counts nothing, returns false and is counted in stats().
    */
   add(key: K, incr = 1): boolean {
+    const front = this.front
+    if (front !== undefined && typeof key === 'string') {
+      if (front.add(key, incr)) return true
+      const result = this.nativeAdd(key, incr)
+      if ((result & 1) === 1 && result > 0) front.learn(key)
+      return result === 1 || this.settle(result)
+    }
     const result = this.nativeAdd(key, incr)
     if (result === 1) return true
     if (result === 0) return false
@@ -182,6 +197,8 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
 
   /** Detaches from the shared region (a local HeavyKeeper just stops counting). Later adds count nothing. */
   close(): void {
+    this.front?.clear()
+    this.front = undefined
     this.nativeAdd = closedAdd
     this.region.close()
   }
@@ -191,6 +208,7 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
   }
 
   private settle(result: number): boolean {
+    if (result === 0) return false
     if (result === -1 || result === -2) {
       this.invalidArguments++
       return false

@@ -142,6 +142,8 @@ export interface NativeHeavyKeeperConfig {
   laneStride: number
   member: number
   laneCapacity: number
+  /** A local keeper's JavaScript front (lib/hotkeys/heavy-keeper-front.ts), if any. */
+  front?: Uint8Array
 }
 
 export interface NativeListedKey {

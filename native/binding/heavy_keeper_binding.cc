@@ -143,6 +143,16 @@ class HeavyKeeperWrap : public Napi::ObjectWrap<HeavyKeeperWrap> {
     c.member = static_cast<uint32_t>(member);
     c.laneCapacity = static_cast<uint32_t>(lanes);
     c.shared = o.Get("shared").ToBoolean().Value();
+    Napi::Value front = o.Get("front");
+    if (!front.IsUndefined()) {
+      if (!front.IsTypedArray() || front.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array ||
+          front.As<Napi::Uint8Array>().ByteLength() < HeavyKeeperFront::Size(c.k, c.depth)) {
+        ThrowTypeError(env, "front must be a Uint8Array of HeavyKeeperFront::Size(k, depth) bytes");
+        return;
+      }
+      c.front = front.As<Napi::Uint8Array>().Data();
+      front_ = Napi::Persistent(front.As<Napi::Uint8Array>());
+    }
     std::unique_ptr<HeavyKeeper> created;
     Status status = HeavyKeeper::Create(c, &created);
     if (!status.ok()) {
@@ -236,6 +246,7 @@ class HeavyKeeperWrap : public Napi::ObjectWrap<HeavyKeeperWrap> {
   // Never null once constructed: a constructor that throws is deleted before JavaScript sees the object.
   Keeper keeper_;
   Napi::Reference<Napi::Uint8Array> view_;
+  Napi::Reference<Napi::Uint8Array> front_;  // the JavaScript front's memory, kept while this object lives
 };
 
 // murmur3(key, seed): the hash the sketch uses, for callers that need Go-compatible hashing.

@@ -38,6 +38,7 @@ Status HeavyKeeper::Create(const HeavyKeeperConfig& c, std::unique_ptr<HeavyKeep
   if (c.memory == nullptr || reinterpret_cast<uintptr_t>(c.memory) % 8 != 0)
     return Invalid("the memory view must be 8-byte aligned");
   if (c.laneCapacity < 1 || c.member >= c.laneCapacity) return Invalid("member must be below laneCapacity");
+  if (reinterpret_cast<uintptr_t>(c.front) % 8 != 0) return Invalid("the front must be 8-byte aligned");
   uint64_t sketchBytes = uint64_t(c.width) * c.depth * hl::kBucketSize;
   uint64_t laneBytes = hl::LaneSize(c.shared ? c.k : 0);
   if (!Fits(c.controlOffset, hl::kControlSize, c.memorySize)) return Invalid("control block outside the memory");
@@ -59,11 +60,13 @@ HeavyKeeper::HeavyKeeper(const HeavyKeeperConfig& c)
       control_(c.memory + c.controlOffset),
       lanes_(c.memory + c.lanesOffset, c.laneStride, c.memory + c.aliveOffset, c.aliveStride, c.member,
              c.shared ? c.k : 0),
+      front_(c.front, c.k, c.depth),
       heap_(c.k) {
   widthInverse_ = ModInverse(c.width);
   for (int i = 0; i < kDecayTableSize; i++) lookup_[i] = std::pow(c.decay, i);
   seen_ = Generation();
   lanes_.Claim(seen_);
+  front_.SetSeen(seen_);
 }
 
 uint32_t HeavyKeeper::Generation() const {
@@ -105,8 +108,11 @@ int HeavyKeeper::Add(const uint8_t* key, size_t length, uint32_t incr, bool bina
   Murmur3X86_32Seeds(key, length, config_.depth, hashes);
   const uint32_t fingerprint = hashes[0];  // row 0's seed is the fingerprint's
   uint32_t maxCount = 0;
+  uint32_t buckets[kMaxDepth];  // bucket indexes, for the front
   for (uint32_t row = 0; row < config_.depth; row++) {
-    maxCount = std::max(maxCount, UpdateRow(Bucket(row, hashes[row]), fingerprint, incr));
+    uint64_t* bucket = Bucket(row, hashes[row]);
+    buckets[row] = static_cast<uint32_t>(bucket - sketch_);
+    maxCount = std::max(maxCount, UpdateRow(bucket, fingerprint, incr));
   }
   lanes_.AddTotal(incr);
 
@@ -117,6 +123,7 @@ int HeavyKeeper::Add(const uint8_t* key, size_t length, uint32_t incr, bool bina
     // with the sketch's count, which collisions may have lowered, and reports it absent when that is below the
     // heap's minimum).
     if (heap_.Raise(slot, maxCount) && config_.shared) lanes_.PublishCount(slot, maxCount);
+    front_.Report(slot, fingerprint, buckets);
     return kInTopK | Pending();
   }
   // Ours: a zero count never enters, and an equal count does not displace the minimum (the reference reports
@@ -128,6 +135,8 @@ int HeavyKeeper::Add(const uint8_t* key, size_t length, uint32_t incr, bool bina
   slot =
       heap_.Insert(kept.data(), kept.length(), fingerprint, maxCount, binary, kept.truncated(), &expelled, &didExpel);
   if (didExpel) Expel(std::move(expelled));
+  front_.Moved(slot);
+  front_.Report(slot, fingerprint, buckets);
   if (config_.shared) {
     lanes_.PublishKey(slot, heap_.entry(slot));
     lanes_.PublishSlotsUsed(heap_.slotHighWater());
@@ -183,6 +192,7 @@ bool HeavyKeeper::FadeOnce(int64_t epoch) {
 // Applies the fadings this member has not seen yet to its heap and total. Ours: keys halved to 0 leave the heap
 // (expelled, never listed with count 0) and the heap order is restored (halving can make counts equal).
 void HeavyKeeper::CatchUp() {
+  ApplyFront();  // before any halving: what the front added happened before it
   const uint32_t generation = Generation();
   if (generation == seen_) return;
   const uint32_t shift = generation - seen_;
@@ -190,12 +200,23 @@ void HeavyKeeper::CatchUp() {
   std::vector<ExpelledKey> removed;
   std::vector<int32_t> freed;
   heap_.Halve(shift, &removed, &freed);
+  for (int32_t slot : freed) front_.Moved(slot);
+  front_.SetSeen(generation);
   lanes_.CatchUpTotal(generation);
   if (config_.shared) {
     for (int32_t slot : freed) lanes_.PublishEmpty(slot);
     for (int32_t slot : heap_.Sorted()) lanes_.PublishCount(slot, heap_.entry(slot).count);
   }
   for (ExpelledKey& key : removed) Expel(std::move(key));
+}
+
+// The heap counts and the total the JavaScript front raised since native code last ran.
+void HeavyKeeper::ApplyFront() {
+  const uint64_t total = front_.Apply([this](int32_t slot, uint32_t count) {
+    if (static_cast<uint32_t>(slot) >= heap_.slotHighWater() || heap_.entry(slot).heapPos < 0) return;
+    if (heap_.Raise(slot, count) && config_.shared) lanes_.PublishCount(slot, count);
+  });
+  if (total > 0) lanes_.AddTotal(total);
 }
 
 void HeavyKeeper::Expel(ExpelledKey&& key) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/hotkeys/heavy_keeper_decay.h"
+#include "core/hotkeys/heavy_keeper_front.h"
 #include "core/hotkeys/heavy_keeper_lanes.h"
 #include "core/hotkeys/top_k_heap.h"
 #include "core/util/murmur3.h"
@@ -41,6 +42,7 @@ struct HeavyKeeperConfig {
   size_t laneStride = 0;
   uint32_t member = 0;
   uint32_t laneCapacity = 1;
+  uint8_t* front = nullptr;  // HeavyKeeperFront::Size(k, depth) bytes shared with JavaScript, or none
 };
 
 struct ListedKey {
@@ -81,6 +83,7 @@ class HeavyKeeper {
     return sketch_ + size_t(row) * config_.width + FastMod(hash, widthInverse_, config_.width);
   }
   void CatchUp();
+  void ApplyFront();
   void Expel(ExpelledKey&& key);
   int Pending() const { return expelled_.empty() ? 0 : kExpelledWaiting; }
   uint32_t Generation() const;
@@ -92,6 +95,7 @@ class HeavyKeeper {
   uint64_t* sketch_;
   uint8_t* control_;
   HeavyKeeperLanes lanes_;
+  HeavyKeeperFront front_;
   TopKHeap heap_;
   uint32_t seen_ = 0;
   bool collect_ = false;

@@ -1,0 +1,69 @@
+// The JavaScript front of a local HeavyKeeper (docs/rules/heavykeeper.md, "The JavaScript front"): memory this
+// instance shares with its own JavaScript object, through which `add` of a key already in the top-k is done in
+// JavaScript without crossing into native code.
+//
+// Native code tells the front, after each add of a key that is in the heap, the key's heap slot, fingerprint and
+// buckets; it moves a slot's epoch on whenever the slot's key changes, and publishes the fading generation it has
+// caught up to. The front then adds to the key's buckets itself (only when every row's bucket is the key's own:
+// anything else, a decay or a claim, is left to native code) and records the heap counts to raise and the total
+// to add, which native code applies before anything else it does (Apply).
+//
+// Layout (u32 words unless said): header [dirty count, seen generation, last slot, last fingerprint], f64 pending
+// total at byte 16, then depth u32 bucket indexes of the last add (rounded up to 8 bytes), then k u32 each: slot
+// epochs, dirty flags, the dirty list, pending counts.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace bulwark {
+
+class HeavyKeeperFront {
+ public:
+  static constexpr size_t kHeaderSize = 24;
+  static size_t Size(uint32_t k, uint32_t depth);
+
+  HeavyKeeperFront() = default;
+  // `memory` (Size(k, depth) bytes, 8-byte aligned) or nullptr for no front.
+  HeavyKeeperFront(uint8_t* memory, uint32_t k, uint32_t depth);
+
+  bool attached() const { return header_ != nullptr; }
+  void SetSeen(uint32_t generation);
+  // The key just added is in the heap at `slot`: what the front needs to add to it (bucket indexes per row).
+  void Report(int32_t slot, uint32_t fingerprint, const uint32_t* buckets);
+  // The key of `slot` changed (a new key, or none).
+  void Moved(int32_t slot);
+  // Hands each heap count the front raised to raise(slot, count), and returns the increments it added to the
+  // total; both are then cleared.
+  template <typename Raise>
+  uint64_t Apply(Raise raise);
+
+ private:
+  uint32_t* header_ = nullptr;
+  double* pendingTotal_ = nullptr;
+  uint32_t* lastBuckets_ = nullptr;
+  uint32_t* epochs_ = nullptr;
+  uint32_t* dirty_ = nullptr;
+  uint32_t* dirtyList_ = nullptr;
+  uint32_t* pending_ = nullptr;
+  uint32_t k_ = 0;
+  uint32_t depth_ = 0;
+};
+
+template <typename Raise>
+uint64_t HeavyKeeperFront::Apply(Raise raise) {
+  if (header_ == nullptr) return 0;
+  const uint32_t n = header_[0] < k_ ? header_[0] : k_;
+  for (uint32_t i = 0; i < n; i++) {
+    const uint32_t slot = dirtyList_[i];
+    if (slot >= k_) continue;
+    dirty_[slot] = 0;
+    raise(static_cast<int32_t>(slot), pending_[slot]);
+    pending_[slot] = 0;
+  }
+  header_[0] = 0;
+  const double total = *pendingTotal_;
+  *pendingTotal_ = 0;
+  return total > 0 && total < 18446744073709551616.0 ? static_cast<uint64_t>(total) : 0;
+}
+
+}  // namespace bulwark
