@@ -243,9 +243,10 @@ const title = `Peers side by side on Node ${major}`
 writeTable(title, ['path', 'ns', 'best peer', 'peer ns', 'peer / ours', 'goal'], lines)
 const all = [...results.entries()].map(([name, r]) => [name, fmt(r.ns), fmt(r.min), fmt(r.max)])
 writeTable(`${title}: every case`, ['case', 'median ns', 'min', 'max'], all)
-console.log(
-  `CPU-time medians of interleaved rounds. Load average ${load.toFixed(1)} before, ${loadAfter.toFixed(1)} after.`,
-)
+const rounds = process.env.PEERS_ROUNDS ?? 15
+const note = `CPU-time medians of ${rounds} interleaved rounds; load average ${load.toFixed(1)} before, ${loadAfter.toFixed(1)} after, on ${os.cpus().length} cores.`
+console.log(note)
+fs.appendFileSync(new URL(`./results/peers-side-by-side-on-node-${major}.md`, import.meta.url), `\n${note}\n`)
 console.log(`Goals missed: ${missed}`)
 if (process.env.PEERS_JSON) fs.writeFileSync(process.env.PEERS_JSON, JSON.stringify(Object.fromEntries(results)))
 for (const c of [bbr, bbrFn, bbrShared, cb, sre, adaptive, bucket]) c.close()

@@ -68,12 +68,10 @@ export function runGuarded<T>(fn: GuardedFunction<T>, signal: AbortSignal | unde
   } catch (error) {
     return rejectAfter(outcome, error)
   }
-  if (isThenable(result)) {
-    // A native promise is what Promise.resolve would return as is; a foreign thenable it adopts into a promise
-    // that settles once, so that the outcome is reported once.
-    const promise = (result as Promise<T>).constructor === Promise ? (result as Promise<T>) : Promise.resolve(result)
-    return promise.then(outcome.passed, outcome.failed) as Promise<T>
-  }
+  // A native promise first (one check): Promise.resolve would return it as it is. A foreign thenable is adopted
+  // into a promise that settles once, so that the outcome is reported once.
+  if (isNativePromise(result)) return result.then(outcome.passed, outcome.failed) as Promise<T>
+  if (isThenable(result)) return Promise.resolve(result).then(outcome.passed, outcome.failed) as Promise<T>
   outcome.passed(result)
   return Promise.resolve(result)
 }
@@ -85,6 +83,10 @@ function rejectAfter<T>(outcome: Outcome, error: unknown): Promise<T> {
     // failed() rethrows `error` by design
   }
   return Promise.reject(error)
+}
+
+function isNativePromise<T>(value: T | PromiseLike<T>): value is Promise<T> {
+  return value !== null && typeof value === 'object' && (value as object).constructor === Promise
 }
 
 function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
