@@ -197,8 +197,6 @@ export class BbrLimiter {
    */
   tryAcquire(priority?: number | PriorityName): number {
     const p = priority === undefined ? Priority.normal : priorityIndex(priority)
-    const rules = this.rules
-    if (rules.i32[rules.index] !== rules.seen) rules.refresh()
     const now = this.now()
     const shed = this.decide(p, now)
     return shed < 0 ? shed : this.admit(p, now)
@@ -206,6 +204,8 @@ export class BbrLimiter {
 
   /** Every rule's verdict on one request of class `p`: ADMIT, or the Shed code (the shed is counted). */
   private decide(p: number, now: number): number {
+    const rules = this.rules
+    if (rules.i32[rules.index] !== rules.seen) rules.refresh()
     const delayRule = this.delayRule
     if (delayRule !== undefined) {
       delayRule.update(now)

@@ -84,6 +84,22 @@ describe('BbrLimiter.configure', () => {
     })
   })
 
+  it('execute obeys a rule another member set, as tryAcquire does', async () => {
+    const options = { now: clock.now, signal: () => 900, minInFlight: 2, cooldown: 0, queueDelay: false } as const
+    const shared = uniqueName('bbr-execute-rule')
+    const limiter = new BbrLimiter({ ...options, shared })
+    const other = new BbrLimiter({ ...options, shared })
+    const held = [limiter.tryAcquire(), limiter.tryAcquire(), limiter.tryAcquire()]
+    expect(held.every((t) => t >= 0)).toBe(true)
+    await expect(limiter.execute(() => 1)).rejects.toMatchObject({ reason: 'in-flight' })
+    other.configure({ cpuThreshold: 950 })
+    clock.advance(1) // past the cooldown (0) after the last drop
+    await expect(limiter.execute(() => 1)).resolves.toBe(1)
+    for (const token of held) limiter.release(token)
+    limiter.close()
+    other.close()
+  })
+
   it('takes nested fields as the options nest them, and refuses a bad one whole', () => {
     const limiter = loaded(0)
     limiter.configure({ queueDelay: { target: 5 } })
