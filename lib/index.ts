@@ -53,6 +53,11 @@ export { AtomicCounter } from './shared/atomic-counter'
 export { listRegions, removeRegion, removeStaleRegions } from './shared/regions'
 export type { SharingOptions } from './shared/sharing-options'
 
+// Keyed collections: one bounded pool of per-key components, one eviction rule
+export { KeyedPool } from './pool/keyed-pool'
+export type { KeyedFactory, KeyedPoolOptions, KeyedPoolStats, PoolMember } from './pool/keyed-pool'
+export type { KeyedOptions } from './pool/keyed-options'
+
 // Admission: shed codes, execution
 export { Shed, shedReason } from './shed/shed'
 export type { ShedCode, ShedReason } from './shed/shed'
@@ -74,7 +79,7 @@ export { AdaptiveBulkhead } from './bulkhead/adaptive-bulkhead'
 export type { AdaptiveBulkheadStats } from './bulkhead/adaptive-bulkhead'
 export type { AdaptiveBulkheadOptions } from './bulkhead/bulkhead-options'
 export { BulkheadPool } from './bulkhead/bulkhead-pool'
-export type { BulkheadPoolOptions } from './bulkhead/bulkhead-pool'
+export type { BulkheadPoolOptions, BulkheadPoolStats } from './bulkhead/bulkhead-pool'
 export { BulkheadRejectedError } from './errors/bulkhead-rejected-error'
 export { OverloadError } from './errors/overload-error'
 export type { Disposable } from './events/disposable'
@@ -96,7 +101,7 @@ export type {
   CircuitStrategy,
 } from './breakers/circuit-breaker-options'
 export { BreakerGroup } from './breakers/breaker-group'
-export type { BreakerFactory, BreakerGroupOptions, GroupMember } from './breakers/breaker-group'
+export type { BreakerFactory, BreakerGroupOptions, BreakerGroupStats } from './breakers/breaker-group'
 export { BreakerOpenError } from './errors/breaker-open-error'
 export { FallbackChainError } from './errors/fallback-chain-error'
 export { withFallbacks } from './resilience/fallback'

@@ -1,157 +1,84 @@
-import { InvalidArgumentError } from '../errors/invalid-argument-error'
-import { InvalidOptionError } from '../errors/invalid-option-error'
-import { resolveKeyedOptions } from '../shared/keyed-options'
-import type { Clock } from '../signals/clock'
-import { checkFunction, checkOptions } from '../validate'
-import { keySharedName } from './breaker-names'
-
-/** What a group holds: any breaker (SreBreaker, CircuitBreaker, or your own with the same two members). */
-export interface GroupMember {
-  readonly shared: string | undefined
-  close(): void
-}
+import { type KeyedFactory, KeyedPool, type KeyedPoolStats } from '../pool/keyed-pool'
+import type { KeyedOptions } from '../pool/keyed-options'
+import { checkOptions } from '../validate'
+import type { Breaker } from './breaker'
 
 /**
  * Makes the breaker of one key. `shared` is the key's own shared name when the group is shared (pass it to the
  * breaker's `shared` option), else undefined.
  */
-export type BreakerFactory<B> = (key: string, shared: string | undefined) => B
-
-export interface BreakerGroupOptions {
-  /** Most keys held at once; past it the least recently used key is dropped (default 1000). */
-  maxKeys?: number
-  /** A key unused for this long (ms) is dropped, and starts afresh if it comes back (default 60 000). */
-  idleTimeout?: number
-  /** Share every key's breaker across the host: key k gets the shared name `<shared>.<k, made safe>.<hash of k>`. */
-  shared?: string
-  /** Monotonic clock, ms (default: the coarse clock). */
-  now?: Clock
-}
-
-interface Entry<B> {
-  breaker: B
-  usedAt: number
-  /** When the entry last moved to the back of the eviction order. */
-  movedAt: number
-}
+export type BreakerFactory<B> = KeyedFactory<B>
 
 /**
- * One breaker per key (a downstream, a route, a host), made on first use. Bounded without timers: idle keys and,
- * past `maxKeys`, the least recently used ones are dropped (and their breakers closed) when a new key arrives, so a
- * key per URL cannot grow memory without end. A hit is one Map look-up and one store.
+ * Options of a BreakerGroup (`maxKeys` default 1000, `idleTimeout` 60 000 ms). With `shared`, key k's breaker gets
+ * the shared name `<shared>.<k, made safe>.<hash of k>`, the same in every process.
  */
-export class BreakerGroup<B extends GroupMember> {
-  readonly shared: string | undefined
-  private readonly factory: BreakerFactory<B>
-  private readonly maxKeys: number
-  private readonly idleTimeout: number
-  private readonly now: Clock
-  // Insertion order is the eviction order (second chance: a key used since it last moved goes to the back).
-  private readonly entries = new Map<string, Entry<B>>()
-  private readonly sharedNames = new Set<string>()
+export type BreakerGroupOptions = KeyedOptions
+
+export type BreakerGroupStats = KeyedPoolStats
+
+const timeToRest = (breaker: Breaker): number => (breaker.state === 'closed' ? 0 : Infinity)
+
+/**
+ * One breaker per key (a downstream, a route, a host), made on first use, in a KeyedPool: bounded by `maxKeys`, no
+ * timer per key. A breaker is at rest when it is closed; one that is open or half-open is never dropped (its key
+ * would start afresh, closed, and send a failing downstream a full window of calls again). When every key the
+ * group looks at is open, a new key is refused: `get` returns undefined and the caller refuses the call, as an
+ * open breaker would.
+ */
+export class BreakerGroup<B extends Breaker> {
+  private readonly pool: KeyedPool<B>
 
   constructor(factory: BreakerFactory<B>, options?: BreakerGroupOptions) {
-    this.factory = checkFunction<BreakerFactory<B>>('factory', factory)
-    const o = resolveKeyedOptions(checkOptions<BreakerGroupOptions>(options, 'options'))
-    this.maxKeys = o.maxKeys
-    this.idleTimeout = o.idleTimeout
-    this.now = o.now
-    this.shared = o.shared
+    this.pool = new KeyedPool<B>(factory, { ...checkOptions<BreakerGroupOptions>(options, 'options'), timeToRest })
   }
 
-  /** The breaker of `key`, made now if the key is new or was dropped. */
-  get(key: string): B {
-    const now = this.now()
-    const entry = this.entries.get(key)
-    if (entry !== undefined && now - entry.usedAt < this.idleTimeout) {
-      entry.usedAt = now
-      return entry.breaker
-    }
-    return this.create(key, entry, now)
+  get shared(): string | undefined {
+    return this.pool.shared
   }
 
+  get maxKeys(): number {
+    return this.pool.maxKeys
+  }
+
+  /** The breaker of `key`, made now if the key is new; undefined when the group has no room for it. */
+  get(key: string): B | undefined {
+    return this.pool.get(key)
+  }
+
+  /** Whether `key` has a breaker: true exactly when get(key) returns the one it has. Does not count as a use. */
   has(key: string): boolean {
-    return this.entries.has(key)
+    return this.pool.has(key)
   }
 
   /** Drops `key` and closes its breaker. */
   delete(key: string): boolean {
-    const entry = this.entries.get(key)
-    if (entry === undefined) return false
-    this.drop(key, entry)
-    return true
+    return this.pool.delete(key)
   }
 
   get size(): number {
-    return this.entries.size
+    return this.pool.size
   }
 
   keys(): string[] {
-    return [...this.entries.keys()]
+    return this.pool.keys()
   }
 
   /** Calls `fn` with each key's breaker, without counting as a use (for metrics and diagnostics). */
   forEach(fn: (breaker: B, key: string) => void): void {
-    for (const [key, entry] of this.entries) fn(entry.breaker, key)
+    this.pool.forEach(fn)
   }
 
-  /** Drops every key and closes every breaker. Idempotent. */
+  stats(): BreakerGroupStats {
+    return this.pool.stats()
+  }
+
+  /** Drops every key and closes every breaker (a later get() starts afresh). Idempotent. */
   close(): void {
-    for (const [key, entry] of this.entries) this.drop(key, entry)
+    this.pool.close()
   }
 
   [Symbol.dispose](): void {
     this.close()
-  }
-
-  private create(key: string, stale: Entry<B> | undefined, now: number): B {
-    if (typeof key !== 'string') throw new InvalidArgumentError('key', key, 'a string')
-    if (stale !== undefined) this.drop(key, stale)
-    this.makeRoom(now)
-    const shared = this.shared === undefined ? undefined : keySharedName(this.shared, key)
-    const breaker = this.factory(key, shared)
-    this.checkMember(breaker, shared)
-    this.entries.set(key, { breaker, usedAt: now, movedAt: now })
-    if (breaker.shared !== undefined) this.sharedNames.add(breaker.shared)
-    return breaker
-  }
-
-  /** Drops idle keys from the front, and the least recently used ones until a new key fits. */
-  private makeRoom(now: number): void {
-    for (const [key, entry] of this.entries) {
-      if (now - entry.usedAt >= this.idleTimeout) {
-        this.drop(key, entry)
-      } else if (this.entries.size < this.maxKeys) {
-        break
-      } else if (entry.usedAt > entry.movedAt) {
-        // Used since it last moved: a second chance at the back (the walk meets it again only if all had one).
-        this.entries.delete(key)
-        entry.movedAt = now
-        this.entries.set(key, entry)
-      } else {
-        this.drop(key, entry)
-      }
-    }
-  }
-
-  private drop(key: string, entry: Entry<B>): void {
-    this.entries.delete(key)
-    if (entry.breaker.shared !== undefined) this.sharedNames.delete(entry.breaker.shared)
-    entry.breaker.close()
-  }
-
-  private checkMember(breaker: B, shared: string | undefined): void {
-    if (breaker === null || typeof breaker !== 'object' || typeof breaker.close !== 'function') {
-      throw new InvalidOptionError('factory', breaker, 'a function returning a breaker (an object with close())')
-    }
-    let problem: string | undefined
-    if (shared !== undefined && breaker.shared !== shared) {
-      problem = `a function that passes its second argument as the breaker's \`shared\` option ("${shared}")`
-    } else if (shared === undefined && breaker.shared !== undefined && this.sharedNames.has(breaker.shared)) {
-      problem = `a function giving each key its own shared name ("${breaker.shared}" is already another key's; set the group's \`shared\` option)`
-    }
-    if (problem === undefined) return
-    breaker.close()
-    throw new InvalidOptionError('factory', breaker.shared, problem)
   }
 }

@@ -1,6 +1,7 @@
 import type { Breaker } from '../breakers/breaker'
 import { BreakerGroup } from '../breakers/breaker-group'
 import { SreBreaker, type SreBreakerOptions } from '../breakers/sre-breaker'
+import { BreakerOpenError } from '../errors/breaker-open-error'
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { preciseNow } from '../signals/clock'
 import { checkOptions } from '../validate'
@@ -25,6 +26,21 @@ export function resolveBreakers<B extends Breaker>(o: BreakerChoice<B>): { group
   new SreBreaker(options).close() // validates the options now, not at the first call
   const group = new BreakerGroup<SreBreaker>((_key, shared) => new SreBreaker({ ...options, shared }))
   return { group: group as unknown as BreakerGroup<B>, owns: true }
+}
+
+/**
+ * Stands for the breaker of a key its group had no room for (every breaker the group looked at is open): it refuses
+ * every call, as an open breaker would, so that the key's calls wait for the group to have room.
+ */
+export const noRoomBreaker: Breaker = {
+  shared: undefined,
+  state: 'open',
+  usesDuration: false,
+  tryAcquire: () => false,
+  recordSuccess: () => undefined,
+  recordFailure: () => undefined,
+  execute: () => Promise.reject(new BreakerOpenError(undefined)),
+  close: () => undefined,
 }
 
 /** When a call starts: a precise time only for a breaker that judges durations, else 0 (no clock read). */

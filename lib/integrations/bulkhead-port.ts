@@ -1,5 +1,7 @@
+import type { AdaptiveBulkhead } from '../bulkhead/adaptive-bulkhead'
 import { BulkheadPool, type BulkheadPoolOptions } from '../bulkhead/bulkhead-pool'
 import { InvalidOptionError } from '../errors/invalid-option-error'
+import { Shed } from '../shed/shed'
 
 export interface BulkheadChoice {
   /**
@@ -18,4 +20,16 @@ export function resolveBulkheads(value: unknown): { pool: BulkheadPool | undefin
     throw new InvalidOptionError('bulkheads', value, 'a BulkheadPool, BulkheadPool options, or false')
   }
   return { pool: new BulkheadPool(value as BulkheadPoolOptions | undefined), owns: true }
+}
+
+/** What a guarded call asks of an upstream's bulkhead. */
+export type BulkheadSlots = Pick<AdaptiveBulkhead, 'tryAcquire' | 'release'>
+
+/**
+ * Stands for the bulkhead of an upstream its pool had no room for (every bulkhead the pool looked at has calls in
+ * flight): it is full, so that the upstream's calls are rejected until the pool has room.
+ */
+export const noRoomBulkhead: BulkheadSlots = {
+  tryAcquire: () => Shed.latency,
+  release: () => undefined,
 }

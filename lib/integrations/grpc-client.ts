@@ -6,8 +6,8 @@ import { BulkheadRejectedError } from '../errors/bulkhead-rejected-error'
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { checkOneOf, checkOptions } from '../validate'
 import type { Breaker } from '../breakers/breaker'
-import { type BreakerChoice, callStart, report, resolveBreakers } from './breaker-port'
-import { type BulkheadChoice, resolveBulkheads } from './bulkhead-port'
+import { type BreakerChoice, callStart, noRoomBreaker, report, resolveBreakers } from './breaker-port'
+import { type BulkheadChoice, noRoomBulkhead, resolveBulkheads } from './bulkhead-port'
 import { remainingDeadlineMs } from './deadline-context'
 import { GrpcStatus, grpcModule, type GrpcModule } from './grpc-module'
 
@@ -94,10 +94,10 @@ export function grpcClientGuard<B extends Breaker = SreBreaker>(
       return new grpc.InterceptingCall(deadlineCall(grpc, callOptions.method_definition.path))
     }
     const key = per === 'method' ? callOptions.method_definition.path : target
-    const breaker = group.get(key)
+    const breaker = group.get(key) ?? noRoomBreaker
     if (!breaker.tryAcquire())
       return new grpc.InterceptingCall(rejectedCall(grpc, key, new BreakerOpenError(breaker.shared ?? key)))
-    const bulkhead = bulkheads.pool?.get(upstream)
+    const bulkhead = bulkheads.pool === undefined ? undefined : (bulkheads.pool.get(upstream) ?? noRoomBulkhead)
     const slot = bulkhead === undefined ? -1 : bulkhead.tryAcquire()
     if (slot < 0 && bulkhead !== undefined) {
       return new grpc.InterceptingCall(rejectedCall(grpc, key, new BulkheadRejectedError(upstream)))

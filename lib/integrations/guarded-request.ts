@@ -1,4 +1,3 @@
-import type { AdaptiveBulkhead } from '../bulkhead/adaptive-bulkhead'
 import { BreakerOpenError } from '../errors/breaker-open-error'
 import { BulkheadRejectedError } from '../errors/bulkhead-rejected-error'
 import type { RetryBudget } from '../resilience/retry-budget'
@@ -6,6 +5,7 @@ import { fullJitterDelay } from '../resilience/backoff'
 import type { Breaker } from '../breakers/breaker'
 import { OverloadError } from '../errors/overload-error'
 import { callStart, report } from './breaker-port'
+import type { BulkheadSlots } from './bulkhead-port'
 import { remainingDeadlineMs } from './deadline-context'
 import { withHeader } from './request-headers'
 
@@ -64,7 +64,7 @@ export abstract class GuardedRequest {
     private readonly breaker: Breaker,
     private readonly name: string,
     private readonly replayable: boolean,
-    private readonly bulkhead: AdaptiveBulkhead | undefined,
+    private readonly bulkhead: BulkheadSlots | undefined,
   ) {
     const remaining = policy.deadlineHeader === undefined ? undefined : remainingDeadlineMs()
     this.deadline = remaining === undefined ? NaN : Date.now() + remaining
@@ -202,7 +202,7 @@ export abstract class GuardedRequest {
     if (this.slot < 0) return
     const slot = this.slot
     this.slot = -1
-    ;(this.bulkhead as AdaptiveBulkhead).release(slot, measured)
+    ;(this.bulkhead as BulkheadSlots).release(slot, measured)
   }
 
   private reportOnce(ok: boolean): void {

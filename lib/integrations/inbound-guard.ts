@@ -54,9 +54,8 @@ export interface RequestAccess<Req> {
 export const FALLBACK_FAILED = null
 
 const MODE_NONE = 0
-const MODE_KEYED = 1 // get(key).tryAcquire()
-const MODE_KEY_FUNCTION = 2 // tryAcquire(key)
-const MODE_GLOBAL = 3 // tryAcquire()
+const MODE_KEYED = 1 // tryAcquire(key)
+const MODE_GLOBAL = 2 // tryAcquire()
 
 /**
  * The decision every inbound adapter (node:http, Express, Fastify, Koa, gRPC) makes, in one place: the rate
@@ -125,8 +124,10 @@ export class InboundGuard<Req> {
     this.rateLimiter = rate?.limiter
     this.keyOf = rate?.key
     if (rate === undefined) this.mode = MODE_NONE
-    else if (typeof (rate.limiter as KeyedRateLimiter).get === 'function') this.mode = MODE_KEYED
-    else this.mode = rate.key !== undefined ? MODE_KEY_FUNCTION : MODE_GLOBAL
+    // A KeyedLimiter (it has get) is keyed even without a key function: by the client's address.
+    else if (rate.key !== undefined || typeof (rate.limiter as { get?: unknown }).get === 'function')
+      this.mode = MODE_KEYED
+    else this.mode = MODE_GLOBAL
   }
 
   /** Whether admitted requests hold a token that must be released (false when there is no adaptive limiter). */
@@ -267,12 +268,6 @@ export class InboundGuard<Req> {
       return false
     }
     const key = this.keyOf !== undefined ? String(this.keyOf(request)) : addressKey(this.access.address(request))
-    if (this.mode === MODE_KEYED) {
-      const own = (rate.get as NonNullable<KeyedRateLimiter['get']>)(key)
-      if (own.tryAcquire()) return true
-      this.retryAfter = retrySeconds(own.retryAfterMs())
-      return false
-    }
     if (rate.tryAcquire(key as never)) return true
     this.retryAfter =
       rate.retryAfterMs !== undefined ? retrySeconds(rate.retryAfterMs(key as never)) : this.overloadRetryAfter

@@ -8,8 +8,8 @@ import { checkOneOf, checkOptions, optionalFunction, optionalNumber } from '../v
 
 /** A limiter whose limit is per key: a KeyedLimiter, or anything that answers `tryAcquire(key)`. */
 export interface KeyedRateLimiter {
-  /** The key's own limiter (KeyedLimiter): then `tryAcquire()` and `retryAfterMs()` are asked of it. */
-  get?(key: string): { tryAcquire(n?: number): boolean; retryAfterMs(n?: number): number }
+  /** Present on a KeyedLimiter: it makes the limiter keyed (by the client's address) without a `key` function. */
+  get?(key: string): unknown
   tryAcquire(key: string): boolean
   /** Milliseconds until `key` may pass again; without it, the 429 says `retryAfter` seconds. */
   retryAfterMs?(key: string): number
@@ -23,7 +23,7 @@ export interface GlobalRateLimiter {
 
 export interface RateLimitOptions<Req> {
   /**
-   * A KeyedLimiter (or an object with `get(key)`): one limit per key. With `key` and no `get`, its
+   * A KeyedLimiter (or an object with `get(key)`), or any limiter with a `key` function: one limit per key, and
    * `tryAcquire(key)` decides. Without either, it is one limit for all requests: `tryAcquire()` decides.
    */
   limiter: KeyedRateLimiter | GlobalRateLimiter

@@ -5,8 +5,8 @@ import { InvalidOptionError } from '../errors/invalid-option-error'
 import { RetryBudget } from '../resilience/retry-budget'
 import { checkOptions, optionalFunction, optionalNumber } from '../validate'
 import type { Breaker } from '../breakers/breaker'
-import { type BreakerChoice, resolveBreakers } from './breaker-port'
-import { type BulkheadChoice, resolveBulkheads } from './bulkhead-port'
+import { type BreakerChoice, noRoomBreaker, resolveBreakers } from './breaker-port'
+import { type BulkheadChoice, noRoomBulkhead, resolveBulkheads } from './bulkhead-port'
 import type { Dispatch, GuardPolicy } from './guarded-request'
 import { guardedRequest } from './undici-handler-api'
 
@@ -116,8 +116,8 @@ export function undiciGuard<B extends Breaker = SreBreaker>(options?: UndiciGuar
     (opts: any, handler: unknown): boolean => {
       const origin = originOf(opts.origin)
       const replayable = methods.has(opts.method) && replayableBody(opts.body) && !opts.upgrade
-      const breaker = group.get(origin)
-      const bulkhead = bulkheads.pool?.get(origin)
+      const breaker = group.get(origin) ?? noRoomBreaker
+      const bulkhead = bulkheads.pool === undefined ? undefined : (bulkheads.pool.get(origin) ?? noRoomBulkhead)
       const request = guardedRequest(handler, opts, policy, dispatch, opts, breaker, origin, replayable, bulkhead)
       policy.budget?.recordRequest()
       return request.run()

@@ -1,6 +1,7 @@
 // What each kind of component contributes to the metrics, read from its own stats() at collection time.
 import { BbrLimiter } from '../bbr/bbr-limiter'
 import { PRIORITY_NAMES } from '../bbr/priority'
+import type { Breaker } from '../breakers/breaker'
 import { BreakerGroup } from '../breakers/breaker-group'
 import { CircuitBreaker } from '../breakers/circuit-breaker'
 import { SreBreaker } from '../breakers/sre-breaker'
@@ -89,12 +90,7 @@ function sampleBreaker(labels: Labels, breaker: SreBreaker | CircuitBreaker, emi
   }
 }
 
-function sampleGroup(
-  name: string,
-  group: BreakerGroup<{ shared: string | undefined; close(): void }>,
-  emit: Emit,
-  limits: SampleLimits,
-): void {
+function sampleGroup(name: string, group: BreakerGroup<Breaker>, emit: Emit, limits: SampleLimits): void {
   emit(METRIC.breakerGroupKeys, group.size, { name })
   const open: Array<[string, SreBreaker | CircuitBreaker]> = []
   const closed: Array<[string, SreBreaker | CircuitBreaker]> = []
@@ -155,6 +151,7 @@ function sampleKeyed(name: string, keyed: KeyedLimiter, emit: Emit): void {
   emit(METRIC.ratelimitKeyEvents, s.created, { name, event: 'created' })
   emit(METRIC.ratelimitKeyEvents, s.evicted, { name, event: 'evicted' })
   emit(METRIC.ratelimitKeyEvents, s.expired, { name, event: 'expired' })
+  emit(METRIC.ratelimitKeyEvents, s.refused, { name, event: 'refused' })
 }
 
 const REDIS_STATES = ['redis', 'insurance'] as const

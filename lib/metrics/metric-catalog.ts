@@ -206,7 +206,7 @@ const defs = {
     'key_events',
     '{key}',
     ['name', 'event'],
-    'Keyed limiters created, evicted (map full) and expired (idle).',
+    'Keyed limiters created, evicted (pool full, at rest), expired (idle, at rest) and new keys refused (pool full of keys not at rest).',
   ),
   redisDecisions: counter(
     'ratelimit',

@@ -1,174 +1,124 @@
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
-import { coarseNow, type Clock } from '../signals/clock'
-import { checkFunction, checkOptions, optionalFunction, optionalNumber } from '../validate'
+import { type KeyedFactory, KeyedPool, type KeyedPoolStats } from '../pool/keyed-pool'
+import type { KeyedOptions } from '../pool/keyed-options'
+import { checkFunction, checkOptions } from '../validate'
 import type { Limiter } from './limiter'
+import { validPermits } from './permits'
 
-export interface KeyedLimiterOptions {
-  /** Most keys held at once (default 10 000); past it the least recently used key is evicted. */
-  maxKeys?: number
-  /**
-   * A key unused for this long (ms, default 60 000) is dropped, and starts afresh if it comes back. Make it at
-   * least the time the limiter takes to return to rest (burst / rate for a token bucket, the window for a sliding
-   * window), or a returning key gets more than its share.
-   */
-  idleTimeout?: number
-  /** Monotonic clock in ms (default: the coarse clock). */
-  now?: Clock
-}
+/**
+ * Options of a KeyedLimiter. `maxKeys` defaults to 10 000; `idleTimeout` (default 60 000 ms) only drops a key whose
+ * limiter is back at rest, so it need not be longer than the limiter takes to refill. With `shared`, the factory's
+ * second argument is each key's shared name: pass it to the limiter's `shared` option.
+ */
+export type KeyedLimiterOptions = KeyedOptions
 
-/** Counters of a KeyedLimiter. */
-export interface KeyedLimiterStats {
-  size: number
-  /** Limiters created (first sight of a key, or its return after expiry or eviction). */
-  created: number
-  /** Keys dropped because the map was full. */
-  evicted: number
-  /** Keys dropped because they were idle. */
-  expired: number
+/** Counters of a KeyedLimiter: its pool's, and the calls refused for a bad argument. */
+export interface KeyedLimiterStats extends KeyedPoolStats {
   /** tryAcquire calls with a key that is not a string (refused, not thrown). */
   invalidArguments: number
 }
 
-class Entry<L> {
-  constructor(
-    readonly limiter: L,
-    public lastUsed: number,
-    /** When the entry was last moved to the back of the map's order. */
-    public movedAt: number,
-  ) {}
-}
-
-// Expired entries removed at the front of the map each time a key is added: a few, so an insert stays cheap,
-// yet more than one, so the map shrinks faster than it grows once keys go idle.
-const SWEEP_PER_INSERT = 4
-
 /**
- * One limiter per key (client, route, tenant...), made on first use by `factory`, in a bounded map that cleans
- * itself: no timer per key. The map's insertion order approximates recency (an entry used again is moved to the
- * back at most once per `idleTimeout / 8`, at most once a second), so eviction of the least recent key and removal
- * of idle keys both work from the front, a few entries at a time, when keys are added.
+ * One limiter per key (client, route, tenant...), made on first use by `factory`, in a KeyedPool: bounded by
+ * `maxKeys`, no timer per key. A key's limiter is at rest when it is full again (a fresh one would do the same), and
+ * only limiters at rest are ever dropped, so that a client cycling through other keys never gives his own exhausted
+ * key a fresh limit. When every key the pool looks at is still refilling, a new key is refused: `tryAcquire`
+ * answers false and `retryAfterMs(key)` says when an entry comes to rest (size `maxKeys` for your churn of keys:
+ * new keys per second x the time a limiter takes to refill).
  */
 export class KeyedLimiter<L extends Limiter = Limiter> {
-  readonly maxKeys: number
-  readonly idleTimeout: number
-  private readonly factory: (key: string) => L
-  private readonly entries = new Map<string, Entry<L>>()
-  private readonly moveInterval: number
-  private readonly now: Clock
-  private counts = { created: 0, evicted: 0, expired: 0, invalidArguments: 0 }
+  private readonly pool: KeyedPool<L>
+  /** Each limiter's permits when it was made: it is at rest when it has them again. */
+  private readonly full = new WeakMap<L, number>()
+  private invalidArguments = 0
 
-  constructor(factory: (key: string) => L, options?: KeyedLimiterOptions) {
-    this.factory = checkFunction<(key: string) => L>('factory', factory)
-    const o = checkOptions<KeyedLimiterOptions>(options, 'options')
-    this.maxKeys = optionalNumber('maxKeys', o.maxKeys, 10_000, { min: 1, integer: true })
-    this.idleTimeout = optionalNumber('idleTimeout', o.idleTimeout, 60_000, { above: 0 })
-    this.now = optionalFunction<Clock>('now', o.now) ?? coarseNow
-    this.moveInterval = Math.min(this.idleTimeout / 8, 1000)
-  }
-
-  /** The limiter of `key`, made by the factory if the key is new (or came back after expiring). */
-  get(key: string): L {
-    const now = this.now()
-    const entry = this.entries.get(key)
-    if (entry !== undefined) {
-      if (now - entry.lastUsed <= this.idleTimeout) {
-        entry.lastUsed = now
-        if (now - entry.movedAt > this.moveInterval) {
-          this.entries.delete(key)
-          this.entries.set(key, entry)
-          entry.movedAt = now
-        }
-        return entry.limiter
-      }
-      this.drop(key, entry)
-      this.counts.expired++
+  constructor(factory: KeyedFactory<L>, options?: KeyedLimiterOptions) {
+    checkFunction('factory', factory)
+    const make: KeyedFactory<L> = (key, shared) => {
+      const limiter = factory(key, shared)
+      if (limiter !== null && typeof limiter === 'object') this.full.set(limiter, limiter.available())
+      return limiter
     }
-    return this.add(key, now)
+    const o = checkOptions<KeyedLimiterOptions>(options, 'options')
+    this.pool = new KeyedPool<L>(make, { ...o, timeToRest: (limiter) => this.timeToRest(limiter) }, 10_000)
   }
 
-  /** `get(key).tryAcquire(n)`. Never throws: a key that is not a string is refused and counted in stats(). */
+  get maxKeys(): number {
+    return this.pool.maxKeys
+  }
+
+  get idleTimeout(): number {
+    return this.pool.idleTimeout
+  }
+
+  get shared(): string | undefined {
+    return this.pool.shared
+  }
+
+  /** The limiter of `key`, made by the factory if the key is new; undefined when the pool has no room for it. */
+  get(key: string): L | undefined {
+    return this.pool.get(key)
+  }
+
+  /**
+   * `get(key).tryAcquire(n)`; false when the pool has no room for a new key (the key is treated as limited). Never
+   * throws: a key that is not a string is refused and counted in stats().
+   */
   tryAcquire(key: string, n = 1): boolean {
     if (typeof key !== 'string') {
-      this.counts.invalidArguments++
+      this.invalidArguments++
       return false
     }
-    return this.get(key).tryAcquire(n)
+    const limiter = this.pool.get(key)
+    return limiter !== undefined && limiter.tryAcquire(n)
   }
 
-  /** Whether `key` has a live limiter (does not count as a use). */
+  /**
+   * Milliseconds until `key` could take `n` permits if nobody else takes any: its limiter's answer, or for a key the
+   * pool had no room for, until an entry comes to rest (Infinity if never).
+   */
+  retryAfterMs(key: string, n = 1): number {
+    if (typeof key !== 'string') throw new InvalidArgumentError('key', key, 'a string')
+    const limiter = this.pool.peek(key)
+    if (limiter !== undefined) return limiter.retryAfterMs(n)
+    if (!validPermits(n)) throw new InvalidArgumentError('n', n, 'a finite number > 0')
+    return this.pool.retryAfterMs()
+  }
+
+  /** Whether `key` has a limiter: true exactly when get(key) returns the one it has. Does not count as a use. */
   has(key: string): boolean {
-    const entry = this.entries.get(key)
-    return entry !== undefined && this.now() - entry.lastUsed <= this.idleTimeout
+    return this.pool.has(key)
   }
 
   delete(key: string): boolean {
-    const entry = this.entries.get(key)
-    if (entry === undefined) return false
-    this.drop(key, entry)
-    return true
+    return this.pool.delete(key)
   }
 
-  /** Removes every idle key now; returns how many. Not needed for bounded memory, which holds without it. */
+  /** Drops every idle key at rest now; returns how many. Not needed for bounded memory, which holds without it. */
   prune(): number {
-    const now = this.now()
-    let removed = 0
-    for (const [key, entry] of this.entries) {
-      if (now - entry.lastUsed > this.idleTimeout) {
-        this.drop(key, entry)
-        removed++
-      }
-    }
-    this.counts.expired += removed
-    return removed
+    return this.pool.prune()
   }
 
-  clear(): void {
-    for (const [key, entry] of this.entries) this.drop(key, entry)
+  get size(): number {
+    return this.pool.size
   }
 
-  /** Drops every key and closes its limiter. Idempotent. */
+  stats(): KeyedLimiterStats {
+    return { ...this.pool.stats(), invalidArguments: this.invalidArguments }
+  }
+
+  /** Drops every key and closes its limiter (a later call starts afresh). Idempotent. */
   close(): void {
-    this.clear()
+    this.pool.close()
   }
 
   [Symbol.dispose](): void {
     this.close()
   }
 
-  get size(): number {
-    return this.entries.size
-  }
-
-  stats(): KeyedLimiterStats {
-    return { size: this.entries.size, ...this.counts }
-  }
-
-  private add(key: string, now: number): L {
-    if (typeof key !== 'string') throw new InvalidArgumentError('key', key, 'a string')
-    this.sweep(now)
-    if (this.entries.size >= this.maxKeys) {
-      // The front is the least recently moved entry; its last use is within moveInterval of the oldest.
-      const [oldestKey, oldest] = this.entries.entries().next().value as [string, Entry<L>]
-      this.drop(oldestKey, oldest)
-      this.counts.evicted++
-    }
-    const limiter = this.factory(key)
-    this.entries.set(key, new Entry(limiter, now, now))
-    this.counts.created++
-    return limiter
-  }
-
-  private sweep(now: number): void {
-    let budget = SWEEP_PER_INSERT
-    for (const [key, entry] of this.entries) {
-      if (budget-- === 0 || now - entry.lastUsed <= this.idleTimeout) return
-      this.drop(key, entry)
-      this.counts.expired++
-    }
-  }
-
-  private drop(key: string, entry: Entry<L>): void {
-    this.entries.delete(key)
-    entry.limiter.close()
+  /** 0 once the limiter has as many permits as when it was made, else the ms until it has them. */
+  private timeToRest(limiter: L): number {
+    const full = this.full.get(limiter) ?? 0
+    return limiter.available() >= full ? 0 : limiter.retryAfterMs(full)
   }
 }

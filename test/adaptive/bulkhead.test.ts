@@ -109,10 +109,10 @@ describe('BulkheadPool', () => {
   it('makes one bulkhead per upstream and keeps them apart', () => {
     const clock = new ManualClock(1000)
     const pool = new BulkheadPool({ now: clock.now })
-    const slow = pool.get('http://slow:1')
+    const slow = pool.get('http://slow:1') as AdaptiveBulkhead
     simulateUpstream(slow, clock, [phase(3, 3)])
     expect(slow.stats().latency.shedding).toBe(true)
-    const other = pool.get('http://other:2')
+    const other = pool.get('http://other:2') as AdaptiveBulkhead
     expect(other).not.toBe(slow)
     expect(other.tryAcquire()).toBeGreaterThanOrEqual(0)
     expect(pool.get('http://slow:1')).toBe(slow)
@@ -122,7 +122,7 @@ describe('BulkheadPool', () => {
   it('holds at most maxKeys upstreams at rest, dropping the least recently used, never one with calls in flight', () => {
     const clock = new ManualClock(1000)
     const pool = new BulkheadPool({ now: clock.now, maxKeys: 3 })
-    const busy = pool.get('a')
+    const busy = pool.get('a') as AdaptiveBulkhead
     const token = busy.tryAcquire()
     for (const key of ['b', 'c', 'd', 'e']) {
       clock.advance(1)

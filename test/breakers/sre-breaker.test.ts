@@ -76,10 +76,10 @@ describe('SreBreaker: reference tests (docs/rules/sre-breaker.md)', () => {
     const group = new BreakerGroup(() => new SreBreaker({ now: clock.now, random: seededRandom(2) }), {
       now: clock.now,
     })
-    const failing = group.get('failing-service')
+    const failing = group.get('failing-service') as SreBreaker
     repeat(10_000, () => failing.recordFailure())
-    expect(group.get('failing-service').tryAcquire()).toBe(false)
-    expect(group.get('healthy-service').tryAcquire()).toBe(true)
+    expect(group.get('failing-service')?.tryAcquire()).toBe(false)
+    expect(group.get('healthy-service')?.tryAcquire()).toBe(true)
   })
 })
 

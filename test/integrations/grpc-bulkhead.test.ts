@@ -66,7 +66,7 @@ describe('grpcClientGuard bulkhead (one per target)', () => {
     expect(times[Math.floor(times.length / 2)]).toBeLessThan(50) // refused at once, not after the target's queue
     expect(rejected[0].details).toMatch(/echo-service.*rejected locally/)
     expect(server.mostHeld).toBeLessThan(200) // unguarded, about 800 by the end
-    const bulkhead = guard.bulkheads!.get('echo-service')
+    const bulkhead = guard.bulkheads!.get('echo-service')!
     expect(bulkhead.stats().latency.shedding).toBe(true)
     expect(bulkhead.inFlight).toBe(0)
     guard.close()

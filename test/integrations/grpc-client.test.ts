@@ -43,7 +43,7 @@ describe('grpcClientGuard (grpc-js client interceptor)', () => {
     expect(rejected.code).toBe(GrpcStatus.UNAVAILABLE)
     expect(rejected.details).toMatch(/open \(rejected locally\)/)
     expect(reached.echo).toBe(10) // never reached the network
-    expect(guard.breakers.get('/test.Echo/Echo').stats().state).toBe('open')
+    expect(guard.breakers.get('/test.Echo/Echo')!.stats().state).toBe('open')
     // Per method: the other method has its own breaker.
     expect((await call(c, 'other', {})).details).toBe('server says no')
     expect(reached.other).toBe(1)
@@ -67,7 +67,7 @@ describe('grpcClientGuard (grpc-js client interceptor)', () => {
     const c = connect(lenient)
     for (let i = 0; i < 30; i++) expect((await call(c, 'echo', {})).code).toBe(GrpcStatus.NOT_FOUND)
     expect(reached.echo).toBe(30)
-    expect(lenient.breakers.get('/test.Echo/Echo').stats()).toMatchObject({ accepts: 30, calls: 30, state: 'closed' })
+    expect(lenient.breakers.get('/test.Echo/Echo')!.stats()).toMatchObject({ accepts: 30, calls: 30, state: 'closed' })
     c.close()
     const picky = grpcClientGuard({ breaker: strict, failureCodes: [GrpcStatus.NOT_FOUND] })
     const d = connect(picky)
@@ -90,7 +90,7 @@ describe('grpcClientGuard (grpc-js client interceptor)', () => {
     })
     calls.forEach((u) => u.cancel())
     expect(await Promise.all(ended)).toEqual(Array(12).fill(GrpcStatus.CANCELLED))
-    expect(guard.breakers.get('/test.Echo/Echo').stats().calls).toBe(0)
+    expect(guard.breakers.get('/test.Echo/Echo')!.stats().calls).toBe(0)
     guard.close()
   })
 
@@ -101,7 +101,7 @@ describe('grpcClientGuard (grpc-js client interceptor)', () => {
     )
     const c = connect(grpcClientGuard({ breakers }))
     for (let i = 0; i < 5; i++) await call(c, 'echo', {})
-    expect(breakers.get('/test.Echo/Echo').state).toBe('open')
+    expect(breakers.get('/test.Echo/Echo')!.state).toBe('open')
     expect((await call(c, 'echo', {})).details).toMatch(/rejected locally/)
     expect(reached.echo).toBe(5)
     breakers.close()

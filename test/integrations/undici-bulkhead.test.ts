@@ -108,9 +108,9 @@ for (const { major, undici } of undiciMajors) {
       expect(mostHeld).toBeLessThan(200)
       const bulkheads = guard.bulkheads as BulkheadPool
       const originOf = (server: TestServer) => `http://127.0.0.1:${server.port}`
-      expect(bulkheads.get(originOf(slow)).stats().latency.shedding).toBe(true)
-      expect(bulkheads.get(originOf(healthy)).stats()).toMatchObject({ shed: 0, latency: { shedding: false } })
-      expect(bulkheads.get(originOf(slow)).inFlight).toBe(0) // every slot given back
+      expect(bulkheads.get(originOf(slow))!.stats().latency.shedding).toBe(true)
+      expect(bulkheads.get(originOf(healthy))!.stats()).toMatchObject({ shed: 0, latency: { shedding: false } })
+      expect(bulkheads.get(originOf(slow))!.inFlight).toBe(0) // every slot given back
       guard.close()
       await dispatcher.close()
     }, 20_000)

@@ -102,7 +102,7 @@ describe('undiciGuard and undici’s handler APIs', () => {
     })
     for (let i = 0; i < 3; i++)
       expect(() => dispatch(get, recordingHandler('callback').handler)).toThrow(/onRequestStart/)
-    expect(guard.bulkheads?.get(origin).inFlight).toBe(0)
+    expect(guard.bulkheads?.get(origin)!.inFlight).toBe(0)
     guard.close()
   })
 
@@ -175,7 +175,7 @@ describe('undiciGuard and undici’s handler APIs', () => {
       expect(name).toBe('error')
       expect(String(args[args.length - 1])).toMatch(/no attempt scripted/)
       expect(calls.map((c) => c[0])).toEqual(['start', 'error'])
-      expect(guard.bulkheads?.get(origin).inFlight).toBe(0) // the thrown attempt gave its bulkhead slot back
+      expect(guard.bulkheads?.get(origin)!.inFlight).toBe(0) // the thrown attempt gave its bulkhead slot back
       guard.close()
     })
 

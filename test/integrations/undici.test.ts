@@ -90,7 +90,7 @@ function undiciSuite(major: number, u: UndiciModule): void {
       const lenient = undiciGuard({ breaker: strict, attempts: 1 })
       const a = new Agent().compose(lenient)
       for (let i = 0; i < 20; i++) expect((await outcome(a, url(other, '/status/404'))).status).toBe(404)
-      expect(lenient.breakers.get(url(other, '')).stats()).toMatchObject({ accepts: 20, state: 'closed' })
+      expect(lenient.breakers.get(url(other, ''))!.stats()).toMatchObject({ accepts: 20, state: 'closed' })
       const picky = undiciGuard({ breaker: strict, attempts: 1, isFailure: (s) => s >= 400 })
       const b = new Agent().compose(picky)
       for (let i = 0; i < 5; i++) await outcome(b, url(other, '/status/404'))
@@ -121,7 +121,7 @@ function undiciSuite(major: number, u: UndiciModule): void {
         body: '503 from attempt 1',
       })
       expect((await outcome(dispatcher, `${refused}/r`)).error).toMatchObject({ code: 'ECONNREFUSED' })
-      expect(guard.breakers.get(refused).stats().calls).toBe(3) // three attempts at the refused origin
+      expect(guard.breakers.get(refused)!.stats().calls).toBe(3) // three attempts at the refused origin
       guard.close()
     })
 
@@ -147,7 +147,7 @@ function undiciSuite(major: number, u: UndiciModule): void {
       const dispatcher = new Agent().compose(guard)
       const controller = new AbortController()
       const pending = request(url(origin, '/flaky/abort/9'), { dispatcher, signal: controller.signal })
-      const breaker = guard.breakers.get(url(origin, ''))
+      const breaker = guard.breakers.get(url(origin, ''))!
       await waitFor(() => breaker.stats().calls === 1, { interval: 2 }) // the 503 is in: backing off
       controller.abort()
       await expect(pending).rejects.toThrow(/abort/i)
@@ -224,7 +224,7 @@ function undiciSuite(major: number, u: UndiciModule): void {
         expect((await within(fetch(url(other, '/status/201')))).status).toBe(201)
         // undici 6 publishes its global dispatcher where only fetches before undici 8 look for it.
         expect(global.breakers.has(url(other, ''))).toBe(nodeFetchSeesGlobal(major))
-        if (nodeFetchSeesGlobal(major)) expect(global.breakers.get(url(other, '')).stats().accepts).toBe(1)
+        if (nodeFetchSeesGlobal(major)) expect(global.breakers.get(url(other, ''))!.stats().accepts).toBe(1)
       } finally {
         setGlobalDispatcher(previous)
         global.close()

@@ -34,8 +34,8 @@ export function drivenComponents() {
   for (let i = 0; i < 5; i++) circuit.recordFailure(1)
 
   const group = new BreakerGroup(() => new SreBreaker({ minimumCalls: 10, now, random: () => 0.99 }), { now })
-  for (let i = 0; i < 20; i++) group.get('healthy').recordSuccess()
-  for (let i = 0; i < 20; i++) group.get('failing').recordFailure()
+  for (let i = 0; i < 20; i++) group.get('healthy')!.recordSuccess()
+  for (let i = 0; i < 20; i++) group.get('failing')!.recordFailure()
 
   const topk = new HeavyKeeper({ k: 4, seed: 1 })
   for (let i = 0; i < 30; i++) topk.add('x')
@@ -69,7 +69,7 @@ export function drivenComponents() {
   // (on a clock of their own: the run takes simulated seconds, which the other components must not see pass)
   const upstreamClock = new ManualClock(1000)
   const bulkheads = new BulkheadPool({ now: upstreamClock.now })
-  simulateUpstream(bulkheads.get('http://inventory:80'), upstreamClock, [
+  simulateUpstream(bulkheads.get('http://inventory:80')!, upstreamClock, [
     { rate: 1200, seconds: 3, concurrency: 8, serviceMs: 20 },
   ])
   bulkheads.get('http://pricing:80')

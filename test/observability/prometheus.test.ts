@@ -83,7 +83,7 @@ describe('PrometheusMetrics', () => {
     expect(v('bulkhead_upstreams', { name: 'outbound' })).toBe(2)
     expect(v('bulkhead_shedding', inventory)).toBe(1)
     expect(v('bulkhead_shedding', pricing)).toBe(0)
-    expect(v('bulkhead_limit', inventory)).toBe(c.bulkheads.get(inventory.upstream).stats().latency.limit)
+    expect(v('bulkhead_limit', inventory)).toBe(c.bulkheads.get(inventory.upstream)!.stats().latency.limit)
     expect(v('bulkhead_in_flight', inventory)).toBeGreaterThan(0)
     expect(v('bulkhead_base_response_time_seconds', inventory)).toBeCloseTo(0.02, 3)
     expect(v('bulkhead_calls_total', { ...inventory, outcome: 'shed' })).toBeGreaterThan(1000)

@@ -18,36 +18,57 @@ describe('KeyedLimiter', () => {
     expect(keyed.get('a')).not.toBe(keyed.get('b'))
     expect([keyed.tryAcquire('a'), keyed.tryAcquire('a'), keyed.tryAcquire('a')]).toEqual([true, true, false])
     expect(keyed.tryAcquire('b', 2)).toBe(true)
-    expect(keyed.stats()).toEqual({ size: 2, created: 2, evicted: 0, expired: 0, invalidArguments: 0 })
+    expect(keyed.stats()).toEqual({
+      size: 2,
+      maxKeys: 10_000,
+      created: 2,
+      evicted: 0,
+      expired: 0,
+      refused: 0,
+      invalidArguments: 0,
+    })
   })
 
-  it('never holds more than maxKeys: the least recently used key goes', () => {
+  it('never holds more than maxKeys: the least recently used key at rest goes', () => {
     const clock = new ManualClock(0)
     const keyed = keyedBuckets(clock, { maxKeys: 2 })
     keyed.tryAcquire('a')
     keyed.tryAcquire('b')
-    clock.advance(2000)
+    clock.advance(2000) // both refilled: at rest
     keyed.tryAcquire('a') // a is used again, b is not
     keyed.tryAcquire('c')
     expect(keyed.size).toBe(2)
     expect(keyed.has('a')).toBe(true)
     expect(keyed.has('b')).toBe(false)
     expect(keyed.stats().evicted).toBe(1)
-    for (let i = 0; i < 1000; i++) keyed.get(`scan-${i}`)
+    for (let i = 0; i < 1000; i++) keyed.get(`scan-${i}`) // get() takes nothing: every limiter stays at rest
     expect(keyed.size).toBe(2)
   })
 
-  it('forgets a key idle for longer than idleTimeout: it comes back fresh', () => {
+  it('keeps an exhausted key until it is full again, then drops it once idle', () => {
     const clock = new ManualClock(0)
-    const keyed = keyedBuckets(clock, { idleTimeout: 10_000 })
+    const keyed = keyedBuckets(clock, { idleTimeout: 1000 })
     const first = keyed.get('a')
     expect([keyed.tryAcquire('a'), keyed.tryAcquire('a'), keyed.tryAcquire('a')]).toEqual([true, true, false])
-    clock.advance(10_000)
-    expect(keyed.get('a')).toBe(first) // exactly idleTimeout: still the same
-    clock.advance(10_001)
+    clock.advance(1500) // idle, but only 1.5 of its 2 tokens back
+    keyed.get('other')
+    expect(keyed.get('a')).toBe(first)
+    clock.advance(2000)
+    keyed.get('another')
     expect(keyed.has('a')).toBe(false)
-    expect(keyed.get('a')).not.toBe(first)
-    expect(keyed.stats()).toMatchObject({ expired: 1, created: 2 })
+    expect(keyed.get('a')).not.toBe(first) // a fresh limiter, as full as the one dropped
+    expect(keyed.stats()).toMatchObject({ expired: 2, created: 4 })
+  })
+
+  it('retryAfterMs(key) is the limiter answer, or for a refused key, until an entry comes to rest', () => {
+    const clock = new ManualClock(0)
+    const keyed = keyedBuckets(clock, { maxKeys: 1 })
+    expect(keyed.retryAfterMs('a')).toBe(0) // room for it
+    keyed.tryAcquire('a', 2)
+    expect(keyed.retryAfterMs('a')).toBe(1000)
+    expect(keyed.tryAcquire('b')).toBe(false) // no room: a is refilling
+    expect(keyed.retryAfterMs('b')).toBe(2000) // a is full again in 2 s
+    expect(() => keyed.retryAfterMs('b', 0)).toThrow(InvalidArgumentError)
   })
 
   it('cleans idle keys as new keys arrive, without timers', () => {
@@ -60,7 +81,7 @@ describe('KeyedLimiter', () => {
     expect(keyed.stats().expired).toBe(100)
   })
 
-  it('prune() removes idle keys at once; delete and clear close the limiters they drop', () => {
+  it('prune() removes idle keys at once; delete and close close the limiters they drop', () => {
     const clock = new ManualClock(0)
     const closed: string[] = []
     const keyed = new KeyedLimiter(
@@ -82,7 +103,7 @@ describe('KeyedLimiter', () => {
     expect(keyed.delete('c')).toBe(true)
     expect(keyed.delete('c')).toBe(false)
     keyed.get('d')
-    keyed.clear()
+    keyed.close()
     expect(closed).toEqual(['a', 'b', 'c', 'd'])
     expect(keyed.size).toBe(0)
   })

@@ -122,8 +122,8 @@ export function resolveInsurance(value: unknown, o: ResolvedRedisOptions): Keyed
   if (o.algorithm === 'gcra') {
     const burst = Math.max(1, o.burst / o.hosts)
     const rate = ((o.limit / o.hosts) * 1000) / o.window
-    return new KeyedLimiter(() => new TokenBucket({ rate, burst, now }), idle)
+    return new KeyedLimiter<Limiter>(() => new TokenBucket({ rate, burst, now }), idle)
   }
   const limit = Math.max(1, o.limit / o.hosts)
-  return new KeyedLimiter(() => new SlidingWindowLimiter({ limit, window: o.window, buckets: 10, now }), idle)
+  return new KeyedLimiter<Limiter>(() => new SlidingWindowLimiter({ limit, window: o.window, buckets: 10, now }), idle)
 }

@@ -261,6 +261,9 @@ export class RedisRateLimiter implements DecisionOwner, BatchSink {
   private insure(key: string, n: number): RateLimitDecision {
     this.counts.insurance++
     const limiter = this.insurance.get(key)
+    // No room for a new key in the insurance limiter (every key in it still refilling): the key is limited.
+    if (limiter === undefined)
+      return { allowed: false, remaining: 0, retryAfterMs: this.insurance.retryAfterMs(key, n), source: 'insurance' }
     const allowed = limiter.tryAcquire(n)
     return {
       allowed,

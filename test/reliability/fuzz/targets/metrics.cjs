@@ -72,7 +72,6 @@ module.exports = [
     ),
     after: () => {
       for (const c of components) (c.guard ?? c).close?.()
-      components[7].clear()
     },
   },
 ]

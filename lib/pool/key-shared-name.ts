@@ -14,5 +14,3 @@ export function keySharedName(group: string, key: string): string {
   const hash = createHash('sha256').update(key).digest('base64url').slice(0, 12)
   return `${group}.${readable}.${hash}`
 }
-
-export { MAX_GROUP_NAME } from '../shared/keyed-options'
