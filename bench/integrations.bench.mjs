@@ -13,7 +13,11 @@ import { measure, peer, writeTable } from './harness.mjs'
 const require = createRequire(import.meta.url)
 const self = fileURLToPath(import.meta.url)
 // BULWARK_DIST: a copy of dist/cjs to measure (the tree's own dist is rebuilt by every test run on a shared machine).
-const loadBulwark = () => require(process.env.BULWARK_DIST ?? '../dist/cjs')
+const loadBulwark = () => {
+  const dist = process.env.BULWARK_DIST ?? '../dist/cjs'
+  const entries = ['', '/entries/http', '/entries/express', '/entries/koa', '/entries/fastify']
+  return Object.assign({}, ...entries.map((entry) => require(`${dist}${entry}`)))
+}
 
 // Admit everything: no in-flight floor reachable, no queueing-delay rule; the load signal is still read.
 const admitAll = { minInFlight: 1_000_000, queueDelay: false }

@@ -5,7 +5,8 @@ import { createRequire } from 'module'
 import { measure, writeTable } from './harness.mjs'
 
 const require = createRequire(import.meta.url)
-const { BbrLimiter, HeavyKeeper, SreBreaker, inspectRegions } = require('../dist/cjs')
+const { BbrLimiter, HeavyKeeper, SreBreaker } = require('../dist/cjs')
+const { inspectRegions } = require('../dist/cjs/entries/top')
 const { PrometheusMetrics } = require('../dist/cjs/metrics/prometheus')
 const { Counter, Histogram, Registry } = require('prom-client')
 

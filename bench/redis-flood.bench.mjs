@@ -9,7 +9,7 @@ import { writeTable } from './harness.mjs'
 import { connect, costDelta, serverCost, startServer } from './lib/redis-bench.mjs'
 
 const require = createRequire(import.meta.url)
-const { RedisRateLimiter } = require('../dist/cjs')
+const { RedisRateLimiter } = require('../dist/cjs/entries/redis')
 
 const SECONDS = Number(process.env.FLOOD_SECONDS ?? 10)
 const LIMIT = 100 // per second

@@ -11,7 +11,7 @@ import { writeTable } from './harness.mjs'
 import { closedLoop, connect, costDelta, median, percentile, serverCost, startServer } from './lib/redis-bench.mjs'
 
 const require = createRequire(import.meta.url)
-const { RedisRateLimiter } = require('../dist/cjs')
+const { RedisRateLimiter } = require('../dist/cjs/entries/redis')
 
 // Contenders take turns in short rounds (the order rotating each round), so that load from elsewhere on a shared
 // machine falls on all of them alike; throughput is the median round, latencies and Redis costs pool every round.

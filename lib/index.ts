@@ -15,6 +15,7 @@ export {
   isOverloadError,
   isRegionCorruptError,
   isRegionMismatchError,
+  isRegionOwnerError,
   isSharedMemoryError,
 } from './errors/error-guards'
 export type { BulwarkErrorCode, BulwarkErrorCodes } from './errors/error-guards'
@@ -26,6 +27,7 @@ export { RegionMismatchError } from './errors/region-mismatch-error'
 export { RegionCorruptError } from './errors/region-corrupt-error'
 export { RegionOwnerError } from './errors/region-owner-error'
 export { SharedMemoryError } from './errors/shared-memory-error'
+export { MissingPeerDependencyError } from './errors/missing-peer-dependency-error'
 
 // Signals and clocks
 export {
@@ -38,7 +40,6 @@ export {
   configureSampler,
 } from './signals/signals'
 export type { LoadInfo, SamplerOptions } from './signals/signals'
-export { SAMPLER_DEFAULTS } from './signals/sampler-defaults'
 export { coarseNow, preciseNow } from './signals/clock'
 export type { Clock } from './signals/clock'
 
@@ -119,7 +120,6 @@ export type { HeavyKeeperOptions } from './hotkeys/heavy-keeper-options'
 export { HotKeyCache } from './hotkeys/hot-key-cache'
 export type { HotKeyCacheOptions, HotKeyCacheStats } from './hotkeys/hot-key-cache'
 export type { CacheRule, KeyRule, PatternRule } from './hotkeys/cache-rules'
-export { murmur3 } from './hotkeys/murmur3'
 
 // Rate limiters and subsetting
 export { TokenBucket } from './ratelimit/token-bucket'
@@ -130,70 +130,15 @@ export type { SlidingWindowLimiterOptions, SlidingWindowLimiterStats } from './r
 export { KeyedLimiter } from './ratelimit/keyed-limiter'
 export type { KeyedLimiterOptions, KeyedLimiterStats } from './ratelimit/keyed-limiter'
 export type { Limiter } from './ratelimit/limiter'
-export { RedisRateLimiter } from './ratelimit/redis/redis-rate-limiter'
-export type { RateLimitDecision, RedisLimiterState, RedisRateLimiterStats } from './ratelimit/redis/redis-rate-limiter'
-export type {
-  RedisAlgorithm,
-  RedisClient,
-  RedisRateLimiterOptions,
-  RedisScriptClient,
-} from './ratelimit/redis/redis-options'
 export { subset } from './subset/subset'
 export { ConsistentHash } from './subset/consistent-hash'
 export type { ConsistentHashOptions } from './subset/consistent-hash'
-export { fnv1a32 } from './subset/fnv1a32'
 
-// Framework integrations (no framework is loaded at import: each adapter only touches the objects given to it)
-export { InboundGuard } from './integrations/inbound-guard'
-export type { InboundGuardStats, RequestAccess, ShedEvent } from './integrations/inbound-guard'
-export type {
-  GlobalRateLimiter,
-  InboundGuardOptions,
-  KeyedRateLimiter,
-  RateLimitOptions,
-} from './integrations/inbound-options'
-export type { DeadlineOptions, DegradeOptions } from './integrations/degrade-options'
-export type { Fallback, FallbackReason, FallbackResponse } from './integrations/fallback'
-export { remainingDeadlineMs } from './integrations/deadline-context'
+// Operator switches: force shedding or fallbacks for a component, host-wide (docs/guide/degrade.md)
 export { Switchboard } from './switches/switchboard'
 export type { SwitchboardOptions, SwitchMode, SwitchState, SwitchTarget } from './switches/switchboard'
-export { httpGuard } from './integrations/http'
-export type { GuardedListener, NodeRequest, NodeResponse, RequestListener } from './integrations/http'
-export { http2StreamGuard } from './integrations/http2-stream'
-export type { GuardedStreamListener, Http2StreamRequest, StreamListener } from './integrations/http2-stream'
-export { expressGuard } from './integrations/express'
-export type { ExpressMiddleware, ExpressRequest } from './integrations/express'
-export { fastifyGuard } from './integrations/fastify'
-export type { FastifyGuardOptions, FastifyInstanceLike, FastifyRequestLike } from './integrations/fastify'
-export { koaGuard } from './integrations/koa'
-export type { KoaContextLike, KoaMiddleware } from './integrations/koa'
-export { grpcServerGuard } from './integrations/grpc-server'
-export type { GrpcCallInfo, GrpcServerGuardOptions, GrpcServerInterceptor } from './integrations/grpc-server'
-export { grpcClientGuard } from './integrations/grpc-client'
-export type { GrpcClientGuardOptions, GrpcClientInterceptor } from './integrations/grpc-client'
-export { GrpcStatus } from './integrations/grpc-module'
-export type { BreakerChoice } from './integrations/breaker-port'
-export type { BulkheadChoice } from './integrations/bulkhead-port'
-export { undiciGuard } from './integrations/undici-guard'
-export type { UndiciGuardOptions, UndiciInterceptor } from './integrations/undici-guard'
-export type { DispatchHandler } from './integrations/undici-handler-api'
 
-// Observability: a read-only view of the host's shared regions (what `npx bulwark top` shows). The Prometheus and
-// OpenTelemetry exporters are in the subpaths 'bulwark/prometheus' and 'bulwark/opentelemetry' (optional peers).
-export { inspectRegions } from './top/inspect'
-export type { InspectOptions } from './top/inspect'
-export { HostWatcher } from './top/host-watcher'
-export type {
-  CircuitBreakerView,
-  ComponentView,
-  HostFrame,
-  HotKey,
-  HotKeysView,
-  LimiterView,
-  MemberView,
-  RegionReport,
-  SlidingWindowView,
-  SreBreakerView,
-  TokenBucketView,
-} from './top/views'
-export { MissingPeerDependencyError } from './errors/missing-peer-dependency-error'
+// Framework integrations, the Redis tier, the exporters and the read-only view of the host are subpaths, loaded
+// only by those who import them (docs/vocabulary.md, "Module layout"): 'bulwark/http', 'bulwark/express',
+// 'bulwark/fastify', 'bulwark/koa', 'bulwark/grpc', 'bulwark/undici', 'bulwark/redis', 'bulwark/prometheus',
+// 'bulwark/opentelemetry', 'bulwark/top'.

@@ -13,14 +13,34 @@ execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', pat
   stdio: 'inherit',
 })
 
+// The root entry loads each component's files when the component is first read, not at require('bulwark'): tsc
+// emits one `var m_1 = require("./x")` per module re-exported and a getter per name (`return m_1.Name`), so each
+// module variable becomes a function that requires on first call. An import of the ES module entry reads every
+// name, so it loads them all (bench/import-cost.bench.mjs measures both).
+function deferRequires(file) {
+  const source = fs.readFileSync(file, 'utf8')
+  const modules = []
+  let lazy = source.replace(/^var (\w+_\d+) = require\(("[^"]+")\);$/gm, (_, variable, specifier) => {
+    modules.push(variable)
+    return `var ${variable}_loaded;\nfunction ${variable}() { return (${variable}_loaded ??= require(${specifier})); }`
+  })
+  for (const variable of modules) lazy = lazy.replaceAll(`return ${variable}.`, `return ${variable}().`)
+  const eager = lazy.match(/^(var|const|let) \w+ = require\(|^require\(/gm)
+  const unchanged = modules.filter((v) => new RegExp(`\\b${v}\\.`).test(lazy))
+  if (eager !== null || unchanged.length > 0 || modules.length === 0) {
+    throw new Error(`scripts/build-ts.js: ${file} is not in the shape deferRequires expects (tsc changed its emit?)`)
+  }
+  fs.writeFileSync(file, lazy)
+}
+deferRequires(path.join(dist, 'cjs', 'index.js'))
+
 // Names are read from the built modules themselves so the ESM entries can never drift from the CommonJS ones.
 // Loading them loads the addon, which a fresh clone has by now (npm runs the install script before prepare); the
 // subpath entries load their optional peers (prom-client, @opentelemetry/api) only when used.
-const entries = [
-  ['index.js', 'index.mjs'],
-  ['metrics/prometheus.js', 'prometheus.mjs'],
-  ['metrics/opentelemetry.js', 'opentelemetry.mjs'],
-]
+// Every entry point is one of package.json `exports`, with its CommonJS file and the ES module file written here.
+const entries = Object.values(require(path.join(root, 'package.json')).exports)
+  .filter((target) => typeof target === 'object')
+  .map((target) => [path.relative('./dist/cjs', target.require), path.relative('./dist/esm', target.import)])
 fs.mkdirSync(path.join(dist, 'esm'), { recursive: true })
 for (const [cjsFile, esmFile] of entries) {
   const cjs = require(path.join(dist, 'cjs', cjsFile))

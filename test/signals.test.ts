@@ -134,7 +134,7 @@ describe('the sampler thread and process exit', () => {
     // The sampler thread's own CPU time, in ns, from the scheduler (/proc/<pid>/task/<tid>/schedstat): other
     // threads and other processes on the machine do not blur it.
     const r = await runNode(`
-      require(${dist})
+      require(${dist}).cpuUsage() // the first signal read loads the addon, which starts the sampler
       const fs = require('fs')
       const samplerCpuNs = () => {
         for (const tid of fs.readdirSync('/proc/self/task')) {

@@ -12,6 +12,7 @@ import type { NativeLoadError } from './native-load-error'
 import type { OverloadError } from './overload-error'
 import type { RegionCorruptError } from './region-corrupt-error'
 import type { RegionMismatchError } from './region-mismatch-error'
+import type { RegionOwnerError } from './region-owner-error'
 import type { SharedMemoryError } from './shared-memory-error'
 
 /** Every stable error code, with the class that carries it. */
@@ -29,6 +30,7 @@ export interface BulwarkErrorCodes {
   ERR_BULWARK_REGION_CORRUPT: RegionCorruptError
   ERR_BULWARK_REGION_FULL: SharedMemoryError
   ERR_BULWARK_REGION_MISMATCH: RegionMismatchError
+  ERR_BULWARK_REGION_OWNER: RegionOwnerError
   ERR_BULWARK_SYSTEM: SharedMemoryError
 }
 
@@ -67,3 +69,5 @@ export const isSharedMemoryError = (error: unknown): error is SharedMemoryError 
   hasBulwarkBrand(error, 'ERR_BULWARK_REGION_BUSY') ||
   hasBulwarkBrand(error, 'ERR_BULWARK_REGION_FULL') ||
   hasBulwarkBrand(error, 'ERR_BULWARK_SYSTEM')
+export const isRegionOwnerError = (error: unknown): error is RegionOwnerError =>
+  hasBulwarkBrand(error, 'ERR_BULWARK_REGION_OWNER')

@@ -134,6 +134,7 @@ export class SharedRegion {
    * joins the region nor keeps it alive) so that the components' primitives read it as a member reads its region.
    * It has no lane of its own (nothing it writes reaches the region) and nothing to close; `members()` is the
    * member table taken with the snapshot.
+   * @internal
    */
   static fromSnapshot(
     name: string,

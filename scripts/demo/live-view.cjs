@@ -4,7 +4,8 @@
 // when a run ends gives the averages over the whole run instead (a rate over the moment since the last frame would
 // mean nothing), and says so.
 'use strict'
-const { HostWatcher, preciseNow } = require('../../dist/cjs')
+const { preciseNow } = require('../../dist/cjs')
+const { HostWatcher } = require('../../dist/cjs/entries/top')
 
 const n = (x) => Math.round(x).toLocaleString('en-US')
 const pct = (x) => `${Math.round(100 * x)} %`

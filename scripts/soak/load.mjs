@@ -5,7 +5,10 @@ import http from 'node:http'
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
-const b = require('../../dist/cjs')
+const b = Object.assign(
+  {},
+  ...['', '/entries/http', '/entries/undici', '/entries/redis'].map((entry) => require(`../../dist/cjs${entry}`)),
+)
 
 export function createLoad(prefix, redisUrl) {
   const s = (kind) => `${prefix}-${kind}`

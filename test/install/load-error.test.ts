@@ -15,13 +15,14 @@ interface LoadFailure {
   tried: string[]
 }
 
-// Loads the package at `dir` and reports the error as JSON (the class comes from the same module instance).
+// Loads the package at `dir` and reports the error as JSON (the class comes from the same module instance). The root
+// entry loads the addon with the first component that needs it, as `const { BbrLimiter } = require('bulwark')` does.
 function loadFailure(dir: string, env = cleanEnv()): LoadFailure {
   const script = `
 const dist = ${JSON.stringify(join(dir, 'dist', 'cjs'))}
 const { NativeLoadError } = require(dist + '/errors/native-load-error')
 try {
-  require(dist)
+  require(dist).BbrLimiter
   console.log(JSON.stringify({ loaded: true }))
 } catch (error) {
   const { name, code, message, tried } = error

@@ -4,14 +4,9 @@ import * as grpc from '@grpc/grpc-js'
 import * as http from 'http'
 import { afterEach, describe, expect, it } from 'vitest'
 
-import {
-  grpcClientGuard,
-  grpcServerGuard,
-  GrpcStatus,
-  httpGuard,
-  remainingDeadlineMs,
-  undiciGuard,
-} from '../../lib/index'
+import { grpcClientGuard, grpcServerGuard, GrpcStatus } from '../../lib/entries/grpc'
+import { httpGuard, remainingDeadlineMs } from '../../lib/entries/http'
+import { undiciGuard } from '../../lib/entries/undici'
 import { waitFor } from '../helpers/wait-for'
 import { call, EchoClient, startEcho, type EchoServer } from './grpc-service'
 import { get, serving, type TestServer } from './inbound-scenarios'

@@ -2,14 +2,8 @@
 // these too): the same behaviour over node:http, node:http2, Express, Fastify and Koa.
 import { afterEach, expect, it, vi } from 'vitest'
 
-import {
-  BreakerOpenError,
-  HotKeyCache,
-  KeyedLimiter,
-  Switchboard,
-  TokenBucket,
-  type InboundGuardOptions,
-} from '../../lib/index'
+import { BreakerOpenError, HotKeyCache, KeyedLimiter, Switchboard, TokenBucket } from '../../lib/index'
+import { type InboundGuardOptions } from '../../lib/entries/http'
 import { waitFor } from '../helpers/wait-for'
 import type { AppHandler, ScenarioClient, StartServer, TestServer } from './inbound-scenarios'
 import { controlledLimiter } from './inbound-scenarios'

@@ -1,7 +1,7 @@
 import express5 from 'express'
 import { describe, expect, it } from 'vitest'
 
-import { expressGuard } from '../../lib/index'
+import { expressGuard } from '../../lib/entries/express'
 import { waitFor } from '../helpers/wait-for'
 import { controlledLimiter, get, http1Client, inboundScenarios, serving, type StartServer } from './inbound-scenarios'
 

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'net'
 import Fastify5 from 'fastify'
 import { describe, expect, it } from 'vitest'
 
-import { fastifyGuard } from '../../lib/index'
+import { fastifyGuard } from '../../lib/entries/fastify'
 import { http2Client } from './http2-client'
 import { controlledLimiter, get, inboundScenarios, type StartServer } from './inbound-scenarios'
 

@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js'
 import { describe, expect, it } from 'vitest'
 
-import { grpcClientGuard, GrpcStatus } from '../../lib/index'
+import { grpcClientGuard, GrpcStatus } from '../../lib/entries/grpc'
 import { badOptionField } from './option-field'
 import { call, closeAfterEach, EchoClient, startEcho } from './grpc-service'
 

@@ -1,7 +1,8 @@
 import * as grpc from '@grpc/grpc-js'
 import { describe, expect, it } from 'vitest'
 
-import { BreakerGroup, CircuitBreaker, grpcClientGuard, GrpcStatus } from '../../lib/index'
+import { BreakerGroup, CircuitBreaker } from '../../lib/index'
+import { grpcClientGuard, GrpcStatus } from '../../lib/entries/grpc'
 import { badOptionField } from './option-field'
 import { call, closeAfterEach, EchoClient, startEcho } from './grpc-service'
 

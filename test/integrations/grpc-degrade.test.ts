@@ -2,7 +2,7 @@
 import * as grpc from '@grpc/grpc-js'
 import { describe, expect, it, vi } from 'vitest'
 
-import { grpcServerGuard, GrpcStatus } from '../../lib/index'
+import { grpcServerGuard, GrpcStatus } from '../../lib/entries/grpc'
 import { waitFor } from '../helpers/wait-for'
 import { call, closeAfterEach, EchoClient, startEcho, type Unary } from './grpc-service'
 import { controlledLimiter } from './inbound-scenarios'

@@ -1,7 +1,8 @@
 import * as grpc from '@grpc/grpc-js'
 import { describe, expect, it } from 'vitest'
 
-import { grpcServerGuard, GrpcStatus, KeyedLimiter, TokenBucket } from '../../lib/index'
+import { KeyedLimiter, TokenBucket } from '../../lib/index'
+import { grpcServerGuard, GrpcStatus } from '../../lib/entries/grpc'
 import { waitFor } from '../helpers/wait-for'
 import { call, closeAfterEach, EchoClient, startEcho, type Unary } from './grpc-service'
 import { controlledLimiter } from './inbound-scenarios'

@@ -1,7 +1,8 @@
 import * as http from 'http'
 import { describe, expect, it } from 'vitest'
 
-import { httpGuard, InvalidArgumentError, InvalidOptionError, KeyedLimiter, TokenBucket } from '../../lib/index'
+import { InvalidArgumentError, InvalidOptionError, KeyedLimiter, TokenBucket } from '../../lib/index'
+import { httpGuard } from '../../lib/entries/http'
 import { controlledLimiter, get, inboundScenarios, serving, type StartServer } from './inbound-scenarios'
 
 const start: StartServer = async (guard, app) => {

@@ -4,7 +4,7 @@
 import * as http2 from 'http2'
 import { describe, expect, it } from 'vitest'
 
-import { http2StreamGuard, httpGuard, type InboundGuardOptions } from '../../lib/index'
+import { http2StreamGuard, httpGuard, type InboundGuardOptions } from '../../lib/entries/http'
 import { connect, http2Client, request, serving2 } from './http2-client'
 import { waitFor } from '../helpers/wait-for'
 import { type AppHandler, controlledLimiter, inboundScenarios, type StartServer } from './inbound-scenarios'

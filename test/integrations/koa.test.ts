@@ -2,7 +2,7 @@ import * as http2 from 'http2'
 import Koa3 from 'koa'
 import { describe, expect, it } from 'vitest'
 
-import { koaGuard } from '../../lib/index'
+import { koaGuard } from '../../lib/entries/koa'
 import { http2Client, serving2 } from './http2-client'
 import {
   type AppHandler,

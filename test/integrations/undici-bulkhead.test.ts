@@ -1,7 +1,8 @@
 import * as http from 'http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { BulkheadPool, isBulkheadRejectedError, undiciGuard } from '../../lib/index'
+import { BulkheadPool, isBulkheadRejectedError } from '../../lib/index'
+import { undiciGuard } from '../../lib/entries/undici'
 import { serving, type TestServer } from './inbound-scenarios'
 import { badOptionField } from './option-field'
 import { undiciMajors } from './undici-majors'

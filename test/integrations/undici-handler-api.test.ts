@@ -3,7 +3,8 @@
 // on a retry fails the request).
 import { describe, expect, it } from 'vitest'
 
-import { BreakerOpenError, InvalidArgumentError, undiciGuard } from '../../lib/index'
+import { BreakerOpenError, InvalidArgumentError } from '../../lib/index'
+import { undiciGuard } from '../../lib/entries/undici'
 
 const origin = 'http://upstream.test'
 const get = { origin, method: 'GET', path: '/' }

@@ -1,7 +1,8 @@
 import * as http from 'http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { BreakerOpenError, RetryBudget, undiciGuard } from '../../lib/index'
+import { BreakerOpenError, RetryBudget } from '../../lib/index'
+import { undiciGuard } from '../../lib/entries/undici'
 import { badOptionField } from './option-field'
 import { ManualClock } from '../helpers/manual-clock'
 import { waitFor } from '../helpers/wait-for'

@@ -6,13 +6,13 @@ import {
   CircuitBreaker,
   HeavyKeeper,
   HotKeyCache,
-  httpGuard,
   KeyedLimiter,
   RetryBudget,
   SlidingWindowLimiter,
   SreBreaker,
   TokenBucket,
 } from '../../lib/index'
+import { httpGuard } from '../../lib/entries/http'
 import { simulateUpstream } from '../adaptive/upstream-sim'
 import { ManualClock } from '../helpers/manual-clock'
 

@@ -5,14 +5,9 @@ import * as http from 'http'
 import * as path from 'path'
 import { afterEach, describe, expect, it } from 'vitest'
 
-import {
-  CircuitBreaker,
-  httpGuard,
-  inspectRegions,
-  InvalidArgumentError,
-  SreBreaker,
-  Switchboard,
-} from '../../lib/index'
+import { CircuitBreaker, InvalidArgumentError, SreBreaker, Switchboard } from '../../lib/index'
+import { httpGuard } from '../../lib/entries/http'
+import { inspectRegions } from '../../lib/entries/top'
 import '../helpers/cleanup-regions'
 import { runScript } from '../helpers/run-script'
 import { uniqueName } from '../helpers/unique-name'

@@ -23,12 +23,14 @@ import {
   isOverloadError,
   isRegionCorruptError,
   isRegionMismatchError,
+  isRegionOwnerError,
   isSharedMemoryError,
   MissingPeerDependencyError,
   NativeLoadError,
   OverloadError,
   RegionCorruptError,
   RegionMismatchError,
+  RegionOwnerError,
   SharedMemoryError,
 } from '../../lib/index'
 
@@ -43,6 +45,7 @@ const cases: Array<[BulwarkError, string, (e: unknown) => boolean]> = [
   [new NativeLoadError('no addon', 'linux-x64', [], null), 'ERR_BULWARK_NATIVE_LOAD', isNativeLoadError],
   [new RegionMismatchError('r', 'mismatch'), 'ERR_BULWARK_REGION_MISMATCH', isRegionMismatchError],
   [new RegionCorruptError('r', 'corrupt'), 'ERR_BULWARK_REGION_CORRUPT', isRegionCorruptError],
+  [new RegionOwnerError('r', 'not yours', '/dev/shm/x', 0), 'ERR_BULWARK_REGION_OWNER', isRegionOwnerError],
   [new SharedMemoryError('ERR_BULWARK_REGION_FULL', 'r', 'full'), 'ERR_BULWARK_REGION_FULL', isSharedMemoryError],
   [new SharedMemoryError('ERR_BULWARK_REGION_BUSY', 'r', 'busy'), 'ERR_BULWARK_REGION_BUSY', isSharedMemoryError],
   [new SharedMemoryError('ERR_BULWARK_SYSTEM', 'r', 'eacces'), 'ERR_BULWARK_SYSTEM', isSharedMemoryError],

@@ -13,13 +13,9 @@ import {
   type HeavyKeeperStats,
   HotKeyCache,
   type HotKeyCacheStats,
-  httpGuard,
-  type InboundGuardStats,
   KeyedLimiter,
   type KeyedLimiterStats,
   listRegions,
-  RedisRateLimiter,
-  type RedisRateLimiterStats,
   RetryBudget,
   type RetryBudgetStats,
   SlidingWindowLimiter,
@@ -29,6 +25,8 @@ import {
   TokenBucket,
   type TokenBucketStats,
 } from '../../lib/index'
+import { httpGuard, type InboundGuardStats } from '../../lib/entries/http'
+import { RedisRateLimiter, type RedisRateLimiterStats } from '../../lib/entries/redis'
 import { uniqueName } from '../helpers/unique-name'
 
 interface Closable {

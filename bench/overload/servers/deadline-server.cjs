@@ -5,7 +5,8 @@
 // Prints its port once it listens.
 'use strict'
 const http = require('http')
-const { httpGuard, preciseNow } = require('../../../dist/cjs')
+const { preciseNow } = require('../../../dist/cjs')
+const { httpGuard } = require('../../../dist/cjs/entries/http')
 
 const CPU_MS = Number(process.env.CPU_MS ?? 8)
 const WAIT_MS = Number(process.env.WAIT_MS ?? 20)

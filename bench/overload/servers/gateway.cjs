@@ -8,7 +8,7 @@
 // Prints its port once it listens.
 'use strict'
 const http = require('http')
-const { httpGuard } = require('../../../dist/cjs')
+const { httpGuard } = require('../../../dist/cjs/entries/http')
 
 const MODE = process.env.MODE ?? 'none'
 const OUTBOUND = process.env.OUTBOUND ?? 'http'
@@ -54,7 +54,7 @@ if (OUTBOUND === 'http') {
   const { Agent, request } = loadUndici()
   let dispatcher = new Agent({ keepAliveTimeout: 60_000 })
   if (OUTBOUND === 'undici-guard') {
-    const { undiciGuard } = require('../../../dist/cjs')
+    const { undiciGuard } = require('../../../dist/cjs/entries/undici')
     const guard = undiciGuard()
     dispatcher = dispatcher.compose(guard)
     outboundStats = () => {

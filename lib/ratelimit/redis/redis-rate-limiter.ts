@@ -9,7 +9,7 @@ import type { RedisPort } from './clients/redis-port'
 import { toRedisPort } from './clients/to-redis-port'
 import { DeadlineQueue } from './deadline-queue'
 import { LocalRefusals } from './local-refusals'
-import { type DecisionOwner, PendingDecision, type RateLimitDecision } from './pending-decision'
+import { PendingDecision, type RateLimitDecision } from './pending-decision'
 import { RedisCircuit, Route } from './redis-circuit'
 import { RedisKeys, boundedKey, limitDefinition } from './redis-keys'
 import {
@@ -19,7 +19,7 @@ import {
   resolveRedisOptions,
 } from './redis-options'
 import { GCRA_SCRIPT, SLIDING_WINDOW_SCRIPT, scriptSha } from './redis-scripts'
-import { type BatchSink, ScriptBatcher } from './script-batcher'
+import { ScriptBatcher } from './script-batcher'
 import { Warmup } from './warmup'
 
 export type { RateLimitDecision } from './pending-decision'
@@ -60,7 +60,9 @@ const SCRIPTS = [SLIDING_WINDOW_SCRIPT, GCRA_SCRIPT]
  * decision waits longer than `timeout`; after `openAfter` failures in a row Redis is skipped and probed once per
  * `probeInterval`, and decisions go back to it as soon as a probe is answered in time.
  */
-export class RedisRateLimiter implements DecisionOwner, BatchSink {
+export class RedisRateLimiter {
+  // The DecisionOwner and BatchSink of its decisions and batches, through members the declarations leave out: the
+  // two interfaces are checked where it hands itself over, not named on the class.
   readonly limit: number
   readonly window: number
   readonly algorithm: RedisAlgorithm

@@ -1,0 +1,18 @@
+// 'bulwark/top': a read-only view of the host's shared regions, what `npx bulwark top` shows (for dashboards and
+// health checks of your own). It never joins a region or keeps one alive.
+export { inspectRegions } from '../top/inspect'
+export type { InspectOptions } from '../top/inspect'
+export { HostWatcher } from '../top/host-watcher'
+export type {
+  CircuitBreakerView,
+  ComponentView,
+  HostFrame,
+  HotKey,
+  HotKeysView,
+  LimiterView,
+  MemberView,
+  RegionReport,
+  SlidingWindowView,
+  SreBreakerView,
+  TokenBucketView,
+} from '../top/views'

@@ -1,0 +1,6 @@
+// 'bulwark/undici': the outbound guard for undici (and Node's fetch): breakers, adaptive bulkheads and retries.
+export { undiciGuard } from '../integrations/undici-guard'
+export type { UndiciGuardOptions, UndiciInterceptor } from '../integrations/undici-guard'
+export type { DispatchHandler } from '../integrations/undici-handler-api'
+export type { BreakerChoice } from '../integrations/breaker-port'
+export type { BulkheadChoice } from '../integrations/bulkhead-port'

@@ -1,0 +1,7 @@
+// What every inbound adapter's subpath exports besides its guard: the option, fallback and event types, and the
+// deadline a handler has left, so that one import serves a guard and its handlers.
+export type { ShedEvent } from './inbound-guard'
+export type { InboundGuardOptions, RateLimitOptions } from './inbound-options'
+export type { DeadlineOptions, DegradeOptions } from './degrade-options'
+export type { Fallback, FallbackReason, FallbackResponse } from './fallback'
+export { remainingDeadlineMs } from './deadline-context'
