@@ -1,9 +1,12 @@
 // Every metric bulwark exposes, once: Prometheus (lib/metrics/prometheus-metrics.ts) and OpenTelemetry
-// (lib/metrics/opentelemetry-metrics.ts) both build their instruments from this list.
+// (lib/metrics/opentelemetry-metrics.ts) both build their instruments from this list; docs/metrics.md lists it.
+import { OTEL, type OtelInstrument } from './otel-names'
 
 export interface MetricSpec {
   /** Position in METRICS. */
   readonly index: number
+  /** Its name in the catalogue: `limiterInFlight`. */
+  readonly key: MetricName
   /** The component family: limiter, guard, breaker, bulkhead, hotkeys, ratelimit, retry_budget. */
   readonly family: string
   /** The measured thing, snake_case, without unit: `in_flight`. */
@@ -17,7 +20,7 @@ export interface MetricSpec {
   readonly labels: readonly string[]
 }
 
-type Def = Omit<MetricSpec, 'index'>
+type Def = Omit<MetricSpec, 'index' | 'key'>
 
 const gauge = (family: string, base: string, unit: string, labels: string[], help: string, ratio = false): Def => ({
   family,
@@ -71,7 +74,7 @@ const defs = {
   ),
   limiterMaxPass: gauge(
     'limiter',
-    'max_completed_per_bucket',
+    'peak_completions',
     '{request}',
     N,
     'Completed requests in the busiest completed window bucket.',
@@ -173,7 +176,7 @@ const defs = {
   breakerGroupKeys: gauge('breaker', 'group_keys', '{key}', N, 'Keys holding a breaker in a BreakerGroup.'),
   hotkeysKeyCount: gauge(
     'hotkeys',
-    'key_count',
+    'top_key_occurrences',
     '{occurrence}',
     ['name', 'key'],
     'Estimated count of each of the heaviest keys of a top-k (host-wide when shared).',
@@ -295,7 +298,7 @@ export type MetricName = keyof typeof defs
 
 /** The catalogue, by name. */
 export const METRIC: Record<MetricName, MetricSpec> = Object.fromEntries(
-  Object.entries(defs).map(([key, def], index) => [key, { ...def, index }]),
+  Object.entries(defs).map(([key, def], index) => [key, { ...def, key, index }]),
 ) as Record<MetricName, MetricSpec>
 
 export const METRICS: readonly MetricSpec[] = Object.values(METRIC)
@@ -306,7 +309,12 @@ export function prometheusName(spec: MetricSpec, prefix: string): string {
   return `${prefix}${spec.family}_${spec.base}${unit}${spec.kind === 'counter' ? '_total' : ''}`
 }
 
-/** `bulwark.limiter.in_flight`: OpenTelemetry keeps the unit out of the name. */
+/** `bulwark.limiter.in_flight`, `bulwark.limiter.shed_requests`: the OpenTelemetry column (lib/metrics/otel-names.ts). */
 export function openTelemetryName(spec: MetricSpec, prefix: string): string {
-  return `${prefix}${spec.family}.${spec.base}`
+  return `${prefix}${OTEL[spec.key][0]}`
+}
+
+/** Counter, up-down counter or gauge (lib/metrics/otel-names.ts). */
+export function openTelemetryInstrument(spec: MetricSpec): OtelInstrument {
+  return OTEL[spec.key][1]
 }

@@ -4,7 +4,7 @@ import type { Disposable } from '../events/disposable'
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { checkOptions } from '../validate'
 import { loadPeer } from './load-peer'
-import { METRICS, openTelemetryName } from './metric-catalog'
+import { METRICS, openTelemetryInstrument, openTelemetryName } from './metric-catalog'
 import { MetricComponents, type SeriesOptions } from './metric-components'
 
 export interface OpenTelemetryMetricsOptions extends SeriesOptions {
@@ -15,9 +15,10 @@ export interface OpenTelemetryMetricsOptions extends SeriesOptions {
 }
 
 /**
- * Exposes bulwark's components as OpenTelemetry observable instruments (gauges, and counters for the cumulative
- * totals), with the same metrics and attributes as PrometheusMetrics: read from the components' stats() in one
- * batch callback when the SDK collects (no timer).
+ * Exposes bulwark's components as OpenTelemetry observable instruments (counters for cumulative totals, up-down
+ * counters for amounts that add up across workers, gauges for the rest; names in docs/metrics.md), with the same
+ * values and attributes as PrometheusMetrics: read from the components' stats() in one batch callback when the SDK
+ * collects (no timer).
  *
  *   const metrics = new OpenTelemetryMetrics()   // the global MeterProvider's meter 'bulwark'
  *   metrics.add('api', limiter)
@@ -52,9 +53,10 @@ export class OpenTelemetryMetrics {
     this.instruments = METRICS.map((spec) => {
       const name = openTelemetryName(spec, prefix)
       const options = { description: spec.help, unit: spec.unit }
-      return spec.kind === 'counter'
-        ? meter.createObservableCounter(name, options)
-        : meter.createObservableGauge(name, options)
+      const instrument = openTelemetryInstrument(spec)
+      if (instrument === 'counter') return meter.createObservableCounter(name, options)
+      if (instrument === 'updown') return meter.createObservableUpDownCounter(name, options)
+      return meter.createObservableGauge(name, options)
     })
     this.callback = (result) => {
       for (const s of this.components.samples()) result.observe(this.instruments[s.spec.index], s.value, s.labels)

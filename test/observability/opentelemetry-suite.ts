@@ -43,6 +43,8 @@ afterEach(async () => {
 interface Point {
   instrument: string
   type: number
+  /** For sums: a counter (true) or an up-down counter (false). */
+  monotonic: boolean | undefined
   unit: string
   attributes: Record<string, unknown>
   value: number
@@ -54,6 +56,7 @@ function points(resource: ResourceMetrics): Point[] {
       (m.dataPoints as Array<{ attributes: Record<string, unknown>; value: number }>).map((p) => ({
         instrument: m.descriptor.name,
         type: m.dataPointType,
+        monotonic: (m as { isMonotonic?: boolean }).isMonotonic,
         unit: m.descriptor.unit,
         attributes: p.attributes,
         value: p.value,
@@ -93,33 +96,45 @@ export function otelSuite({ label, api, sdk, apiPath }: Otel): void {
       metrics.add('edge', c.handler)
       const ps = await collect()
 
+      // An amount that adds up across workers is an up-down counter; a share is a gauge; a total a counter.
       expect(value(ps, 'bulwark.limiter.in_flight', { name: 'api' })).toMatchObject({
-        type: sdk.DataPointType.GAUGE,
+        type: sdk.DataPointType.SUM,
+        monotonic: false,
         unit: '{request}',
         value: 3,
       })
-      expect(value(ps, 'bulwark.limiter.load', { name: 'api' })).toMatchObject({ unit: '1', value: 1 })
-      expect(value(ps, 'bulwark.limiter.min_response_time', { name: 'api' })).toMatchObject({ unit: 's', value: 0.001 })
-      expect(value(ps, 'bulwark.limiter.shed', { name: 'api', priority: 'low', reason: 'in-flight' })).toMatchObject({
+      expect(value(ps, 'bulwark.limiter.load.utilization', { name: 'api' })).toMatchObject({
+        type: sdk.DataPointType.GAUGE,
+        unit: '1',
+        value: 1,
+      })
+      expect(value(ps, 'bulwark.limiter.response_time.min', { name: 'api' })).toMatchObject({ unit: 's', value: 0.001 })
+      expect(
+        value(ps, 'bulwark.limiter.shed_requests', { name: 'api', priority: 'low', reason: 'in-flight' }),
+      ).toMatchObject({
         type: sdk.DataPointType.SUM,
+        monotonic: true,
         value: 3,
       })
-      expect(value(ps, 'bulwark.limiter.admitted', { name: 'api', priority: 'normal' })?.value).toBe(2)
+      expect(value(ps, 'bulwark.limiter.admitted_requests', { name: 'api', priority: 'normal' })?.value).toBe(2)
       expect(value(ps, 'bulwark.breaker.state', { name: 'payments', state: 'open' })?.value).toBe(1)
-      expect(value(ps, 'bulwark.breaker.drop', { name: 'payments' })?.value).toBeCloseTo(15 / 26, 12)
+      expect(value(ps, 'bulwark.breaker.drop.probability', { name: 'payments' })?.value).toBeCloseTo(15 / 26, 12)
       expect(
-        ps.filter((p) => p.instrument === 'bulwark.hotkeys.key_count').map((p) => [p.attributes.key, p.value]),
+        ps
+          .filter((p) => p.instrument === 'bulwark.hotkeys.top_key.occurrences')
+          .map((p) => [p.attributes.key, p.value]),
       ).toEqual([
         ['x', 30],
         ['y', 20],
       ])
-      expect(value(ps, 'bulwark.ratelimit.available', { name: 'login' })?.value).toBe(15)
-      expect(value(ps, 'bulwark.guard.rate_limited', { name: 'edge' })?.value).toBe(1)
+      expect(value(ps, 'bulwark.ratelimit.permit.available', { name: 'login' })?.value).toBe(15)
+      expect(value(ps, 'bulwark.guard.rate_limited_requests', { name: 'edge' })?.value).toBe(1)
 
       // Cumulative: a later collection carries the new total.
       c.limiter.tryAcquire('low')
       expect(
-        value(await collect(), 'bulwark.limiter.shed', { name: 'api', priority: 'low', reason: 'in-flight' })?.value,
+        value(await collect(), 'bulwark.limiter.shed_requests', { name: 'api', priority: 'low', reason: 'in-flight' })
+          ?.value,
       ).toBe(4)
     })
 
@@ -142,7 +157,7 @@ export function otelSuite({ label, api, sdk, apiPath }: Otel): void {
       cleanups.push(() => api.metrics.disable())
       const metrics = withApiAt(apiPath, () => new OpenTelemetryMetrics())
       metrics.add('api', c.limiter)
-      expect(value(await collect(), 'bulwark.limiter.max_in_flight', { name: 'api' })?.value).toBe(2)
+      expect(value(await collect(), 'bulwark.limiter.in_flight.limit', { name: 'api' })?.value).toBe(2)
       metrics.close()
     })
 

@@ -29,6 +29,7 @@ describe('without the optional peers installed', () => {
       const meter = {
         createObservableGauge: (name) => ({ name }),
         createObservableCounter: (name) => ({ name }),
+        createObservableUpDownCounter: (name) => ({ name }),
         addBatchObservableCallback: (cb) => cb({ observe: (i, v, a) => observed.push([i.name, v, a.name]) }),
         removeBatchObservableCallback: () => {},
       }

@@ -62,11 +62,13 @@ describe('PrometheusMetrics', () => {
     expect(v('breaker_state', { name: 'upstreams', key: 'healthy', state: 'closed' })).toBe(1)
 
     expect(v('hotkeys_counted', { name: 'products' })).toBe(50)
-    expect(samples.filter((s) => s.name === 'bulwark_hotkeys_key_count' && s.labels.name === 'products')).toEqual([
-      { name: 'bulwark_hotkeys_key_count', labels: { name: 'products', key: 'x' }, value: 30 }, // topKeys: 1
+    expect(
+      samples.filter((s) => s.name === 'bulwark_hotkeys_top_key_occurrences' && s.labels.name === 'products'),
+    ).toEqual([
+      { name: 'bulwark_hotkeys_top_key_occurrences', labels: { name: 'products', key: 'x' }, value: 30 }, // topKeys: 1
     ])
     expect(v('hotkeys_cached_values', { name: 'catalog' })).toBe(1)
-    expect(v('hotkeys_key_count', { name: 'catalog', key: 'product-1' })).toBe(1)
+    expect(v('hotkeys_top_key_occurrences', { name: 'catalog', key: 'product-1' })).toBe(1)
 
     expect(v('ratelimit_available', { name: 'login' })).toBe(15)
     expect(v('ratelimit_capacity', { name: 'login' })).toBe(20)

@@ -68,13 +68,13 @@ describe('RedisRateLimiter metrics', () => {
     metrics.add('fleet', await drivenLimiter())
     const { resourceMetrics } = await reader.collect()
     const found = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics)
-    const decisions = found.find((m) => m.descriptor.name === 'bulwark.ratelimit.redis_decisions')
+    const decisions = found.find((m) => m.descriptor.name === 'bulwark.ratelimit.redis.decisions')
     expect(decisions?.dataPointType).toBe(DataPointType.SUM)
     const bySource = Object.fromEntries(
       (decisions?.dataPoints ?? []).map((p) => [String(p.attributes.source), p.value as number]),
     )
     expect(bySource).toEqual({ redis: 2, local: 1, insurance: 1 })
-    expect(found.map((m) => m.descriptor.name)).toContain('bulwark.ratelimit.redis_refused_keys')
+    expect(found.map((m) => m.descriptor.name)).toContain('bulwark.ratelimit.redis.refused_key.count')
     metrics.close()
     await provider.shutdown()
   })
