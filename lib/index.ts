@@ -45,6 +45,7 @@ export type { Clock } from './signals/clock'
 
 // Shared state
 export { SharedRegion, DEFAULT_MEMBER_CAPACITY } from './shared/shared-region'
+export type { NativeMember } from './native/native-types'
 export { RegionLayout } from './shared/region-layout'
 export type { WindowPlacement, LanePlacement } from './shared/region-layout'
 export { RollingWindow } from './shared/rolling-window'
@@ -124,7 +125,7 @@ export type { CacheRule, KeyRule, PatternRule } from './hotkeys/cache-rules'
 // Rate limiters and subsetting
 export { TokenBucket } from './ratelimit/token-bucket'
 export type { TokenBucketOptions, TokenBucketRule, TokenBucketStats } from './ratelimit/token-bucket'
-export type { RuleStats } from './rules/live-rules'
+export type { FlatRule, RuleStats } from './rules/live-rules'
 export { SlidingWindowLimiter } from './ratelimit/sliding-window-limiter'
 export type { SlidingWindowLimiterOptions, SlidingWindowLimiterStats } from './ratelimit/sliding-window-limiter'
 export { KeyedLimiter } from './ratelimit/keyed-limiter'

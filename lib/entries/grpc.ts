@@ -6,5 +6,6 @@ export type { GrpcCallInfo, GrpcServerGuardOptions, GrpcServerInterceptor } from
 export { grpcClientGuard } from '../integrations/grpc-client'
 export type { GrpcClientGuardOptions, GrpcClientInterceptor } from '../integrations/grpc-client'
 export { GrpcStatus } from '../integrations/grpc-module'
+export type { GrpcFallback, GrpcFallbackStatus } from '../integrations/grpc-fallback'
 export type { BreakerChoice } from '../integrations/breaker-port'
 export type { BulkheadChoice } from '../integrations/bulkhead-port'

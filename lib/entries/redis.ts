@@ -8,3 +8,5 @@ export type {
   RedisRateLimiterOptions,
   RedisScriptClient,
 } from '../ratelimit/redis/redis-options'
+export type { NodeRedisClient, NodeRedisScriptOptions } from '../ratelimit/redis/clients/node-redis-port'
+export type { GlideClient } from '../ratelimit/redis/clients/glide-port'

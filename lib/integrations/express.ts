@@ -14,15 +14,16 @@ const expressAccess: RequestAccess<ExpressRequest> = {
   address: (req) => req.ip ?? req.socket.remoteAddress,
 }
 
-type Next = (error?: unknown) => void
+/** Express's `next`: called with nothing to go on, with an error to skip to the error handlers. */
+export type ExpressNext = (error?: unknown) => void
 
-export type ExpressMiddleware = ((req: ExpressRequest, res: ServerResponse, next: Next) => void) & {
+export type ExpressMiddleware = ((req: ExpressRequest, res: ServerResponse, next: ExpressNext) => void) & {
   readonly guard: InboundGuard<ExpressRequest>
   /**
    * Error-handling middleware for the end of the chain (`app.use(guard.errors)`): a route's error gets the
    * fallback's answer (reason 'error', or 'breaker-open'); without a fallback answer it goes on to Express's own.
    */
-  readonly errors: (error: unknown, req: ExpressRequest, res: ServerResponse, next: Next) => void
+  readonly errors: (error: unknown, req: ExpressRequest, res: ServerResponse, next: ExpressNext) => void
 }
 
 /**
@@ -40,7 +41,7 @@ export function expressGuard(options?: InboundGuardOptions<ExpressRequest>): Exp
     bind(res, token)
     runAdmitted(guard, req, res, () => next(), false)
   }
-  const errors = (error: unknown, req: ExpressRequest, res: ServerResponse, next: Next): void => {
+  const errors = (error: unknown, req: ExpressRequest, res: ServerResponse, next: ExpressNext): void => {
     if (answeredInstead(res)) return // a timeout answered already: the late error goes nowhere
     if (guard.fallback === undefined || res.headersSent) return next(error)
     const reason = errorReason(error)

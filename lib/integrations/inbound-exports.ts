@@ -3,5 +3,5 @@
 export type { ShedEvent } from './inbound-guard'
 export type { InboundGuardOptions, RateLimitOptions } from './inbound-options'
 export type { DeadlineOptions, DegradeOptions } from './degrade-options'
-export type { Fallback, FallbackReason, FallbackResponse } from './fallback'
+export type { DegradedAnswer, Fallback, FallbackReason, FallbackResponse } from './fallback'
 export { remainingDeadlineMs } from './deadline-context'

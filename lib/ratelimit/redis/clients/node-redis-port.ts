@@ -1,14 +1,15 @@
 import { type PortStatus, type RedisPort, once } from './redis-port'
 
-interface ScriptOptions {
+/** What node-redis takes with a script call: its keys and arguments. */
+export interface NodeRedisScriptOptions {
   keys: string[]
   arguments: string[]
 }
 
 /** The parts of the official `redis` client (node-redis 5 and 6: `createClient` and `createCluster`) used here. */
 export interface NodeRedisClient {
-  evalSha(sha: string, options: ScriptOptions): Promise<unknown>
-  eval(script: string, options: ScriptOptions): Promise<unknown>
+  evalSha(sha: string, options: NodeRedisScriptOptions): Promise<unknown>
+  eval(script: string, options: NodeRedisScriptOptions): Promise<unknown>
   readonly isOpen: boolean
   /** node-redis 6 clusters and every node-redis client; node-redis 5 clusters have only isOpen. */
   readonly isReady?: boolean
