@@ -11,7 +11,7 @@ const http = require('http')
  * Resolves with typed arrays, one entry per request: due (ms from start), latency (ms; Infinity if unanswered at
  * the deadline), status (0 for a connection error), critical (1/0). With `giveUpMs`, a client gives up on its
  * request that long after it was due (status 0), and tells the server how long it will still wait in the header
- * `x-request-timeout-ms`; one whose time ran out before a socket was free is never sent.
+ * `x-request-timeout-ms` (and as a Date.now() deadline in `x-request-deadline`); one whose time ran out before a socket was free is never sent.
  */
 function runOpenLoop({
   port,
@@ -79,6 +79,7 @@ function runOpenLoop({
           const left = Math.floor(start + due[i] + giveUpMs - performance.now())
           if (left <= 0) return req.destroy()
           req.setHeader('x-request-timeout-ms', String(left))
+          req.setHeader('x-request-deadline', String(Date.now() + left)) // the same, as a Date.now() deadline
           req.end()
         })
         return

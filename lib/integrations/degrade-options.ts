@@ -13,6 +13,12 @@ export interface DeadlineOptions<Req> {
   /** Which requests may set their deadline with the header (required with `header`): an internal network, say. */
   trust?: (request: Req) => boolean
   /**
+   * The header holds the deadline itself, in Date.now() milliseconds, instead of the milliseconds left (default
+   * false). It also counts the time the request waited before the guard saw it (in the kernel, behind a busy
+   * loop), but needs clocks in sync between the hosts that set and read it (the same host, or NTP's few ms).
+   */
+  absolute?: boolean
+  /**
    * Runs the handler in an async context that holds the deadline, so that undiciGuard and grpcClientGuard pass
    * the remaining time on to downstream calls (default false: the context costs an AsyncLocalStorage run).
    */
@@ -30,6 +36,7 @@ export interface DegradeOptions<Req> {
 
 export interface ResolvedDeadline<Req> {
   header: string | undefined
+  absolute: boolean
   trust: ((request: Req) => boolean) | undefined
   propagate: boolean
 }
@@ -57,19 +64,21 @@ function resolveTimeout<Req>(value: unknown): ResolvedDegrade<Req>['timeout'] {
  */
 function resolveDeadline<Req>(value: unknown, builtIn: boolean): ResolvedDeadline<Req> | undefined {
   if (value === false) return undefined
-  if (value === undefined) return builtIn ? { header: undefined, trust: undefined, propagate: false } : undefined
+  if (value === undefined)
+    return builtIn ? { header: undefined, absolute: false, trust: undefined, propagate: false } : undefined
   const o = checkOptions<DeadlineOptions<Req>>(value, 'deadline')
   const propagate = optionalBoolean('deadline.propagate', o.propagate, false)
   if (builtIn) {
     if (o.header !== undefined)
       throw new InvalidOptionError('deadline.header', o.header, 'absent: gRPC has grpc-timeout')
-    return { header: undefined, trust: undefined, propagate }
+    return { header: undefined, absolute: false, trust: undefined, propagate }
   }
   if (typeof o.header !== 'string' || !HEADER.test(o.header)) {
     throw new InvalidOptionError('deadline.header', o.header, 'a header name (the remaining milliseconds)')
   }
   const trust = checkFunction<(request: Req) => boolean>('deadline.trust', o.trust)
-  return { header: o.header.toLowerCase(), trust, propagate }
+  const absolute = optionalBoolean('deadline.absolute', o.absolute, false)
+  return { header: o.header.toLowerCase(), absolute, trust, propagate }
 }
 
 export function resolveDegradeOptions<Req>(o: DegradeOptions<Req>, builtInDeadline: boolean): ResolvedDegrade<Req> {

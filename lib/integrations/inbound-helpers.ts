@@ -54,5 +54,8 @@ export function deadlineReader<Req>(
   if (d.header === undefined) return access.remaining
   const header = d.header
   const trust = d.trust as (request: Req) => boolean
+  if (d.absolute)
+    return (request) =>
+      trust(request) === true ? remainingFromHeader(access.header(request, header)) - Date.now() : NaN
   return (request) => (trust(request) === true ? remainingFromHeader(access.header(request, header)) : NaN)
 }

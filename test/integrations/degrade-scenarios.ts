@@ -220,6 +220,21 @@ export function degradeScenarios(start: StartServer, client: ScenarioClient): vo
     c.limiter.close()
   })
 
+  it('reads an absolute deadline (Date.now() ms) when told: one already past is refused at once', async () => {
+    let calls = 0
+    const port = await open(
+      { limiter: false, deadline: { header: 'x-deadline', absolute: true, trust: () => true } },
+      async () => {
+        calls++
+        return 'ok'
+      },
+    )
+    const past = await get(port, { 'x-deadline': String(Date.now() - 1) })
+    expect(JSON.parse(past.body)).toEqual({ error: 'overloaded', reason: 'deadline' })
+    expect((await get(port, { 'x-deadline': String(Date.now() + 60_000) })).status).toBe(200)
+    expect(calls).toBe(1)
+  })
+
   it("an operator's switches: a class is shed (plain 503 'forced'), a route is answered from the fallback", async () => {
     const board = new Switchboard()
     const pathOf = (req: any): string => req.url ?? req.req?.url ?? req.raw?.url ?? req.headers?.[':path']

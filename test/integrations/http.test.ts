@@ -84,6 +84,7 @@ describe('httpGuard (node:http)', () => {
       [{ deadline: { header: 'x-deadline' } }, 'deadline.trust'],
       [{ deadline: { trust: () => true } }, 'deadline.header'],
       [{ deadline: { header: 'x-deadline', trust: () => true, propagate: 'yes' } }, 'deadline.propagate'],
+      [{ deadline: { header: 'x-deadline', trust: () => true, absolute: 1 } }, 'deadline.absolute'],
     ]
     for (const [options, field] of bad) {
       let error: unknown

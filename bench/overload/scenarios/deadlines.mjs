@@ -1,5 +1,5 @@
 // The deadline scenario: clients give up on a request 1 s after it was due (they tell the server how long they
-// will still wait, in x-request-timeout-ms). One node:http process whose handler costs CPU_MS of CPU plus WAIT_MS
+// will still wait, and their deadline, which the server reads: deadline: { header: 'x-request-deadline', absolute }). One node:http process whose handler costs CPU_MS of CPU plus WAIT_MS
 // of waiting is driven at 1x, then 4x of its measured capacity by an open-loop generator with a bounded pool of
 // connections (as a gateway's upstream pool), for each contender: no protection, deadline shedding alone,
 // BbrLimiter, and BbrLimiter with deadline shedding. Goodput counts answers received within the client's second;
@@ -8,7 +8,7 @@ import * as os from 'os'
 import { createRequire } from 'module'
 import { machine } from '../../harness.mjs'
 import { getJson, startServer, stopServer } from '../lib/processes.mjs'
-import { fmt, loadLine, table, writeResults } from '../lib/report.mjs'
+import { fmt, machineLine, table, writeResults } from '../lib/report.mjs'
 
 const require = createRequire(import.meta.url)
 const { runOpenLoop, runClosedLoop, summarize } = require('../../lib/open-loop.cjs')
@@ -82,7 +82,7 @@ export async function run() {
   const lines = [
     '### Deadlines: clients that give up after 1 s, at 4x',
     '',
-    `Machine: ${machine()}; ${loadLine(loadBefore, os.loadavg()[0])}. Handler ${CPU_MS} ms CPU + ${WAIT_MS} ms wait in one process, measured capacity ${capacity.toFixed(0)} req/s; an open-loop generator on the same cores through a pool of ${SOCKETS} connections, ${STEP_SECONDS} s at 1x then ${STEP_SECONDS} s at 4x. Each client gives up ${GIVE_UP_MS} ms after its request was due and sends the time it will still wait in \`x-request-timeout-ms\`. Goodput: answers received within that second, per second of the 4x step. Wasted: handler runs (over the whole run) that finished after their client had left.`,
+    `${machineLine(loadBefore)}, ${os.loadavg()[0].toFixed(1)} when it ended. Handler ${CPU_MS} ms CPU + ${WAIT_MS} ms wait in one process, measured capacity ${capacity.toFixed(0)} req/s; an open-loop generator on the same cores through a pool of ${SOCKETS} connections, ${STEP_SECONDS} s at 1x then ${STEP_SECONDS} s at 4x. Each client gives up ${GIVE_UP_MS} ms after its request was due and sends its deadline in \`x-request-deadline\` (read with \`deadline: { absolute: true }\`: client and server share the host's clock). Goodput: answers received within that second, per second of the 4x step. Wasted: handler runs (over the whole run) that finished after their client had left.`,
     '',
     ...table(
       [
