@@ -82,7 +82,7 @@ export async function run() {
   const lines = [
     '### Deadlines: clients that give up after 1 s, at 4x',
     '',
-    `${machineLine(loadBefore)}, ${os.loadavg()[0].toFixed(1)} when it ended. Handler ${CPU_MS} ms CPU + ${WAIT_MS} ms wait in one process, measured capacity ${capacity.toFixed(0)} req/s; an open-loop generator on the same cores through a pool of ${SOCKETS} connections, ${STEP_SECONDS} s at 1x then ${STEP_SECONDS} s at 4x. Each client gives up ${GIVE_UP_MS} ms after its request was due and sends its deadline in \`x-request-deadline\` (read with \`deadline: { absolute: true }\`: client and server share the host's clock). Goodput: answers received within that second, per second of the 4x step. Wasted: handler runs (over the whole run) that finished after their client had left.`,
+    `${machineLine(loadBefore)}. Handler ${CPU_MS} ms CPU + ${WAIT_MS} ms wait in one process, measured capacity ${capacity.toFixed(0)} req/s; an open-loop generator on the same cores through a pool of ${SOCKETS} connections, ${STEP_SECONDS} s at 1x then ${STEP_SECONDS} s at 4x. Each client gives up ${GIVE_UP_MS} ms after its request was due and sends its deadline in \`x-request-deadline\` (read with \`deadline: { absolute: true }\`: client and server share the host's clock). Goodput: answers received within that second, per second of the 4x step. Wasted: handler runs (over the whole run) that finished after their client had left.`,
     '',
     ...table(
       [
