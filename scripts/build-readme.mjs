@@ -38,6 +38,7 @@ const guide = [
   'demo',
   'reliability',
   'foundation',
+  'trust',
 ]
 
 const generatedNote = (sources) =>

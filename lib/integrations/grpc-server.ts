@@ -61,7 +61,8 @@ const ANSWERED = 2
 /**
  * A grpc-js server interceptor (`new grpc.Server({ interceptors: [grpcServerGuard()] })`): each call is admitted
  * or ended at once with RESOURCE_EXHAUSTED before its handler runs; a call whose deadline is shorter than the
- * expected service time is refused at once too. The priority class is read as the options say. An admitted call's
+ * expected service time is refused at once too. The priority class comes from `priority(info)`; a metadata key
+ * (`priorityHeader`) is read only as the options allow (`trustPriority`, docs/guide/trust.md). An admitted call's
  * token is released when the call ends, however it ends: a status sent by the handler, a deadline, or a
  * cancellation by the client. With `fallback`, refusals, a `timeout` and the handler's failures (UNKNOWN,
  * INTERNAL, DATA_LOSS) end with the fallback's status and trailers (docs/guide/degrade.md).

@@ -11,6 +11,7 @@ import {
   type GlobalRateLimiter,
   type InboundGuardOptions,
   type KeyedRateLimiter,
+  MAX_RETRY_AFTER,
   resolveInboundOptions,
 } from './inbound-options'
 
@@ -56,6 +57,7 @@ export const FALLBACK_FAILED = null
 const MODE_NONE = 0
 const MODE_KEYED = 1 // tryAcquire(key)
 const MODE_GLOBAL = 2 // tryAcquire()
+const NO_CLASS = 4 // a header that names no class (classes are 0-3)
 
 /**
  * The decision every inbound adapter (node:http, Express, Fastify, Koa, gRPC) makes, in one place: the rate
@@ -98,8 +100,11 @@ export class InboundGuard<Req> {
   private readonly keyOf: ((request: Req) => string) | undefined
   private readonly header: string | undefined
   private readonly priorityOf: ((request: Req) => unknown) | undefined
+  private readonly trusts: ((request: Req) => boolean) | undefined
   private readonly defaultPriority: number
   private readonly overloadRetryAfter: number
+  private readonly jitter: number
+  private readonly random: () => number
   private rateLimitedCount = 0
 
   constructor(options: InboundGuardOptions<Req> | undefined, access: RequestAccess<Req>) {
@@ -109,8 +114,11 @@ export class InboundGuard<Req> {
     this.ownsLimiter = o.ownsLimiter
     this.header = o.priorityHeader
     this.priorityOf = o.priority
+    this.trusts = o.trustPriority
     this.defaultPriority = o.defaultPriority
     this.overloadRetryAfter = o.retryAfter
+    this.jitter = o.retryAfterJitter
+    this.random = o.random
     this.onShed = this.sheds.event
     this.degrade = o.degrade
     this.switches = o.switches
@@ -137,24 +145,19 @@ export class InboundGuard<Req> {
 
   /** Decides one request: a token >= 0 to release when its response is over, or a Shed code (negative). */
   tryAcquire(request: Req): number {
-    const p =
-      this.priorityOf !== undefined
-        ? classOf(this.priorityOf(request), this.defaultPriority)
-        : this.header !== undefined
-          ? classOf(this.access.header(request, this.header), this.defaultPriority)
-          : this.defaultPriority
+    const p = this.classOfRequest(request)
     const board = this.switches
     if (board !== undefined) {
       board.refresh() // one atomic load unless an operator changed a switch
       if (board.hasTrafficSwitches && this.forced(board, request, p)) {
         this.shedForcedCount++
-        this.retryAfter = this.overloadRetryAfter
+        this.retryAfter = this.spread(this.overloadRetryAfter)
         return this.shed(Shed.forced, p)
       }
     }
     if (this.remainingOf !== undefined && this.pastDeadline(request)) {
       this.shedDeadlineCount++
-      this.retryAfter = this.overloadRetryAfter
+      this.retryAfter = this.spread(this.overloadRetryAfter)
       return this.shed(Shed.deadline, p)
     }
     if (this.mode !== MODE_NONE && !this.withinRate(request)) {
@@ -165,8 +168,30 @@ export class InboundGuard<Req> {
     if (limiter === undefined) return 0
     const token = limiter.tryAcquire(p)
     if (token >= 0) return token
-    this.retryAfter = this.overloadRetryAfter
+    this.retryAfter = this.spread(this.overloadRetryAfter)
     return this.shed(token, p)
+  }
+
+  /**
+   * The request's class: the application's `priority(request)` (else the default), lowered by the priority header
+   * if it names a lower class, raised by it only for a request `trustPriority` accepts (docs/guide/trust.md).
+   */
+  private classOfRequest(request: Req): number {
+    const p =
+      this.priorityOf !== undefined ? classOf(this.priorityOf(request), this.defaultPriority) : this.defaultPriority
+    if (this.header === undefined) return p
+    const asked = classOf(this.access.header(request, this.header), NO_CLASS)
+    if (asked === NO_CLASS || asked === p) return p
+    if (asked > p) return asked
+    return this.trusts !== undefined && this.trusts(request) === true ? asked : p
+  }
+
+  /** `seconds` plus the jitter: a whole number of seconds in [seconds, seconds + retryAfterJitter], at most a day. */
+  private spread(seconds: number): number {
+    if (this.jitter === 0) return seconds
+    const r = this.random()
+    const s = r >= 0 && r < 1 ? seconds + Math.floor(r * (this.jitter + 1)) : seconds
+    return s < MAX_RETRY_AFTER ? s : MAX_RETRY_AFTER
   }
 
   /**
@@ -264,13 +289,14 @@ export class InboundGuard<Req> {
     const rate = this.rateLimiter as KeyedRateLimiter & GlobalRateLimiter
     if (this.mode === MODE_GLOBAL) {
       if (rate.tryAcquire()) return true
-      this.retryAfter = retrySeconds(rate.retryAfterMs())
+      this.retryAfter = this.spread(retrySeconds(rate.retryAfterMs()))
       return false
     }
     const key = this.keyOf !== undefined ? String(this.keyOf(request)) : addressKey(this.access.address(request))
     if (rate.tryAcquire(key as never)) return true
-    this.retryAfter =
-      rate.retryAfterMs !== undefined ? retrySeconds(rate.retryAfterMs(key as never)) : this.overloadRetryAfter
+    this.retryAfter = this.spread(
+      rate.retryAfterMs !== undefined ? retrySeconds(rate.retryAfterMs(key as never)) : this.overloadRetryAfter,
+    )
     return false
   }
 

@@ -1,10 +1,9 @@
 // What the inbound guard computes from a request's parts: its class, its rate-limit key, its deadline.
 import type { ResolvedDeadline } from './degrade-options'
 import type { RequestAccess } from './inbound-guard'
+import { MAX_RETRY_AFTER } from './inbound-options'
 
-const MAX_RETRY_AFTER = 86_400
-
-/** A header value (or a computed priority) to a class index; anything unknown is `fallback`. */
+/** A header value (or a computed priority) to a class index (0 is the highest); anything unknown is `fallback`. */
 export function classOf(value: unknown, fallback: number): number {
   switch (value) {
     case 'critical':

@@ -6,6 +6,9 @@ import { Switchboard } from '../switches/switchboard'
 import { type DegradeOptions, type ResolvedDegrade, resolveDegradeOptions } from './degrade-options'
 import { checkOneOf, checkOptions, optionalFunction, optionalNumber } from '../validate'
 
+/** The longest Retry-After announced, s: a day. */
+export const MAX_RETRY_AFTER = 86_400
+
 /** A limiter whose limit is per key: a KeyedLimiter, or anything that answers `tryAcquire(key)`. */
 export interface KeyedRateLimiter {
   /** Present on a KeyedLimiter: it makes the limiter keyed (by the client's address) without a `key` function. */
@@ -36,14 +39,34 @@ export interface InboundGuardOptions<Req> extends DegradeOptions<Req> {
   limiter?: BbrLimiter | BbrLimiterOptions | false
   /** A rate limit checked before the limiter; requests over it are answered 429. */
   rateLimit?: RateLimitOptions<Req>
-  /** Request header naming the priority class (`critical`, `high`, `normal`, `low`); false to ignore (default 'x-priority'). */
-  priorityHeader?: string | false
-  /** The request's priority class, computed; replaces the header when given. */
+  /**
+   * The request's priority class, as the application decides it (from the route, an authenticated tenant...).
+   * Without it every request is `defaultPriority`. Nothing a client sends changes the class unless
+   * `priorityHeader` / `trustPriority` say so (docs/guide/trust.md).
+   */
   priority?: (request: Req) => number | PriorityName
-  /** Class of requests without (or with an unknown) priority (default 'normal'). */
+  /** Class of requests `priority` does not classify (default 'normal'). */
   defaultPriority?: PriorityName
-  /** Seconds in the Retry-After header of a 503 (default 1). */
+  /**
+   * A request header (gRPC: metadata key) naming a class (`critical`, `high`, `normal`, `low`). Default: none, or
+   * 'x-priority' when `trustPriority` is given. A request `trustPriority` accepts gets the class it names; any
+   * other request may only lower its own class with it, never raise it.
+   */
+  priorityHeader?: string | false
+  /**
+   * Which requests may choose their class with `priorityHeader` (an internal network, a signed header...). Asked
+   * only of requests whose header would raise their class.
+   */
+  trustPriority?: (request: Req) => boolean
+  /** Seconds in the Retry-After header of a 503 (default 1, at least 1). */
   retryAfter?: number
+  /**
+   * Seconds of random spread added to every Retry-After (503 and 429; default 0): the announced value is drawn
+   * from [retryAfter, retryAfter + retryAfterJitter], so that clients shed together do not come back together.
+   */
+  retryAfterJitter?: number
+  /** Random source in [0, 1) for the jitter (default Math.random). */
+  random?: () => number
   /** Operators' switches this guard obeys (docs/guide/degrade.md, "Manual switches"). */
   switches?: Switchboard
   /** The request's route, for route switches (read only while a route or class has a switch). */
@@ -54,10 +77,13 @@ export interface ResolvedInboundOptions<Req> {
   limiter: BbrLimiter | undefined
   ownsLimiter: boolean
   rateLimit: RateLimitOptions<Req> | undefined
-  priorityHeader: string | undefined
   priority: ((request: Req) => number | PriorityName) | undefined
   defaultPriority: number
+  priorityHeader: string | undefined
+  trustPriority: ((request: Req) => boolean) | undefined
   retryAfter: number
+  retryAfterJitter: number
+  random: () => number
   degrade: ResolvedDegrade<Req>
   switches: Switchboard | undefined
   route: ((request: Req) => string) | undefined
@@ -86,9 +112,9 @@ function resolveRateLimit<Req>(value: unknown): RateLimitOptions<Req> | undefine
   return { limiter: o.limiter as RateLimitOptions<Req>['limiter'], key }
 }
 
-function resolveHeader(value: unknown): string | undefined {
+function resolveHeader(value: unknown, trusted: boolean): string | undefined {
   if (value === false) return undefined
-  if (value === undefined) return 'x-priority'
+  if (value === undefined) return trusted ? 'x-priority' : undefined
   if (typeof value !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(value)) {
     throw new InvalidOptionError('priorityHeader', value, 'a header name, or false')
   }
@@ -99,11 +125,21 @@ function resolveHeader(value: unknown): string | undefined {
 export function resolveInboundOptions<Req>(options: unknown, builtInDeadline = false): ResolvedInboundOptions<Req> {
   const o = checkOptions<InboundGuardOptions<Req>>(options, 'options')
   const rateLimit = resolveRateLimit<Req>(o.rateLimit)
-  const priorityHeader = resolveHeader(o.priorityHeader)
   const priority = optionalFunction<(request: Req) => number | PriorityName>('priority', o.priority)
   const names = Object.keys(Priority) as PriorityName[]
   const defaultPriority = Priority[checkOneOf('defaultPriority', o.defaultPriority ?? 'normal', names)]
-  const retryAfter = optionalNumber('retryAfter', o.retryAfter, 1, { integer: true, min: 0, max: 86_400 })
+  const trustPriority = optionalFunction<(request: Req) => boolean>('trustPriority', o.trustPriority)
+  const priorityHeader = resolveHeader(o.priorityHeader, trustPriority !== undefined)
+  if (trustPriority !== undefined && priorityHeader === undefined) {
+    throw new InvalidOptionError('priorityHeader', o.priorityHeader, 'a header name when trustPriority is given')
+  }
+  const retryAfter = optionalNumber('retryAfter', o.retryAfter, 1, { integer: true, min: 1, max: MAX_RETRY_AFTER })
+  const retryAfterJitter = optionalNumber('retryAfterJitter', o.retryAfterJitter, 0, {
+    integer: true,
+    min: 0,
+    max: MAX_RETRY_AFTER,
+  })
+  const random = optionalFunction<() => number>('random', o.random) ?? Math.random
   const degrade = resolveDegradeOptions<Req>(o, builtInDeadline)
   if (o.switches !== undefined && !(o.switches instanceof Switchboard))
     throw new InvalidOptionError('switches', o.switches, 'a Switchboard')
@@ -114,10 +150,13 @@ export function resolveInboundOptions<Req>(options: unknown, builtInDeadline = f
     limiter,
     ownsLimiter: owns,
     rateLimit,
-    priorityHeader,
     priority,
     defaultPriority,
+    priorityHeader,
+    trustPriority,
     retryAfter,
+    retryAfterJitter,
+    random,
     degrade,
     switches: o.switches,
     route,

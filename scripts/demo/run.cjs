@@ -51,7 +51,8 @@ async function drive(host, view, { protect, capacity, rate, warm, settle, second
       { rate: 0.8 * capacity, seconds: warm },
       { rate, seconds },
     ],
-    path: () => `/item/item-${key()}`,
+    // Every tenth request is a checkout, which the workers class as critical (the generator marks it so too).
+    path: (i) => `${i % 10 === 0 ? '/checkout' : '/item'}/item-${key()}`,
     criticalEvery: 10,
     drainSeconds: DRAIN_SECONDS,
   })

@@ -1,7 +1,8 @@
 // A demo HTTP worker (node:cluster). Protected, each request goes through one BbrLimiter shared by every worker
-// (priority from the x-priority header), a HotKeyCache in front of the slow lookup (hotness decided host-wide) and
-// an SreBreaker in front of the flaky downstream; unprotected, it does the same work with none of them. The
-// primary switches modes over IPC; the worker reports what it answered every half second.
+// (priority from the route, as the application decides it: never from a header a client can send), a HotKeyCache
+// in front of the slow lookup (hotness decided host-wide) and an SreBreaker in front of the flaky downstream;
+// unprotected, it does the same work with none of them. The primary switches modes over IPC; the worker reports
+// what it answered every half second.
 'use strict'
 const http = require('http')
 const { BbrLimiter, HotKeyCache, SreBreaker } = require('../../dist/cjs')
@@ -50,10 +51,15 @@ async function handle(key, res) {
   reply(res, 200, item)
 }
 
+// The request's class, decided by the application: checkout pages are critical. The load generator also sends
+// `x-priority: critical` on them, which is ignored: any client could send it (docs/guide/trust.md).
+const priorityOf = (req) => (req.url.startsWith('/checkout/') ? 'critical' : 'normal')
+
 const server = http.createServer((req, res) => {
-  const key = req.url.startsWith('/item/') ? req.url.slice(6) : 'home'
+  const route = /^\/(item|checkout)\//.exec(req.url)
+  const key = route ? req.url.slice(route[0].length) : 'home'
   if (!protect) return void handle(key, res)
-  const token = limiter.tryAcquire(req.headers['x-priority'] === 'critical' ? 'critical' : 'normal')
+  const token = limiter.tryAcquire(priorityOf(req))
   if (token < 0) {
     counts.shed++
     return reply(res, 503, { error: 'overloaded' })

@@ -2,10 +2,10 @@ import * as grpc from '@grpc/grpc-js'
 import { describe, expect, it } from 'vitest'
 
 import { KeyedLimiter, TokenBucket } from '../../lib/index'
-import { grpcServerGuard, GrpcStatus } from '../../lib/entries/grpc'
+import { grpcServerGuard, type GrpcServerGuardOptions, GrpcStatus } from '../../lib/entries/grpc'
 import { waitFor } from '../helpers/wait-for'
 import { call, closeAfterEach, EchoClient, startEcho, type Unary } from './grpc-service'
-import { controlledLimiter } from './inbound-scenarios'
+import { controlledLimiter, priorityScenarios } from './inbound-scenarios'
 
 const opened = closeAfterEach()
 
@@ -53,20 +53,11 @@ describe('grpcServerGuard (grpc-js server interceptor)', () => {
     c.limiter.close()
   })
 
-  it('reads the priority class from the x-priority metadata', async () => {
-    const c = controlledLimiter(10)
-    const client = await open(grpcServerGuard({ limiter: c.limiter }), (_req, done) => done(null, {}))
-    c.hold(11)
-    c.signal.load = 900
-    const code = async (priority?: string) =>
-      (await call(client, 'echo', {}, { metadata: priority ? { 'x-priority': priority } : {} })).code
-    expect(await code('low')).toBe(GrpcStatus.RESOURCE_EXHAUSTED)
-    expect(await code()).toBe(GrpcStatus.RESOURCE_EXHAUSTED)
-    expect(await code('critical')).toBe(GrpcStatus.OK)
-    await waitFor(() => c.limiter.inFlight === 11, { what: 'release' })
-    expect(await code('high')).toBe(GrpcStatus.OK)
-    c.releaseHeld()
-    c.limiter.close()
+  describe("who chooses a call's priority (the adapters' shared scenarios, over metadata)", () => {
+    priorityScenarios(async (guard) => {
+      const client = await open(grpcServerGuard(guard as GrpcServerGuardOptions), (_req, done) => done(null, {}))
+      return async (metadata) => (await call(client, 'echo', {}, { metadata })).code === GrpcStatus.OK
+    })
   })
 
   it('rate-limits per key of the call (method, metadata, address)', async () => {

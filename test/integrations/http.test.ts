@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 
 import { InvalidArgumentError, InvalidOptionError, KeyedLimiter, TokenBucket } from '../../lib/index'
 import { httpGuard } from '../../lib/entries/http'
+import { ManualClock } from '../helpers/manual-clock'
 import { controlledLimiter, get, inboundScenarios, serving, type StartServer } from './inbound-scenarios'
 
 const start: StartServer = async (guard, app) => {
@@ -13,11 +14,12 @@ const start: StartServer = async (guard, app) => {
 describe('httpGuard (node:http)', () => {
   inboundScenarios(start)
 
-  it('reads the priority from a configured header, or from a function of the request', async () => {
+  it('reads the priority from a configured, trusted header, or from a function of the request', async () => {
     const c = controlledLimiter(10)
     c.hold(11)
     c.signal.load = 900
-    const byHeader = await start({ limiter: c.limiter, priorityHeader: 'X-Class' }, async () => 'ok')
+    const trustPriority = () => true // every client is trusted here: an internal listener, say
+    const byHeader = await start({ limiter: c.limiter, priorityHeader: 'X-Class', trustPriority }, async () => 'ok')
     expect((await get(byHeader.port, { 'x-priority': 'critical' })).status).toBe(503)
     expect((await get(byHeader.port, { 'x-class': 'critical' })).status).toBe(200)
     await byHeader.close()
@@ -47,6 +49,7 @@ describe('httpGuard (node:http)', () => {
     const perClient = new KeyedLimiter(() => new TokenBucket({ rate: 1, burst: 1, now: () => 0 }))
     const listener = httpGuard((_req, res) => res.end('ok'), {
       limiter: c.limiter,
+      priorityHeader: 'x-priority', // untrusted: it can only lower a request's class
       rateLimit: { limiter: perClient, key: (req) => String(req.headers['x-client']) },
     })
     const events: unknown[] = []
@@ -78,7 +81,12 @@ describe('httpGuard (node:http)', () => {
       [{ priorityHeader: 'bad header' }, 'priorityHeader'],
       [{ priority: 'high' }, 'priority'],
       [{ defaultPriority: 'urgent' }, 'defaultPriority'],
+      [{ trustPriority: true }, 'trustPriority'],
+      [{ trustPriority: () => true, priorityHeader: false }, 'priorityHeader'],
       [{ retryAfter: -1 }, 'retryAfter'],
+      [{ retryAfter: 0 }, 'retryAfter'],
+      [{ retryAfterJitter: 1.5 }, 'retryAfterJitter'],
+      [{ random: 0.5 }, 'random'],
       [{ fallback: { status: 200 } }, 'fallback'],
       [{ timeout: 0 }, 'timeout'],
       [{ deadline: { header: 'x-deadline' } }, 'deadline.trust'],
@@ -96,6 +104,53 @@ describe('httpGuard (node:http)', () => {
       expect(error, field).toBeInstanceOf(InvalidOptionError)
       expect((error as InvalidOptionError).field).toBe(field)
     }
+  })
+
+  it('a client header changes nothing under overload: the measured table of issue 13 now admits the same in every row', async () => {
+    // A default guard but for the injected signals: full load and a 200 ms queueing delay, and a clock the test moves.
+    const clock = new ManualClock(1000)
+    const listener = httpGuard((_req, res) => res.end('ok'), {
+      limiter: { signal: { load: () => 1000, delay: () => 200 }, now: clock.now },
+    })
+    const limiter = listener.guard.limiter!
+    // The delay rule cuts the admit fraction at each 25 ms step (the delay is 20 times its target), to its floor.
+    for (let step = 0; step < 60; step++) {
+      clock.advance(25)
+      const token = limiter.tryAcquire('normal')
+      if (token >= 0) limiter.release(token)
+    }
+    const { port, close } = await serving(http.createServer(listener).listen(0, '127.0.0.1'))
+    const rows: Array<[string, Record<string, string>]> = [
+      ['none', {}],
+      ['x-priority: high', { 'x-priority': 'high' }],
+      ['x-priority: critical', { 'x-priority': 'critical' }],
+    ]
+    const admitted: Record<string, number> = {}
+    for (const [row, headers] of rows) {
+      admitted[row] = 0
+      for (let i = 0; i < 100; i++) if ((await get(port, headers)).status === 200) admitted[row]++
+    }
+    await close()
+    listener.guard.close()
+    // Before: { none: 2, 'x-priority: high': 14, 'x-priority: critical': 100 }.
+    expect(admitted).toEqual({ none: 2, 'x-priority: high': 2, 'x-priority: critical': 2 })
+  })
+
+  it('announces Retry-After of at least 1 s, spread by retryAfterJitter', async () => {
+    const c = controlledLimiter(1)
+    const draws = [0, 0.5, 0.99]
+    const s = await start(
+      { limiter: c.limiter, retryAfter: 2, retryAfterJitter: 3, random: () => draws.shift() ?? 0 },
+      async () => 'ok',
+    )
+    c.hold(2)
+    c.signal.load = 900
+    const announced = []
+    for (let i = 0; i < 3; i++) announced.push((await get(s.port)).headers['retry-after'])
+    expect(announced).toEqual(['2', '4', '5']) // 2 + floor(r * 4)
+    await s.close()
+    c.releaseHeld()
+    c.limiter.close()
   })
 
   it('creates and closes its own limiter from options', () => {

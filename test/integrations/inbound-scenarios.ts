@@ -109,6 +109,11 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
     server = undefined
   })
 
+  priorityScenarios(async (guard) => {
+    const port = await open(guard)
+    return async (headers) => (await get(port, headers)).status === 200
+  })
+
   it('admits requests and releases every token exactly once, its response time counted', async () => {
     const { limiter } = controlledLimiter(20)
     const release = vi.spyOn(limiter, 'release')
@@ -141,26 +146,6 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
     c.signal.load = 0
     expect((await get(port)).status).toBe(200)
     expect(calls).toBe(1)
-    c.limiter.close()
-  })
-
-  it('honours the priority header: a saturated limiter admits critical and high, sheds normal and low', async () => {
-    const c = controlledLimiter(10)
-    const port = await open({ limiter: c.limiter })
-    c.hold(11) // shares of 10: low 8, normal 10, high 11, critical 12
-    c.signal.load = 900
-    const outcome: Record<string, number> = {}
-    for (const priority of ['low', 'normal', 'high', 'critical', 'bogus']) {
-      const headers: Record<string, string> = priority === 'normal' ? {} : { 'x-priority': priority }
-      outcome[priority] = (await get(port, headers)).status
-      await waitFor(() => c.limiter.inFlight === 11, { what: 'the admitted request to be released' })
-    }
-    expect(outcome).toEqual({ low: 503, normal: 503, high: 200, critical: 200, bogus: 503 })
-    expect(calls).toBe(2)
-    const byPriority = c.limiter.stats().byPriority
-    expect(byPriority.low.shedInFlight).toBe(1)
-    expect(byPriority.normal.shedInFlight).toBe(2) // no header, and an unknown value
-    c.releaseHeld()
     c.limiter.close()
   })
 
@@ -240,4 +225,87 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
     })
 
   degradeScenarios(start, client)
+}
+
+/** A request's header (gRPC: metadata) on any adapter's request object, for `priority` and `trustPriority`. */
+export function headerOf(request: any, name: string): unknown {
+  if (request.metadata !== undefined) return request.metadata.get(name)[0] // gRPC
+  return (request.headers ?? request.req?.headers)?.[name] // node:http, http2, Express, Fastify; Koa's ctx
+}
+
+/** Sends one request with these headers (gRPC: metadata); resolves whether it was admitted. */
+export type SendRequest = (headers: Record<string, string>) => Promise<boolean>
+
+/**
+ * Who chooses a request's priority (issue 13, docs/guide/trust.md), asserted for one adapter: `open` starts its
+ * server with these guard options. Every scenario saturates a limiter so that only high and critical pass.
+ */
+export function priorityScenarios(open: (guard: InboundGuardOptions<any>) => Promise<SendRequest>): void {
+  /** Each request of `sequence` ([headers, label]) sent in turn against a saturated limiter: label -> admitted. */
+  async function outcomes(guard: InboundGuardOptions<any>, sequence: Array<[Record<string, string>, string]>) {
+    const c = controlledLimiter(10)
+    const send = await open({ limiter: c.limiter, ...guard })
+    c.hold(11) // shares of 10: low 8, normal 10, high 11, critical 12
+    c.signal.load = 900
+    const admitted: Record<string, boolean> = {}
+    for (const [headers, label] of sequence) {
+      admitted[label] = await send(headers)
+      await waitFor(() => c.limiter.inFlight === 11, { what: 'the admitted request to be released' })
+    }
+    const byPriority = c.limiter.stats().byPriority
+    c.releaseHeld()
+    c.limiter.close()
+    return { admitted, byPriority }
+  }
+
+  it('by default no client chooses its priority: x-priority of any value is shed like no header', async () => {
+    const values = ['low', 'normal', 'high', 'critical', 'bogus']
+    const sequence = values.map((v): [Record<string, string>, string] => [{ 'x-priority': v }, v])
+    const { admitted, byPriority } = await outcomes({}, [[{}, 'none'], ...sequence])
+    expect(admitted).toEqual({ none: false, low: false, normal: false, high: false, critical: false, bogus: false })
+    expect(byPriority.normal.shedInFlight).toBe(6) // every request in the default class
+  })
+
+  it('priority(request) decides; a header without trustPriority may lower a class, never raise it', async () => {
+    const guard: InboundGuardOptions<any> = {
+      priority: (request) => (headerOf(request, 'x-route') === 'health' ? 'critical' : 'normal'),
+      priorityHeader: 'x-priority',
+    }
+    const { admitted } = await outcomes(guard, [
+      [{ 'x-route': 'health' }, 'health'],
+      [{ 'x-route': 'health', 'x-priority': 'low' }, 'health lowered to low'],
+      [{ 'x-priority': 'critical' }, 'normal asking for critical'],
+      [{ 'x-priority': 'high' }, 'normal asking for high'],
+    ])
+    expect(admitted).toEqual({
+      health: true,
+      'health lowered to low': false,
+      'normal asking for critical': false,
+      'normal asking for high': false,
+    })
+  })
+
+  it('trustPriority: a trusted request gets the class its header names, others cannot raise theirs', async () => {
+    const asked: string[] = []
+    const trustPriority = (request: unknown) => {
+      asked.push(String(headerOf(request, 'x-priority')))
+      return headerOf(request, 'x-internal') === 'yes'
+    }
+    const { admitted } = await outcomes({ trustPriority }, [
+      [{ 'x-priority': 'critical', 'x-internal': 'yes' }, 'trusted critical'],
+      [{ 'x-priority': 'high', 'x-internal': 'yes' }, 'trusted high'],
+      [{ 'x-priority': 'critical' }, 'untrusted critical'],
+      [{ 'x-internal': 'yes' }, 'trusted, no header'],
+      [{ 'x-priority': 'low', 'x-internal': 'yes' }, 'trusted low'],
+    ])
+    expect(admitted).toEqual({
+      'trusted critical': true,
+      'trusted high': true,
+      'untrusted critical': false,
+      'trusted, no header': false,
+      'trusted low': false,
+    })
+    // Asked only when the header would raise the class (x-priority is the header trustPriority implies).
+    expect(asked).toEqual(['critical', 'high', 'critical'])
+  })
 }

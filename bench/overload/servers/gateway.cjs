@@ -1,8 +1,8 @@
 // A gateway in front of one or more upstreams: a node:http server that forwards GET <route>/... to the upstream of
 // that route (UPSTREAMS, a JSON map of route prefix to port) and relays the answer, 502 on an upstream error.
-// MODE picks the inbound protection: none | bulwark (httpGuard(forward, {}), the defaults) | bulwark-no-latency
-// (the same with the latency rule off: what bulwark did before it) | overload-protection | gradient2 | vegas
-// (Netflix concurrency-limits' algorithms, see netflix-limits.cjs).
+// MODE picks the inbound protection: none | bulwark (httpGuard(forward, { trustPriority }), else the defaults) |
+// bulwark-no-latency (the same with the latency rule off: what bulwark did before it) | overload-protection |
+// gradient2 | vegas (Netflix concurrency-limits' algorithms, see netflix-limits.cjs).
 // OUTBOUND picks the client: http (a keep-alive node:http Agent) | undici (an undici Agent) | undici-guard (an
 // undici Agent composed with undiciGuard(), the defaults). GET /__stats tells what the protection saw.
 // Prints its port once it listens.
@@ -85,7 +85,10 @@ if (OUTBOUND === 'http') {
 let handler = forward
 let inboundStats = () => undefined
 if (MODE === 'bulwark' || MODE === 'bulwark-no-latency') {
-  handler = httpGuard(forward, MODE === 'bulwark' ? {} : { limiter: { latency: false } })
+  // The load generator marks every tenth request `x-priority: critical`; it is the only client, on loopback, so the
+  // gateway trusts the header from there (docs/guide/trust.md): any other client's header is ignored.
+  const trustPriority = (req) => req.socket.remoteAddress === '127.0.0.1'
+  handler = httpGuard(forward, MODE === 'bulwark' ? { trustPriority } : { trustPriority, limiter: { latency: false } })
   inboundStats = () => handler.guard.stats().limiter
 } else if (MODE === 'gradient2' || MODE === 'vegas') {
   const { netflixLimiter } = require('./netflix-limits.cjs')

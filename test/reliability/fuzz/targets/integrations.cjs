@@ -22,9 +22,12 @@ const INBOUND_FIELDS = [
   'limiter',
   'rateLimit',
   'priorityHeader',
+  'trustPriority',
   'priority',
   'defaultPriority',
   'retryAfter',
+  'retryAfterJitter',
+  'random',
   ...BBR_FIELDS,
 ]
 const BREAKER_FIELDS = [
@@ -53,7 +56,16 @@ const inbound = {
   priorityHeader: fc.oneof(fc.constantFrom('x-priority', false, 'bad header', ''), anySmall),
   priority: fc.func(fc.oneof(fc.constantFrom('critical', 'low', 0, 3), anySmall)),
   defaultPriority: fc.constantFrom('critical', 'high', 'normal', 'low', 'urgent'),
+  trustPriority: fc.func(fc.oneof(fc.boolean(), anySmall)),
   retryAfter: fc.oneof(fc.nat(100), weirdNumber),
+  retryAfterJitter: fc.oneof(fc.nat(10), weirdNumber),
+  random: fc.constantFrom(
+    Math.random,
+    () => 0.999,
+    () => NaN,
+    () => -1,
+    () => 7,
+  ),
 }
 const grpc = require('@grpc/grpc-js')
 
@@ -109,9 +121,13 @@ module.exports = [
       fc.array(fc.tuple(anyValue, anyValue), { maxLength: 20 }),
       fc.integer({ min: 0, max: 1000 }),
       fc.boolean(),
-      (requests, load, rate) => {
+      fc.func(fc.oneof(fc.boolean(), anySmall)),
+      (requests, load, rate, trustPriority) => {
         const middleware = b.httpGuard(() => undefined, {
           limiter: { signal: () => load, minInFlight: 3, now: () => 0 },
+          trustPriority,
+          retryAfterJitter: 3,
+          random: () => 0.999,
           rateLimit: rate
             ? { limiter: new b.KeyedLimiter(() => new b.TokenBucket({ rate: 1, burst: 2, now: () => 0 })) }
             : undefined,
@@ -126,7 +142,10 @@ module.exports = [
             `token ${token}`,
           )
           if (token >= 0) tokens.push(token)
-          assert.ok(guard.retryAfter >= 0 && guard.retryAfter <= 86_400)
+          assert.ok(
+            token >= 0 || (guard.retryAfter >= 1 && guard.retryAfter <= 86_400),
+            `retryAfter ${guard.retryAfter}`,
+          )
         }
         for (const t of tokens) neverThrows('release', () => guard.release(t))
         assert.equal(guard.stats().limiter.inFlight, 0)
