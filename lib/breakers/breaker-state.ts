@@ -14,6 +14,12 @@ const GEN_SHIFT = 13
 const GEN_MASK = 0x3ffff
 /** Largest halfOpenCalls the word can count. */
 export const MAX_HALF_OPEN_CALLS = 1000
+/**
+ * Compare-and-swap attempts one call makes on the state words before it gives up (docs/guide/trust.md): a swap
+ * fails only when another member changed the word, which among honest members ends within a round's permits, so
+ * this bound (well under a millisecond) is only ever reached by a word someone keeps rewriting.
+ */
+export const MAX_SWAP_ATTEMPTS = 2048
 // The passes word: bits 0-10 probes that passed, bits 11-28 the generation they belong to.
 const PASS_SHIFT = 11
 const PASS_MASK = 0x7ff
@@ -59,6 +65,8 @@ export class BreakerStateCell {
   private readonly sinceIndex: number
   private readonly floorIndex: number
   private readonly tripEpochIndex: number
+  /** Calls that gave up after MAX_SWAP_ATTEMPTS (a refused call, or an outcome not counted). */
+  contentionTimeouts = 0
 
   constructor(region: SharedRegion, p: BreakerStatePlacement) {
     this.i32 = region.i32
@@ -104,7 +112,7 @@ export class BreakerStateCell {
 
   /** Counts one passed probe of half-open round `gen`; returns the round's passes, or -1 if the round is over. */
   addPass(gen: number): number {
-    for (;;) {
+    for (let attempt = 0; attempt < MAX_SWAP_ATTEMPTS; attempt++) {
       const word = this.load()
       if (stateOf(word) !== HALF_OPEN || genOf(word) !== gen) return -1
       const seen = Atomics.load(this.i32, this.passesIndex)
@@ -112,6 +120,8 @@ export class BreakerStateCell {
       if (Atomics.compareExchange(this.i32, this.passesIndex, seen, (gen << PASS_SHIFT) | passes) === seen)
         return passes
     }
+    this.contentionTimeouts++
+    return -1
   }
 
   /** Probes of half-open round `gen` that passed so far. */

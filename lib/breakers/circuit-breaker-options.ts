@@ -75,6 +75,11 @@ export interface CircuitBreakerStats {
   probesIssued: number
   /** Probes of the current round that passed. */
   probesPassed: number
+  /**
+   * Calls that gave up on a state word that kept changing under them (bounded, docs/guide/trust.md): refused, or
+   * their outcome not counted.
+   */
+  contentionTimeouts: number
 }
 
 export interface ResolvedCircuitOptions {

@@ -17,6 +17,7 @@ import {
   CLOSED,
   genOf,
   HALF_OPEN,
+  MAX_SWAP_ATTEMPTS,
   OPEN,
   permitsOf,
   phaseOf,
@@ -190,6 +191,7 @@ export class CircuitBreaker implements Breaker {
       badRatio: count > 0 ? sum / count : 0,
       probesIssued: half ? permitsOf(word) : 0,
       probesPassed: half ? this.cell.passesOf(genOf(word)) : 0,
+      contentionTimeouts: this.cell.contentionTimeouts,
     }
   }
 
@@ -232,7 +234,7 @@ export class CircuitBreaker implements Breaker {
   }
 
   private acquireSlow(now: number): boolean {
-    for (;;) {
+    for (let attempt = 0; attempt < MAX_SWAP_ATTEMPTS; attempt++) {
       const word = this.cell.load()
       this.observe(word, now)
       const state = stateOf(word)
@@ -254,6 +256,8 @@ export class CircuitBreaker implements Breaker {
       }
       this.cell.advance(word, HALF_OPEN, now)
     }
+    this.cell.contentionTimeouts++ // the word kept changing under every swap: refuse, bounded (docs/guide/trust.md)
+    return false
   }
 
   private holdProbe(gen: number): void {
@@ -285,9 +289,13 @@ export class CircuitBreaker implements Breaker {
     // Closed, the window counts afresh from the bucket of closing, or from the next one if the outcomes that
     // tripped the breaker share it.
     const epoch = this.tally.window.epochAt(now)
-    for (;;) {
+    for (let attempt = 0; ; attempt++) {
       const word = this.cell.load()
       if (stateOf(word) !== HALF_OPEN || genOf(word) !== gen) break
+      if (attempt === MAX_SWAP_ATTEMPTS) {
+        this.cell.contentionTimeouts++
+        break
+      }
       if (to === CLOSED) this.cell.floor = epoch > this.cell.tripEpoch ? epoch : epoch + 1
       if (this.cell.advance(word, to, now) >= 0) break
     }

@@ -106,6 +106,9 @@ export class InboundGuard<Req> {
   private readonly jitter: number
   private readonly random: () => number
   private rateLimitedCount = 0
+  // The last client address and its key: a keep-alive connection's requests reuse it without parsing again.
+  private lastAddress: unknown = undefined
+  private lastKey = 'unknown'
 
   constructor(options: InboundGuardOptions<Req> | undefined, access: RequestAccess<Req>) {
     const o = resolveInboundOptions<Req>(options, access.remaining !== undefined)
@@ -292,12 +295,20 @@ export class InboundGuard<Req> {
       this.retryAfter = this.spread(retrySeconds(rate.retryAfterMs()))
       return false
     }
-    const key = this.keyOf !== undefined ? String(this.keyOf(request)) : addressKey(this.access.address(request))
+    const key = this.keyOf !== undefined ? String(this.keyOf(request)) : this.clientKey(this.access.address(request))
     if (rate.tryAcquire(key as never)) return true
     this.retryAfter = this.spread(
       rate.retryAfterMs !== undefined ? retrySeconds(rate.retryAfterMs(key as never)) : this.overloadRetryAfter,
     )
     return false
+  }
+
+  private clientKey(address: unknown): string {
+    if (address !== this.lastAddress) {
+      this.lastAddress = address
+      this.lastKey = addressKey(address)
+    }
+    return this.lastKey
   }
 
   private shed(code: number, p: number): number {

@@ -3,6 +3,9 @@ import type { ResolvedDeadline } from './degrade-options'
 import type { RequestAccess } from './inbound-guard'
 import { MAX_RETRY_AFTER } from './inbound-options'
 
+// The default rate-limit key (an IPv6 client's /64): its own file, tested on its own.
+export { addressKey } from './address-key'
+
 /** A header value (or a computed priority) to a class index (0 is the highest); anything unknown is `fallback`. */
 export function classOf(value: unknown, fallback: number): number {
   switch (value) {
@@ -21,11 +24,6 @@ export function classOf(value: unknown, fallback: number): number {
     default:
       return fallback
   }
-}
-
-/** The rate-limit key of a request without a key function: its address, or 'unknown' (never a non-string). */
-export function addressKey(address: unknown): string {
-  return typeof address === 'string' ? address : 'unknown'
 }
 
 /** A header of remaining milliseconds: a finite number >= 0, else NaN (ignored). */

@@ -6,7 +6,7 @@ import { checkNumber, checkOptions, optionalNumber } from '../validate'
 import type { Limiter } from './limiter'
 import { invalidPermits, validPermits } from './permits'
 import { type SharingOptions, openLimiterRegion, resolveLimiterSharing } from './sharing'
-import type { SpinLock } from './spin-lock'
+import { LOCK_TAKEN_OVER, LOCK_TIMED_OUT, type SpinLock } from './spin-lock'
 
 export interface SlidingWindowLimiterOptions extends SharingOptions {
   /** Permits per window (> 0). */
@@ -25,6 +25,8 @@ export interface SlidingWindowLimiterStats {
   available: number
   /** Locks this member took over from a holder that died or stalled inside its critical section. */
   lockTakeovers: number
+  /** Takes denied because the lock stayed held past its wait bound, a few ms (docs/guide/trust.md). */
+  lockTimeouts: number
   /** tryAcquire calls with a permit count that is not a finite number > 0 (refused, not thrown). */
   invalidArguments: number
 }
@@ -85,9 +87,16 @@ export class SlidingWindowLimiter implements Limiter {
     // Within one bucket the total only grows: if it is already full for this bucket, reject without the lock.
     if (f64[this.epochIndex] === e && f64[this.totalIndex] + n > this.limit) return false
     const lock = this.lock
-    if (lock !== undefined && lock.acquire()) this.repair()
-    const epoch = f64[this.epochIndex]
-    if (e > epoch) this.rotate(epoch, e)
+    if (lock !== undefined) {
+      const got = lock.acquire()
+      if (got === LOCK_TIMED_OUT) return false
+      if (got === LOCK_TAKEN_OVER) this.repair()
+    }
+    const epoch = this.storedEpoch()
+    // A stored epoch or slot no writer could have left (a corrupted region) restarts the window instead of being
+    // followed: no loop over a huge epoch, no count written outside the buckets (docs/guide/trust.md).
+    if (epoch < 0 || f64[this.slotIndex] !== epoch % this.buckets) this.rotate(e - this.buckets, e)
+    else if (e > epoch) this.rotate(epoch, e)
     const total = f64[this.totalIndex]
     const ok = total + n <= this.limit
     if (ok) {
@@ -130,6 +139,7 @@ export class SlidingWindowLimiter implements Limiter {
       buckets: this.buckets,
       available: this.available(),
       lockTakeovers: this.lockTakeovers,
+      lockTimeouts: this.lock === undefined ? 0 : this.lock.timeouts,
       invalidArguments: this.invalidArguments,
     }
   }
@@ -180,9 +190,15 @@ export class SlidingWindowLimiter implements Limiter {
     this.f64[this.totalIndex] = total
   }
 
+  /** The region's newest epoch: a whole number in [0, MAX_EPOCH], or -1 when the cell holds anything else. */
+  private storedEpoch(): number {
+    const e = this.f64[this.epochIndex]
+    return e >= 0 && e <= MAX_EPOCH && Math.floor(e) === e ? e : -1
+  }
+
   /** Count of epoch k's bucket as the region holds it now (0 if that bucket was never written or reused since). */
   private countAt(k: number): number {
-    const newest = this.f64[this.epochIndex]
+    const newest = this.storedEpoch()
     if (k > newest || k <= newest - this.buckets || k < 0) return 0
     return this.f64[this.countsIndex + (k % this.buckets)]
   }
@@ -190,7 +206,7 @@ export class SlidingWindowLimiter implements Limiter {
   /** The newest epoch at `now`: this clock's, or the region's if another writer's clock is ahead. */
   private newestAt(now: number): number {
     const e = this.epochAt(now)
-    const newest = this.f64[this.epochIndex]
+    const newest = this.storedEpoch()
     return e > newest ? e : newest
   }
 

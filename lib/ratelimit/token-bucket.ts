@@ -8,7 +8,7 @@ import { checkNumber, checkOptions, optionalNumber } from '../validate'
 import type { Limiter } from './limiter'
 import { invalidPermits, validPermits } from './permits'
 import { type SharingOptions, openLimiterRegion, resolveLimiterSharing } from './sharing'
-import type { SpinLock } from './spin-lock'
+import { LOCK_TIMED_OUT, type SpinLock } from './spin-lock'
 
 export interface TokenBucketOptions extends SharingOptions {
   /** Tokens added per second (> 0). */
@@ -27,6 +27,8 @@ export interface TokenBucketStats {
   available: number
   /** Locks this member took over from a holder that died or stalled inside its critical section. */
   lockTakeovers: number
+  /** Takes denied because the lock stayed held past its wait bound, a few ms (docs/guide/trust.md). */
+  lockTimeouts: number
   /** tryAcquire calls with a permit count that is not a finite number > 0 (refused, not thrown). */
   invalidArguments: number
   /** The live rule: its version (0 until `configure` first changed it) and values. */
@@ -58,6 +60,7 @@ export class TokenBucket implements Limiter {
   private readonly lock: SpinLock | undefined
   private readonly now: Clock
   private invalidArguments = 0
+  private retryingRule = false
 
   constructor(options: TokenBucketOptions) {
     const o = checkOptions<TokenBucketOptions>(options, 'options')
@@ -141,11 +144,19 @@ export class TokenBucket implements Limiter {
       f64[at] = (tat > now ? tat : now) + n
       return true
     }
-    lock.acquire() // nothing to repair after a takeover: the state is one number, written by one store
+    // Nothing to repair after a takeover: the state is one number, written by one store.
+    if (lock.acquire() === LOCK_TIMED_OUT) return false
     if (rules.i32[rules.index] !== rules.seen) {
-      // The rule changed since this call began: decide again under the new one.
+      // The rule changed since this call began: decide again under the new one, once. A rule word that keeps
+      // changing must not hold the call (docs/guide/trust.md): a second change denies.
       lock.release()
-      return this.tryAcquire(n)
+      if (this.retryingRule) return false
+      this.retryingRule = true
+      try {
+        return this.tryAcquire(n)
+      } finally {
+        this.retryingRule = false
+      }
     }
     const tat = f64[at]
     const next = (tat > now ? tat : now) + n
@@ -179,6 +190,7 @@ export class TokenBucket implements Limiter {
       burst: this.burst,
       available: this.available(),
       lockTakeovers: this.lockTakeovers,
+      lockTimeouts: this.lock === undefined ? 0 : this.lock.timeouts,
       invalidArguments: this.invalidArguments,
       rules: this.rules.stats(),
     }

@@ -6,7 +6,7 @@ import * as path from 'path'
 import { describe, expect, it } from 'vitest'
 
 const runner = path.join(__dirname, 'fuzz', 'run-target.cjs')
-const TARGETS = ['bbr', 'breakers', 'hotkeys', 'ratelimit', 'shared', 'misc', 'integrations', 'metrics']
+const TARGETS = ['bbr', 'breakers', 'hotkeys', 'ratelimit', 'shared', 'misc', 'integrations', 'metrics', 'live-words']
 const TIME_LIMIT_MS = 420_000
 
 interface Report {
