@@ -53,6 +53,7 @@ export type { BucketTotals } from './shared/rolling-window'
 export { LaneCounter } from './shared/lane-counter'
 export { AtomicCounter } from './shared/atomic-counter'
 export { listRegions, removeRegion, removeStaleRegions } from './shared/regions'
+export { defaultNamespace, NAMESPACE_ENV, splitRegionName } from './shared/namespace'
 export type { SharingOptions } from './shared/sharing-options'
 
 // Keyed collections: one bounded pool of per-key components, one eviction rule

@@ -127,7 +127,7 @@ export class BbrLimiter {
     this.now = limiterClock(o)
     this.preciseClock = o.now ?? preciseNow
     const placement = describeBbr(o, this.now(), bbrRuleValues(o))
-    this.region = SharedRegion.forComponent(o.shared, placement.layout)
+    this.region = SharedRegion.forComponent(o.shared, placement.layout, o.namespace)
     this.f64 = this.region.f64
     const base = this.region.base
     this.lastDropIndex = (base + placement.lastDrop) / 8

@@ -58,6 +58,8 @@ export interface ResolvedBbrOptions {
   latency: LatencyOptions | false
   shares: Float64Array
   shared: string | undefined
+  /** The application namespace of `shared` (docs/guide/trust.md); undefined when not shared. */
+  namespace: string | undefined
   maxMembers: number
   rtSampling: number
   /** rtSampling was not given and the clock is the limiter's own: the sampling follows the traffic. */
@@ -152,7 +154,7 @@ export function resolveBbrOptions(options: unknown): ResolvedBbrOptions {
   if (window % buckets !== 0) {
     throw new InvalidOptionError('window', window, `a multiple of buckets (${buckets})`)
   }
-  const { shared, maxMembers, now } = resolveSharing(o)
+  const { shared, namespace, maxMembers, now } = resolveSharing(o)
   const rtSampling = optionalNumber('rtSampling', o.rtSampling, now ? 1 : 8, { integer: true, min: 1, max: 1024 })
   const [cpuThreshold, cooldown, minInFlight] = resolveBbrRule(o)
   if ((rtSampling & (rtSampling - 1)) !== 0) throw new InvalidOptionError('rtSampling', rtSampling, 'a power of two')
@@ -168,6 +170,7 @@ export function resolveBbrOptions(options: unknown): ResolvedBbrOptions {
     latency: o.latency === false ? false : resolveLatencyOptions(o.latency, 'latency', o.now !== undefined),
     shares: resolveShares(o.priorities),
     shared,
+    namespace,
     maxMembers,
     rtSampling,
     rtSamplingAuto: o.rtSampling === undefined && now === undefined,

@@ -102,7 +102,7 @@ export class CircuitBreaker implements Breaker {
     // Members must agree on the permit count, or "exactly halfOpenCalls probes" would not hold.
     const { layout, placement } = windowLayout('circuit', o.w, `half=${o.halfOpenCalls}`)
     const statePlacement = placeBreakerState(layout)
-    this.region = SharedRegion.forComponent(o.w.shared, layout)
+    this.region = SharedRegion.forComponent(o.w.shared, layout, o.w.namespace)
     this.tally = new WindowTally(this.region, placement)
     this.cell = new BreakerStateCell(this.region, statePlacement)
     this.i32 = this.cell.i32

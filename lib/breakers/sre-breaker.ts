@@ -76,7 +76,7 @@ export class SreBreaker implements Breaker {
     this.now = w.now
     // In the fingerprint so that members agree, and so that watchers (`bulwark top`) can tell the state.
     const { layout, placement } = windowLayout('sre', w, `success=${success} minimumCalls=${this.minimumCalls}`)
-    this.region = SharedRegion.forComponent(w.shared, layout)
+    this.region = SharedRegion.forComponent(w.shared, layout, w.namespace)
     this.tally = new WindowTally(this.region, placement)
   }
 

@@ -9,6 +9,8 @@ export interface ResolvedWindowOptions {
   window: number
   buckets: number
   shared: string | undefined
+  /** The application namespace of `shared` (docs/guide/trust.md); undefined when not shared. */
+  namespace: string | undefined
   maxMembers: number
   now: Clock
 }
@@ -30,8 +32,8 @@ export function resolveWindowOptions(
   // A window of a few denormals divided into buckets is 0 ms per bucket: refuse it here, naming the option.
   if (!(window / buckets > 0))
     throw new InvalidOptionError('window', window, `large enough that window / buckets (${buckets}) > 0`)
-  const { shared, maxMembers, now } = resolveSharing(o)
-  return { window, buckets, shared, maxMembers, now: now ?? coarseNow }
+  const { shared, namespace, maxMembers, now } = resolveSharing(o)
+  return { window, buckets, shared, namespace, maxMembers, now: now ?? coarseNow }
 }
 
 /** A layout whose first part is the rolling window; `settings` are what sharing members must agree on. */

@@ -71,7 +71,7 @@ export class AdaptiveBulkhead {
     this.preciseClock = o.now ?? preciseNow
     this.shares = o.shares
     const placement = describeBulkhead(o, this.now())
-    this.region = SharedRegion.forComponent(o.shared, placement.layout)
+    this.region = SharedRegion.forComponent(o.shared, placement.layout, o.namespace)
     this.f64 = this.region.f64
     const base = this.region.base
     this.statsPlacement = placement.stats

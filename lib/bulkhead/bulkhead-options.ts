@@ -22,6 +22,8 @@ export interface ResolvedBulkheadOptions {
   buckets: number
   shares: Float64Array
   shared: string | undefined
+  /** The application namespace of `shared` (docs/guide/trust.md); undefined when not shared. */
+  namespace: string | undefined
   lanes: number
   now: (() => number) | undefined
 }
@@ -31,13 +33,14 @@ export function resolveBulkheadOptions(options: unknown): ResolvedBulkheadOption
   const window = optionalNumber('window', o.window, 2000, { integer: true, min: 2, max: 3_600_000 })
   const buckets = optionalNumber('buckets', o.buckets, 20, { integer: true, min: 2, max: 10_000 })
   if (window % buckets !== 0) throw new InvalidOptionError('window', window, `a multiple of buckets (${buckets})`)
-  const { shared, lanes, now } = resolveSharing(o)
+  const { shared, namespace, lanes, now } = resolveSharing(o)
   return {
     latency: resolveLatencyOptions(o.latency, 'latency', now !== undefined),
     window,
     buckets,
     shares: resolveShares(o.priorities),
     shared,
+    namespace,
     lanes,
     now,
   }

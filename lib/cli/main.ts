@@ -1,6 +1,6 @@
 import { BulwarkError } from '../errors/bulwark-error'
 import { SET_USAGE, setRule } from '../rules/set-command'
-import { removeStaleRegions } from '../shared/regions'
+import { GC_USAGE, runGc } from './gc-command'
 import { parseTopArgs, TOP_USAGE } from '../top/top-args'
 import { runTop } from '../top/top-command'
 import { setSwitches, SWITCHES_USAGE } from '../switches/switch-command'
@@ -12,6 +12,7 @@ Commands:
   set     change a shared component's live rule, or an operators' switchboard, on every process of the host
           ('bulwark set --help')
   gc      remove the shared regions no live process uses (left behind by killed processes)
+          ('bulwark gc --help' for its options: --namespace, --all-users)
   help    this text ('bulwark top --help' for top's options)`
 
 /** The `bulwark` command line. Resolves with the exit code. */
@@ -22,9 +23,16 @@ export async function main(argv: readonly string[]): Promise<number> {
     return command === undefined ? 2 : 0
   }
   if (command === 'gc') {
-    const removed = removeStaleRegions()
-    process.stdout.write(removed.length ? `removed ${removed.length}: ${removed.join(', ')}\n` : 'nothing to remove\n')
-    return 0
+    if (rest.includes('--help') || rest.includes('-h')) {
+      process.stdout.write(`${GC_USAGE}\n`)
+      return 0
+    }
+    try {
+      return runGc(rest)
+    } catch (error) {
+      process.stderr.write(`bulwark gc: ${error instanceof Error ? error.message : String(error)}\n\n${GC_USAGE}\n`)
+      return 2
+    }
   }
   if (command === 'set') return set(rest)
   if (command !== 'top') {

@@ -25,6 +25,8 @@ export interface ResolvedHeavyKeeperOptions {
   decay: number
   minCount: number
   shared: string | undefined
+  /** The application namespace of `shared` (docs/guide/trust.md); undefined when not shared. */
+  namespace: string | undefined
   seed: number
   maxMembers: number
 }
@@ -57,7 +59,7 @@ export function resolveHeavyKeeperOptions(
   const decay = checkNumber('decay', o.decay === undefined ? 0.925 : o.decay, { above: 0 })
   if (decay >= 1) throw new InvalidOptionError('decay', decay, 'a number in (0, 1)')
   const minCount = optionalNumber('minCount', o.minCount, 0, { integer: true, min: 0, max: 2 ** 32 - 1 })
-  const { shared, maxMembers } = resolveSharing(o)
+  const { shared, namespace, maxMembers } = resolveSharing(o)
   const seed =
     o.seed === undefined
       ? Math.floor(Math.random() * Number.MAX_SAFE_INTEGER)
@@ -69,5 +71,5 @@ export function resolveHeavyKeeperOptions(
       `small enough that maxMembers x k published keys fit 1 GiB (${maxMembers} members)`,
     )
   }
-  return { k, width, depth, decay, minCount, shared, seed, maxMembers }
+  return { k, width, depth, decay, minCount, shared, namespace, seed, maxMembers }
 }

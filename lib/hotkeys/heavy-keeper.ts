@@ -80,7 +80,7 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
     this.shared = o.shared
     this.sketchBytes = o.width * o.depth * sizes.bucketSize
     const placement = describeHeavyKeeper(o, o.shared === undefined ? undefined : o.maxMembers)
-    this.region = SharedRegion.forComponent(o.shared, placement.layout)
+    this.region = SharedRegion.forComponent(o.shared, placement.layout, o.namespace)
     // The front reads the sketch's words as the machine lays them out: little-endian ones only.
     const little = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1
     this.front =

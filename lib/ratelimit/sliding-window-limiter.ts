@@ -66,7 +66,7 @@ export class SlidingWindowLimiter implements Limiter {
 
     const layout = sharing.layout('sliding-window')
     const cells = placeSlidingWindow(layout, this.limit, this.window, this.buckets, this.now())
-    ;({ region: this.region, lock: this.lock } = openLimiterRegion(this.shared, layout, cells.lock))
+    ;({ region: this.region, lock: this.lock } = openLimiterRegion(this.shared, sharing.namespace, layout, cells.lock))
     this.f64 = this.region.f64
     const base = this.region.base
     this.epochIndex = (base + cells.epoch) / 8

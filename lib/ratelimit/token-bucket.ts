@@ -71,7 +71,7 @@ export class TokenBucket implements Limiter {
 
     const layout = sharing.layout('token-bucket')
     const cells = placeTokenBucket(layout, rate, burst, this.now())
-    ;({ region: this.region, lock: this.lock } = openLimiterRegion(this.shared, layout, cells.lock))
+    ;({ region: this.region, lock: this.lock } = openLimiterRegion(this.shared, sharing.namespace, layout, cells.lock))
     this.f64 = this.region.f64
     this.tatIndex = (this.region.base + cells.tat) / 8
     this.origin = this.f64[(this.region.base + cells.origin) / 8]

@@ -47,7 +47,7 @@ export class RetryBudget {
     this.reserve = (minPerSecond * w.window) / 1000
     // One add per request (value 0) or retry (value 1): count - sum is requests, sum is retries.
     const { layout, placement } = windowLayout('retry-budget', w, `ratio=${this.ratio} minPerSecond=${minPerSecond}`)
-    this.region = SharedRegion.forComponent(w.shared, layout)
+    this.region = SharedRegion.forComponent(w.shared, layout, w.namespace)
     this.tally = new WindowTally(this.region, placement)
   }
 

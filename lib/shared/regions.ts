@@ -1,14 +1,19 @@
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { checkSharedName } from '../validate'
 import { native } from '../native/load-native'
+import { checkNamespace, splitRegionName } from './namespace'
 import { toRegionError } from './region-errors'
 
 /**
- * Names (`<kind>.<name>`) of this user's bulwark regions on this host: files in /dev/shm on Linux, in the user's
- * temporary directory on macOS, named sections of the logon session on Windows.
+ * Names of this user's bulwark regions on this host, `<kind>.<namespace>.<shared>` for a component's region (see
+ * `splitRegionName`): files in /dev/shm on Linux, in the user's temporary directory on macOS, named sections of the
+ * logon session on Windows. With `namespace`, only that application's (docs/guide/trust.md).
  */
-export function listRegions(): string[] {
-  return native.regionList().sort()
+export function listRegions(options?: { namespace?: string }): string[] {
+  const all = native.regionList().sort()
+  if (options === undefined || options.namespace === undefined) return all
+  const namespace = checkNamespace('namespace', options.namespace)
+  return all.filter((name) => splitRegionName(name).namespace === namespace)
 }
 
 /** Where the region `name` (`<kind>.<name>`) lives: its file, or its object name on Windows. */

@@ -113,20 +113,22 @@ export class SharedRegion {
   }
 
   /**
-   * The region a component uses: the host-wide region `<kind>.<shared>` when `shared` is given, else a local one.
-   * Components of different kinds may use the same `shared` name without meeting.
+   * The region a component uses: the host-wide region `<kind>.<namespace>.<shared>` when `shared` is given (and
+   * `<kind>.<shared>` without a namespace), else a local one. Components of different kinds, or of different
+   * namespaces (applications, docs/guide/trust.md), may use the same `shared` name without meeting.
    */
-  static forComponent(shared: string | undefined, layout: RegionLayout): SharedRegion {
+  static forComponent(shared: string | undefined, layout: RegionLayout, namespace?: string): SharedRegion {
     checkLayout(layout)
     if (shared === undefined) return SharedRegion.local(layout)
-    if (typeof shared !== 'string' || !regionNamePattern.test(shared)) {
+    const name = namespace === undefined ? shared : `${namespace}.${shared}`
+    if (typeof shared !== 'string' || !regionNamePattern.test(name)) {
       throw new InvalidArgumentError(
         'shared',
         shared,
         'a region name of A-Z a-z 0-9 . _ -, or undefined for a local region',
       )
     }
-    return SharedRegion.open(shared, layout)
+    return SharedRegion.open(name, layout)
   }
 
   /**

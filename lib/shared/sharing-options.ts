@@ -1,5 +1,6 @@
 import type { Clock } from '../signals/clock'
 import { checkSharedName, optionalFunction, optionalNumber } from '../validate'
+import { checkNamespace, defaultNamespace } from './namespace'
 import { DEFAULT_MEMBER_CAPACITY } from './shared-region'
 
 /**
@@ -9,6 +10,11 @@ import { DEFAULT_MEMBER_CAPACITY } from './shared-region'
 export interface SharingOptions {
   /** One component for every thread and process of the host that uses this name (default: local to the thread). */
   shared?: string
+  /**
+   * Which application `shared` belongs to (default: BULWARK_NAMESPACE, else derived from the application's root
+   * directory): components share only with those of the same namespace and name (docs/guide/trust.md).
+   */
+  namespace?: string
   /** Attachments a shared component accepts (threads x instances across the host; default 64). */
   maxMembers?: number
   /**
@@ -20,6 +26,8 @@ export interface SharingOptions {
 
 export interface ResolvedSharing {
   shared: string | undefined
+  /** The application namespace of `shared` (docs/guide/trust.md); undefined when not shared. */
+  namespace: string | undefined
   maxMembers: number
   /** The injected clock, if any (components choose their default). */
   now: Clock | undefined
@@ -27,14 +35,21 @@ export interface ResolvedSharing {
   lanes: number
 }
 
-/** Validates `shared`, `maxMembers` and `now`, once for every component. */
-export function resolveSharing(o: { shared?: unknown; maxMembers?: unknown; now?: unknown }): ResolvedSharing {
+/** Validates `shared`, `namespace`, `maxMembers` and `now`, once for every component. */
+export function resolveSharing(o: {
+  shared?: unknown
+  namespace?: unknown
+  maxMembers?: unknown
+  now?: unknown
+}): ResolvedSharing {
   const shared = o.shared === undefined ? undefined : checkSharedName('shared', o.shared)
+  const given = o.namespace === undefined ? undefined : checkNamespace('namespace', o.namespace)
+  const namespace = shared === undefined ? undefined : (given ?? defaultNamespace())
   const maxMembers = optionalNumber('maxMembers', o.maxMembers, DEFAULT_MEMBER_CAPACITY, {
     integer: true,
     min: 1,
     max: 4096,
   })
   const now = optionalFunction<Clock>('now', o.now)
-  return { shared, maxMembers, now, lanes: shared === undefined ? 1 : maxMembers }
+  return { shared, namespace, maxMembers, now, lanes: shared === undefined ? 1 : maxMembers }
 }

@@ -1,4 +1,5 @@
 import { InvalidOptionError } from '../errors/invalid-option-error'
+import { splitRegionName } from '../shared/namespace'
 import { listRegions } from '../shared/regions'
 import { preciseNow } from '../signals/clock'
 import { checkOptions, optionalNumber } from '../validate'
@@ -25,7 +26,8 @@ const INSPECTORS = new Map<string, Inspector>([
 
 export interface InspectOptions {
   /**
-   * Regions to read: full region names (`bbr.api`) or `shared` names (`api`), `*` matching any characters.
+   * Regions to read: full region names (`bbr.shop-1a2b3c4d.api`), `shared` names (`api`), `namespace/shared`
+   * (`shop-1a2b3c4d/api`) or `kind.shared` (`bbr.api`), `*` matching any characters.
    * Default: every bulwark region of the host.
    */
   names?: readonly string[]
@@ -48,8 +50,9 @@ function matcher(names: readonly string[]): (region: string) => boolean {
   if (names.length === 0) return () => true
   const patterns = names.map((n) => new RegExp(`^${n.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`))
   return (region) => {
-    const shared = region.slice(region.indexOf('.') + 1)
-    return patterns.some((p) => p.test(region) || p.test(shared))
+    const { kind, namespace, shared } = splitRegionName(region)
+    const forms = [region, shared, `${namespace}/${shared}`, `${kind}.${shared}`]
+    return patterns.some((p) => forms.some((form) => p.test(form)))
   }
 }
 
@@ -81,7 +84,8 @@ function inspectRegion(name: string, keys: number): RegionReport | undefined {
     return {
       region: name,
       kind: '?',
-      name,
+      namespace: splitRegionName(name).namespace,
+      name: splitRegionName(name).shared,
       bytes: 0,
       liveMembers: 0,
       pids: [],
@@ -96,6 +100,7 @@ function inspectRegion(name: string, keys: number): RegionReport | undefined {
   const report: RegionReport = {
     region: name,
     kind: snapshot.kind,
+    namespace: snapshot.namespace,
     name: snapshot.sharedName,
     bytes: snapshot.bytes,
     liveMembers: live.length,

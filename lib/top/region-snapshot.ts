@@ -4,6 +4,7 @@ import type { RegionLayout } from '../shared/region-layout'
 import { SharedRegion } from '../shared/shared-region'
 import { Fingerprint } from './fingerprint'
 import { UnreadableLayout } from './unreadable-layout'
+import { splitRegionName } from '../shared/namespace'
 
 const header = native.layout.region
 
@@ -50,9 +51,14 @@ export class RegionSnapshot {
     this.members = this.snapshot.members
   }
 
-  /** The `shared` name the components were given: the region name without its kind. */
+  /** The `shared` name the components were given: the region name without its kind and namespace. */
   get sharedName(): string {
-    return this.name.startsWith(`${this.kind}.`) ? this.name.slice(this.kind.length + 1) : this.name
+    return splitRegionName(this.name).shared
+  }
+
+  /** The application namespace of the region ('' for a region opened without one). */
+  get namespace(): string {
+    return splitRegionName(this.name).namespace
   }
 
   /** Slots (lane indices) of the members alive when the view was taken. */

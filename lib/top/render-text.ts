@@ -17,6 +17,20 @@ function section(title: string, header: string[], rows: string[][], width: numbe
   return ['', ...textTable([title, ...header], rows, width)]
 }
 
+/** A region's name as shown: `<namespace>/<shared>`. */
+function label(r: RegionReport): string {
+  return r.namespace === '' ? printable(r.name) : `${r.namespace}/${printable(r.name)}`
+}
+
+// Characters that would act on the terminal rather than show (C0 and C1 controls, DEL, bidirectional overrides,
+// line and paragraph separators): a key from a request could otherwise set the window title or hide text.
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g
+
+/** `text` with every character that would act on the terminal written as an escape (`\x1b` -> `\u001b`). */
+export function printable(text: string): string {
+  return text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
 /** One frame of `bulwark top` as text: a section per kind of component, then the regions it cannot read. */
 export function renderFrame(frame: HostFrame, options: RenderOptions = {}): string {
   const width = options.width ?? Infinity
@@ -34,14 +48,14 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
     if (v !== undefined && 'rules' in v && v.rules !== undefined) {
       const values = Object.entries(v.rules.values).map(([field, value]) => `${field}=${value}`)
       rows.rules.push([
-        r.name,
+        label(r),
         v.rules.version === 0 ? '0 (as constructed)' : String(v.rules.version),
         values.join(' '),
       ])
     }
     if (v === undefined) {
       rows.other.push([
-        r.name,
+        label(r),
         r.kind,
         members(r),
         bytes(r.bytes),
@@ -53,7 +67,7 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
           ? '-'
           : `${rate(v.rates.shed)} (${rate(v.rates.shedInFlight)} + ${rate(v.rates.shedQueueDelay)} + ${rate(v.rates.shedLatency)})`
       rows.limiters.push([
-        r.name,
+        label(r),
         members(r),
         percent(v.load / 1000),
         `${count(v.inFlight)} / ${count(v.maxInFlight)}`,
@@ -66,7 +80,7 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
       ])
     } else if (v.type === 'sre-breaker') {
       rows.breakers.push([
-        r.name,
+        label(r),
         'sre',
         members(r),
         v.state,
@@ -78,7 +92,7 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
     } else if (v.type === 'circuit-breaker') {
       const probes = v.state === 'half-open' ? `probes ${v.probesPassed}/${v.probesIssued} passed` : ''
       rows.breakers.push([
-        r.name,
+        label(r),
         'circuit',
         members(r),
         `${v.state} ${seconds(v.stateAge)}`,
@@ -89,7 +103,7 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
       ])
     } else if (v.type === 'token-bucket') {
       rows.limits.push([
-        r.name,
+        label(r),
         'token bucket',
         members(r),
         `${v.available.toFixed(1)} / ${count(v.burst)}`,
@@ -97,7 +111,7 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
       ])
     } else if (v.type === 'sliding-window') {
       rows.limits.push([
-        r.name,
+        label(r),
         'sliding window',
         members(r),
         `${count(v.available)} / ${count(v.limit)}`,
@@ -107,8 +121,8 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
       for (const sw of v.switches)
         rows.switches.push([r.name, sw.target, sw.mode, new Date(sw.since).toISOString().slice(0, 19) + 'Z'])
     } else {
-      const top = v.keys.map((k) => `${k.key}${k.truncated ? '…' : ''} ${count(k.count)}`).join(' · ')
-      rows.keys.push([r.name, members(r), rate(v.rates?.counted), count(v.total), top || '(none yet)'])
+      const top = v.keys.map((k) => `${printable(k.key)}${k.truncated ? '…' : ''} ${count(k.count)}`).join(' · ')
+      rows.keys.push([label(r), members(r), rate(v.rates?.counted), count(v.total), top || '(none yet)'])
     }
   }
   const interval = frame.interval > 0 ? ` · rates over ${frame.interval.toFixed(1)} s` : ''

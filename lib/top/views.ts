@@ -86,9 +86,11 @@ export interface MemberView {
 }
 
 export interface RegionReport {
-  /** The full region name: `<kind>.<shared>`. */
+  /** The full region name: `<kind>.<namespace>.<shared>`. */
   region: string
   kind: string
+  /** The application namespace (docs/guide/trust.md); '' for a region opened without one. */
+  namespace: string
   /** The `shared` name the components were given. */
   name: string
   bytes: number

@@ -1,7 +1,7 @@
 import { spawn } from 'child_process'
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { listRegions } from '../../lib/index'
+import { defaultNamespace, listRegions } from '../../lib/index'
 import { uniqueName } from '../helpers/unique-name'
 import { waitFor } from '../helpers/wait-for'
 import { cli, closeAll, runCli, startMember } from './top-host'
@@ -55,7 +55,9 @@ describe('bulwark top', () => {
       'token-bucket',
     ])
     for (const r of frame.regions) {
-      expect(r.region).toBe(`${r.kind}.${base}`)
+      // The members run from this project's fixtures: this project's namespace (docs/guide/trust.md).
+      expect(r.region).toBe(`${r.kind}.${defaultNamespace()}.${base}`)
+      expect(r.namespace).toBe(defaultNamespace())
       expect(r.status).toBe('ok')
       expect(r.liveMembers).toBe(2)
       expect(r.pids).toEqual(members.map((m) => m.pid).sort((a, b) => a - b))
@@ -126,7 +128,7 @@ describe('bulwark top', () => {
     expect(lines[0]).toMatch(/^bulwark top · .* · 6 regions · rates over 0\.1 s$/)
     const row = (section: string, kind = '') => {
       const start = lines.findIndex((l) => l.startsWith(section))
-      return lines.slice(start + 1).find((l) => l.startsWith(base) && l.includes(kind)) ?? ''
+      return lines.slice(start + 1).find((l) => l.startsWith(`${defaultNamespace()}/${base}`) && l.includes(kind)) ?? ''
     }
     expect(row('LIMITERS')).toMatch(/\b2 \(2 pids\)\s+100%\s+3 \/ 2\s+0\s+0 \(0 \+ 0 \+ 0\)\s+1\.00 ms\s+1\s+3\s+5$/)
     expect(row('BREAKERS', 'sre')).toMatch(/sre\s+2 \(2 pids\)\s+open\s+58%\s+80%\s+25$/)

@@ -26,6 +26,7 @@ function windowOptions(f: Fingerprint, shared: string): ResolvedWindowOptions {
     window: f.number('window'),
     buckets: f.number('buckets'),
     shared,
+    namespace: undefined, // only the layout is wanted: the snapshot is already of the right region
     maxMembers: f.number('lanes'),
     now: () => 0,
   }

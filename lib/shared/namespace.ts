@@ -1,0 +1,79 @@
+import { createHash } from 'crypto'
+import { existsSync, realpathSync } from 'fs'
+import * as path from 'path'
+
+import { InvalidOptionError } from '../errors/invalid-option-error'
+
+/** The environment variable that sets the namespace of every component of a process that names none. */
+export const NAMESPACE_ENV = 'BULWARK_NAMESPACE'
+
+// A namespace is one segment of a region's name (`<kind>.<namespace>.<shared>`): no dots, so tools split it back.
+const namespacePattern = /^[A-Za-z0-9_-]{1,40}$/
+
+/** Checks a namespace given as an option (or, with field BULWARK_NAMESPACE, in the environment). */
+export function checkNamespace(field: string, value: unknown): string {
+  if (typeof value !== 'string' || !namespacePattern.test(value)) {
+    throw new InvalidOptionError(field, value, 'a namespace of 1-40 characters from A-Z a-z 0-9 _ -')
+  }
+  return value
+}
+
+/**
+ * The application's root directory: where its entry script's package.json is (for a script run from a package's
+ * node_modules, such as a test runner or a process manager installed in the project, the project holding that
+ * node_modules); the entry script's directory if no package.json is above it; the working directory when there is
+ * no entry script (a REPL, `node -e`).
+ */
+export function applicationRoot(entry: string | undefined = process.argv[1], cwd: string = process.cwd()): string {
+  if (entry === undefined || entry === '') return cwd
+  let file = path.resolve(cwd, entry)
+  try {
+    file = realpathSync(file)
+  } catch {
+    // A script that is gone (or never was a file): its path as given still names the application.
+  }
+  const inModules = file.indexOf(`${path.sep}node_modules${path.sep}`)
+  if (inModules >= 0) return file.slice(0, inModules) || path.sep
+  for (let dir = path.dirname(file); ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, 'package.json'))) return dir
+    if (path.dirname(dir) === dir) return path.dirname(file)
+  }
+}
+
+/** The namespace derived from an application root: its directory name (made safe) and a hash of its full path. */
+export function namespaceOfRoot(root: string): string {
+  const readable =
+    path
+      .basename(root)
+      .replace(/[^A-Za-z0-9_-]/g, '_')
+      .slice(0, 24) || 'root'
+  const hash = createHash('sha256').update(root).digest('hex').slice(0, 8)
+  return `${readable}-${hash}`
+}
+
+let derived: string | undefined
+
+/**
+ * The namespace of a component that names none (docs/guide/trust.md): BULWARK_NAMESPACE when set, else the one
+ * derived from the application's root, so that the threads and the cluster workers of one application share and
+ * another application of the same user does not.
+ */
+export function defaultNamespace(): string {
+  const fromEnv = process.env[NAMESPACE_ENV]
+  if (fromEnv !== undefined && fromEnv !== '') return checkNamespace(NAMESPACE_ENV, fromEnv)
+  derived ??= namespaceOfRoot(applicationRoot())
+  return derived
+}
+
+/** A region's name as listed (`listRegions()`): `<kind>.<namespace>.<shared>`, split (namespace '' if it has none). */
+export function splitRegionName(region: string): { kind: string; namespace: string; shared: string } {
+  const first = region.indexOf('.')
+  const second = region.indexOf('.', first + 1)
+  if (first < 0) return { kind: region, namespace: '', shared: '' }
+  if (second < 0) return { kind: region.slice(0, first), namespace: '', shared: region.slice(first + 1) }
+  return {
+    kind: region.slice(0, first),
+    namespace: region.slice(first + 1, second),
+    shared: region.slice(second + 1),
+  }
+}
