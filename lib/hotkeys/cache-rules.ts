@@ -23,6 +23,9 @@ interface CompiledRule {
   ttl: number
 }
 
+/** The longest part of a key a pattern rule is tested on (its first characters). */
+export const MAX_PATTERN_INPUT = 256
+
 function compilePattern(field: string, pattern: unknown): RegExp {
   if (pattern instanceof RegExp) {
     // A global or sticky RegExp remembers lastIndex between tests and would skip matches: drop those flags.
@@ -69,8 +72,11 @@ export class CacheRules {
 
   /** The TTL of the first rule matching `key`, or -1 when none does. */
   match(key: string): number {
+    // A pattern reads at most the first MAX_PATTERN_INPUT characters of a key (which may come from a request), so
+    // that a pattern with backtracking costs bounded time however long the key (docs/guide/trust.md).
+    const text = key.length <= MAX_PATTERN_INPUT ? key : key.slice(0, MAX_PATTERN_INPUT)
     for (const rule of this.rules) {
-      if (rule.pattern === undefined ? rule.key === key : rule.pattern.test(key)) return rule.ttl
+      if (rule.pattern === undefined ? rule.key === key : rule.pattern.test(text)) return rule.ttl
     }
     return -1
   }

@@ -2,6 +2,7 @@ import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { type KeyedFactory, KeyedPool, type KeyedPoolStats } from '../pool/keyed-pool'
 import type { KeyedOptions } from '../pool/keyed-options'
 import { checkFunction, checkOptions } from '../validate'
+import { boundedKey } from './bounded-key'
 import type { Limiter } from './limiter'
 import { validPermits } from './permits'
 
@@ -57,7 +58,7 @@ export class KeyedLimiter<L extends Limiter = Limiter> {
 
   /** The limiter of `key`, made by the factory if the key is new; undefined when the pool has no room for it. */
   get(key: string): L | undefined {
-    return this.pool.get(key)
+    return this.pool.get(boundedKey(key))
   }
 
   /**
@@ -69,7 +70,7 @@ export class KeyedLimiter<L extends Limiter = Limiter> {
       this.invalidArguments++
       return false
     }
-    const limiter = this.pool.get(key)
+    const limiter = this.pool.get(boundedKey(key))
     return limiter !== undefined && limiter.tryAcquire(n)
   }
 
@@ -79,7 +80,7 @@ export class KeyedLimiter<L extends Limiter = Limiter> {
    */
   retryAfterMs(key: string, n = 1): number {
     if (typeof key !== 'string') throw new InvalidArgumentError('key', key, 'a string')
-    const limiter = this.pool.peek(key)
+    const limiter = this.pool.peek(boundedKey(key))
     if (limiter !== undefined) return limiter.retryAfterMs(n)
     if (!validPermits(n)) throw new InvalidArgumentError('n', n, 'a finite number > 0')
     return this.pool.retryAfterMs()
@@ -87,11 +88,11 @@ export class KeyedLimiter<L extends Limiter = Limiter> {
 
   /** Whether `key` has a limiter: true exactly when get(key) returns the one it has. Does not count as a use. */
   has(key: string): boolean {
-    return this.pool.has(key)
+    return this.pool.has(boundedKey(key))
   }
 
   delete(key: string): boolean {
-    return this.pool.delete(key)
+    return this.pool.delete(boundedKey(key))
   }
 
   /** Drops every idle key at rest now; returns how many. Not needed for bounded memory, which holds without it. */
