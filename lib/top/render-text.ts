@@ -24,6 +24,7 @@ function label(r: RegionReport): string {
 
 // Characters that would act on the terminal rather than show (C0 and C1 controls, DEL, bidirectional overrides,
 // line and paragraph separators): a key from a request could otherwise set the window title or hide text.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g
 
 /** `text` with every character that would act on the terminal written as an escape (`\x1b` -> `\u001b`). */

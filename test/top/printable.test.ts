@@ -38,6 +38,7 @@ describe('bulwark top escapes what would act on the terminal', () => {
         } as never,
       ],
     })
+    // eslint-disable-next-line no-control-regex -- no control character may reach the terminal
     expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/)
     expect(text).toContain('\\u001b]0;owned\\u0007 2')
     expect(text).toContain('app-1/keys')
