@@ -13,7 +13,11 @@ import type { MetricSpec } from './metric-catalog'
 
 /** Options every exporter takes about how many series a component may produce. */
 export interface SeriesOptions {
-  /** Keys reported per top-k (HeavyKeeper, HotKeyCache), the heaviest first (default 10). */
+  /**
+   * Keys reported per top-k (HeavyKeeper, HotKeyCache), the heaviest first, each as a `key` label. Default 0: keys
+   * come from requests and can hold personal data (a user id, an email), so they reach a metrics backend only when
+   * asked for (docs/guide/trust.md).
+   */
   topKeys?: number
   /** Breakers reported per BreakerGroup, those not closed first (default 20). */
   groupKeys?: number
@@ -34,7 +38,7 @@ interface Entry {
 
 export function resolveSeriesOptions(o: SeriesOptions): SampleLimits {
   return {
-    topKeys: optionalNumber('topKeys', o.topKeys, 10, { integer: true, min: 0, max: 10_000 }),
+    topKeys: optionalNumber('topKeys', o.topKeys, 0, { integer: true, min: 0, max: 10_000 }),
     groupKeys: optionalNumber('groupKeys', o.groupKeys, 20, { integer: true, min: 0, max: 10_000 }),
   }
 }

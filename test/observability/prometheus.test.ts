@@ -120,6 +120,15 @@ describe('PrometheusMetrics', () => {
     expect(await registry.metrics()).toBe('\n')
   })
 
+  it('reports no hot key as a label unless topKeys asks for them (keys can hold personal data)', async () => {
+    const { metrics, c, scrape } = setup()
+    metrics.add('products', c.topk)
+    const { samples } = await scrape()
+    // Before: the 10 heaviest keys, each a `key` label, by default.
+    expect(samples.filter((s) => s.name === 'bulwark_hotkeys_key_count')).toEqual([])
+    expect(valueOf(samples, 'bulwark_hotkeys_counted', { name: 'products' })).toBeGreaterThan(0)
+  })
+
   it('rejects bad options and arguments with typed errors naming them', () => {
     const { metrics, c } = setup()
     expect(() => new PrometheusMetrics({ prefix: 'no spaces' })).toThrow(InvalidOptionError)
