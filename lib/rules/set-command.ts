@@ -1,6 +1,7 @@
 import { BbrLimiter } from '../bbr/bbr-limiter'
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { TokenBucket } from '../ratelimit/token-bucket'
+import { splitRegionName } from '../shared/namespace'
 import { listRegions } from '../shared/regions'
 import { RegionSnapshot } from '../top/region-snapshot'
 import { nestRule, type FlatRule, type RuleStats } from './live-rules'
@@ -26,6 +27,7 @@ const ATTACH: Record<string, (snapshot: RegionSnapshot) => Configurable> = {
   'token-bucket': (s) =>
     new TokenBucket({
       shared: s.sharedName,
+      namespace: s.namespace || undefined, // the region's own application namespace, not this command's
       maxMembers: s.fingerprint.number('lanes'),
       rate: s.fingerprint.number('rate'),
       burst: s.fingerprint.number('burst'),
@@ -33,6 +35,7 @@ const ATTACH: Record<string, (snapshot: RegionSnapshot) => Configurable> = {
   bbr: (s) =>
     new BbrLimiter({
       shared: s.sharedName,
+      namespace: s.namespace || undefined,
       maxMembers: s.fingerprint.number('lanes'),
       window: s.fingerprint.number('window'),
       buckets: s.fingerprint.number('buckets'),
@@ -42,7 +45,11 @@ const ATTACH: Record<string, (snapshot: RegionSnapshot) => Configurable> = {
 /** The one region `name` designates among those with live rules. */
 function findRegion(name: string): string {
   const regions = listRegions().filter((r) => ATTACH[r.slice(0, r.indexOf('.'))] !== undefined)
-  const matches = regions.filter((r) => r === name || r.slice(r.indexOf('.') + 1) === name)
+  // A full region name, `kind.shared`, `namespace/shared` or the `shared` name (docs/guide/trust.md).
+  const matches = regions.filter((r) => {
+    const { kind, namespace, shared } = splitRegionName(r)
+    return r === name || shared === name || `${namespace}/${shared}` === name || `${kind}.${shared}` === name
+  })
   if (matches.length === 1) return matches[0]
   const expected =
     matches.length === 0

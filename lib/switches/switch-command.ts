@@ -1,3 +1,4 @@
+import { splitRegionName } from '../shared/namespace'
 import { listRegions } from '../shared/regions'
 import { checkSwitch, type SwitchMode, Switchboard } from './switchboard'
 
@@ -24,8 +25,17 @@ export function setSwitches(args: readonly string[], out: (text: string) => void
     return 2
   }
   // A board that no process holds would vanish with this command: the switch would reach nobody.
-  if (!listRegions().includes(region)) {
-    out(`bulwark set: no process of this host has the switchboard '${region}' open (bulwark top lists them)\n`)
+  // `switches.<board>`, or the full region name with its application namespace (docs/guide/trust.md).
+  const found = listRegions().filter((r) => {
+    const { kind, shared } = splitRegionName(r)
+    return kind === 'switches' && (r === region || `switches.${shared}` === region)
+  })
+  if (found.length !== 1) {
+    out(
+      found.length === 0
+        ? `bulwark set: no process of this host has the switchboard '${region}' open (bulwark top lists them)\n`
+        : `bulwark set: '${region}' names several switchboards: name one of ${found.join(', ')}\n`,
+    )
     return 1
   }
   const changes: Record<string, SwitchMode | null> = {}
@@ -46,7 +56,8 @@ export function setSwitches(args: readonly string[], out: (text: string) => void
     }
     changes[target] = mode === 'clear' ? null : (mode as SwitchMode)
   }
-  const board = new Switchboard({ shared: region.slice('switches.'.length) })
+  const { namespace, shared } = splitRegionName(found[0])
+  const board = new Switchboard({ shared, namespace: namespace || undefined })
   try {
     if (clearAll) board.clearAll()
     board.configure(changes) // validated above: applied whole

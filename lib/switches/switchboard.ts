@@ -92,7 +92,7 @@ export class Switchboard {
     const sharing = resolveSharing(o)
     const placement = describeSwitches(slots, sharing.lanes)
     this.shared = sharing.shared
-    this.region = SharedRegion.forComponent(sharing.shared, placement.layout)
+    this.region = SharedRegion.forComponent(sharing.shared, placement.layout, sharing.namespace)
     const base = this.region.base
     this.i32 = this.region.i32
     this.f64 = this.region.f64

@@ -6,7 +6,7 @@ import * as path from 'path'
 import { promisify } from 'util'
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { BbrLimiter, TokenBucket } from '../../dist/cjs'
+import { BbrLimiter, defaultNamespace, TokenBucket } from '../../dist/cjs'
 import { uniqueName } from '../helpers/unique-name'
 import { waitFor } from '../helpers/wait-for'
 
@@ -63,7 +63,8 @@ describe('live rules across the host', () => {
     const bucket = new TokenBucket({ rate: 10, shared })
     try {
       const set = await run(process.execPath, [cli, 'set', shared, 'rate=250', 'burst=50'])
-      expect(set.stdout).toBe(`token-bucket.${shared}: rule version 1: rate=250 burst=50\n`)
+      // The region's full name carries its application namespace (docs/guide/trust.md).
+      expect(set.stdout).toBe(`token-bucket.${defaultNamespace()}.${shared}: rule version 1: rate=250 burst=50\n`)
       expect(bucket.stats()).toMatchObject({ rate: 250, burst: 50, rules: { version: 1 } })
 
       const bad = await run(process.execPath, [cli, 'set', `token-bucket.${shared}`, 'rate=-5']).catch((e) => e)
