@@ -7,6 +7,7 @@ import * as fs from 'fs'
 import * as path from 'path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 
+import { defaultNamespace } from '../../lib/shared/namespace'
 import { uniqueName } from '../helpers/unique-name'
 
 const actor = path.join(__dirname, '..', 'fixtures', 'region-actor.cjs')
@@ -87,7 +88,10 @@ describe.skipIf(!isRoot)(`region files belong to whoever made them first${why}`,
 
   /** The victim's token bucket `name`: where the code before the fix looked, and where this code looks. */
   function victimFiles(name: string): string[] {
-    const files = [`/dev/shm/bulwark.token-bucket.${name}`, JSON.parse(run(victim, 'where', `token-bucket.${name}`))]
+    const files = [
+      `/dev/shm/bulwark.token-bucket.${name}`,
+      JSON.parse(run(victim, 'where', `token-bucket.${defaultNamespace()}.${name}`)),
+    ]
     planted.push(...files)
     return files
   }
@@ -151,7 +155,7 @@ describe.skipIf(!isRoot)(`region files belong to whoever made them first${why}`,
 
     // The victim's own region (made by the victim, mode 0600): the other user cannot even open it to truncate it.
     const own = uniqueName('own-mine')
-    const ownFile = JSON.parse(run(victim, 'where', `token-bucket.${own}`))
+    const ownFile = JSON.parse(run(victim, 'where', `token-bucket.${defaultNamespace()}.${own}`))
     const mine = start(victim, 'use', own, '1000')
     expect(await next<UseReport>(mine)).toEqual({ attached: true })
     expect(fs.statSync(ownFile).mode & 0o777).toBe(0o600)

@@ -155,7 +155,11 @@ const checks = {
   async sharedRegion() {
     const name = `smoke-${process.pid}-${Date.now()}`
     const bucket = new b.TokenBucket(bucketOptions(name))
-    check(b.listRegions().includes(`token-bucket.${name}`), 'the region is listed', b.listRegions())
+    check(
+      b.listRegions().includes(`token-bucket.${b.defaultNamespace()}.${name}`),
+      'the region is listed',
+      b.listRegions(),
+    )
     const gate = new SharedArrayBuffer(4)
     const takers = [startWorker({ task: 'take', name, gate }), startWorker({ task: 'take', name, gate })]
     for (const t of takers) check((await t.next('worker ready')) === 'ready', 'worker ready', null)

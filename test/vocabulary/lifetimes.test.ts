@@ -27,6 +27,7 @@ import {
 } from '../../lib/index'
 import { httpGuard, type InboundGuardStats } from '../../lib/entries/http'
 import { RedisRateLimiter, type RedisRateLimiterStats } from '../../lib/entries/redis'
+import { defaultNamespace } from '../../lib/shared/namespace'
 import { uniqueName } from '../helpers/unique-name'
 
 interface Closable {
@@ -58,7 +59,7 @@ describe.each(makers)('%s', (_name, make, kind) => {
   it('close() is idempotent and [Symbol.dispose]() closes it', () => {
     const shared = uniqueName('life')
     const c = make(shared)
-    const region = `${kind}.${shared}`
+    const region = `${kind}.${defaultNamespace()}.${shared}` // its application namespace (docs/guide/trust.md)
     if (kind !== undefined) expect(listRegions()).toContain(region)
     c[Symbol.dispose]()
     if (kind !== undefined) expect(listRegions()).not.toContain(region)
