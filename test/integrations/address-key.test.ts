@@ -2,7 +2,8 @@
 // /64, so that rotating through the addresses of its network gives it no fresh limit.
 import { describe, expect, it } from 'vitest'
 
-import { httpGuard, KeyedLimiter, Shed, TokenBucket } from '../../lib/index'
+import { httpGuard } from '../../lib/entries/http'
+import { KeyedLimiter, Shed, TokenBucket } from '../../lib/index'
 import { addressKey } from '../../lib/integrations/address-key'
 
 describe('addressKey', () => {
