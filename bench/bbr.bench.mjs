@@ -27,6 +27,10 @@ async function main() {
   // Shedding: every request sees load >= threshold and more in flight than the estimate allows.
   const shedding = new BbrLimiter({ cpuThreshold: 1, minInFlight: 10, queueDelay: false })
   for (let i = 0; i < 20; i++) shedding.tryAcquire()
+  // Fair shedding: the same pair with a key (one HeavyKeeper add per admitted request), 64 tenants in turn.
+  const fair = new BbrLimiter({ fairness: true })
+  const tenants = Array.from({ length: 64 }, (_, i) => `tenant-${i}`)
+  let turn = 0
   const sharedName = `bench-bbr-${process.pid}`
   const shared = new BbrLimiter({ shared: sharedName })
 
@@ -48,6 +52,16 @@ async function main() {
 
   const cases = [
     { name: 'bulwark tryAcquire+release', fn: () => local.release(local.tryAcquire()), target: 60, baseline: true },
+    {
+      name: 'bulwark tryAcquire+release, no key, fairness on',
+      fn: () => fair.release(fair.tryAcquire()),
+      target: 60,
+    },
+    {
+      name: 'bulwark tryAcquire(normal, key)+release, fairness on',
+      fn: () => fair.release(fair.tryAcquire('normal', tenants[turn++ & 63])),
+      target: 160,
+    },
     { name: 'bulwark shed path (tryAcquire)', fn: () => do_not_optimize(shedding.tryAcquire()), target: 30 },
     { name: 'bulwark shared tryAcquire+release', fn: () => shared.release(shared.tryAcquire()), target: 60 },
     { name: 'plain JS counter + performance.now()', fn: plainPair },
@@ -74,4 +88,5 @@ async function main() {
   console.log(`(this machine has 2 cores; the partner process takes one of them)`)
   do_not_optimize(rtSum)
   shared.close()
+  fair.close()
 }

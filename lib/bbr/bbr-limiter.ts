@@ -8,6 +8,7 @@ import { LaneCounter } from '../shared/lane-counter'
 import type { LanePlacement } from '../shared/region-layout'
 import { RollingWindow } from '../shared/rolling-window'
 import type { Event } from '../events/event-source'
+import { FAIR_HEADROOM, FAIR_MIN_FRACTION, FairShare } from '../policies/fair-share'
 import { LiveRules, type RuleStats } from '../rules/live-rules'
 import { SharedRegion } from '../shared/shared-region'
 import { preciseNow } from '../signals/clock'
@@ -69,6 +70,8 @@ export interface BbrLimiterStats {
   admitFraction: number
   /** The live rule: its version (0 until `configure` first changed it) and values. */
   rules: RuleStats
+  /** Fair shedding (undefined when off): the keys over their fair share now, and light keys let through. */
+  fairness: { heavyKeys: string[]; favoured: number } | undefined
   /** release() calls with a token that was not outstanding (ignored). */
   invalidReleases: number
   /** Admitted and shed requests of each priority class, shed split by reason (host-wide when shared). */
@@ -79,6 +82,8 @@ export interface BbrLimiterStats {
 export interface PriorityExecuteOptions extends ExecuteOptions {
   /** The request's priority class (default normal). */
   priority?: number | PriorityName
+  /** The request's key for fair shedding (with the `fairness` option). */
+  key?: string
 }
 
 /**
@@ -111,6 +116,7 @@ export class BbrLimiter {
   private latencyStepAt: number
   /** f64 index of the latency rule's `cap` cell (-1 without the rule: the load is then undefined, never > 0). */
   private readonly latencyCap: number
+  private readonly fairness: FairShare | undefined
   private readonly tokens = new TokenTable()
   private readonly sampler: RtSampler
   /** When this instance last admitted or released a request (its clock): the queueing-delay rule asks. */
@@ -170,6 +176,7 @@ export class BbrLimiter {
     this.latencyCap = this.latencyRule === undefined ? -1 : this.latencyRule.capIndex
     this.f64[this.statsBase + STAT.admitFraction] = 1
     this.f64[this.statsBase + STAT.minInFlight] = o.minInFlight
+    this.fairness = o.fairness && new FairShare(o.fairness, o.shared, o.maxMembers)
     this.rules = new LiveRules(this.region, placement.rules, {
       fields: BBR_RULE_FIELDS,
       resolve: resolveBbrRuleValues,
@@ -191,30 +198,39 @@ export class BbrLimiter {
   }
 
   /**
-   * Asks to admit one request of class `priority` (default normal). Returns a token >= 0 to pass to release(), or
-   * a negative Shed code when the request is shed: Shed.inFlight, Shed.queueDelay or Shed.latency (`shedReason`
-   * names it).
+   * Asks to admit one request of class `priority` (default normal) from `key` (a tenant, an API key; with the
+   * `fairness` option, heavy keys are shed first, docs/rules/fairness.md; without it the key is ignored). Returns a
+   * token >= 0 to pass to release(), or a negative Shed code when the request is shed: Shed.inFlight,
+   * Shed.queueDelay or Shed.latency (`shedReason` names it).
    */
-  tryAcquire(priority?: number | PriorityName): number {
+  tryAcquire(priority?: number | PriorityName, key?: string): number {
     const p = priority === undefined ? Priority.normal : priorityIndex(priority)
     const now = this.now()
-    const shed = this.decide(p, now)
-    return shed < 0 ? shed : this.admit(p, now)
+    const shed = this.decide(p, now, key)
+    if (shed < 0) return shed
+    const token = this.admit(p, now)
+    if (token >= 0 && this.fairness !== undefined && typeof key === 'string') this.fairness.admitted(key)
+    return token
   }
 
   /** Every rule's verdict on one request of class `p`: ADMIT, or the Shed code (the shed is counted). */
-  private decide(p: number, now: number): number {
+  private decide(p: number, now: number, key: string | undefined): number {
     const rules = this.rules
     if (rules.i32[rules.index] !== rules.seen) rules.refresh()
+    // A light key while heavy ones exist: the rules below let it through, within FAIR_HEADROOM of their limits.
+    const fair = this.fairness !== undefined && typeof key === 'string' && this.fairness.favours(key, now)
     const delayRule = this.delayRule
     if (delayRule !== undefined) {
       delayRule.update(now)
-      if (delayRule.active && !delayRule.admit(p)) return this.shed(p, STAT.shedDelay, Shed.queueDelay)
+      // Light keys pass while heavy ones still get some of their requests through; once those are nearly all shed
+      // and the delay stays, the light keys are the queue, and the rule applies to them too.
+      if (delayRule.active && !(fair && delayRule.fraction >= FAIR_MIN_FRACTION) && !delayRule.admit(p))
+        return this.shed(p, STAT.shedDelay, Shed.queueDelay)
     }
     const load = this.readLoad()
     this.f64[this.statsBase + STAT.load] = load // for stats() and watchers such as `bulwark top`
     if (load >= this.threshold) {
-      if (this.overLimit(now, p)) {
+      if (this.overLimit(now, p, fair)) {
         // Ours: every drop at or over the threshold refreshes the drop time (the reference keeps the first).
         this.f64[this.lastDropIndex] = now
         return this.shed(p, STAT.shedInFlight, Shed.inFlight)
@@ -223,7 +239,7 @@ export class BbrLimiter {
       const lastDrop = this.f64[this.lastDropIndex]
       if (lastDrop >= 0) {
         if (now - lastDrop <= this.cooldown) {
-          if (this.overLimit(now, p)) return this.shed(p, STAT.shedInFlight, Shed.inFlight)
+          if (this.overLimit(now, p, fair)) return this.shed(p, STAT.shedInFlight, Shed.inFlight)
         } else {
           this.f64[this.lastDropIndex] = -1
         }
@@ -231,7 +247,8 @@ export class BbrLimiter {
     }
     if (now >= this.latencyStepAt) this.latencyStep(now)
     const cap = this.f64[this.latencyCap] // 0 while the latency rule does not shed
-    if (cap > 0 && this.exceeds(cap, p)) return this.shed(p, STAT.shedLatency, Shed.latency)
+    if (cap > 0 && this.exceeds(fair ? cap * FAIR_HEADROOM : cap, p))
+      return this.shed(p, STAT.shedLatency, Shed.latency)
     return ADMIT
   }
 
@@ -272,10 +289,11 @@ export class BbrLimiter {
     const priority = options?.priority
     const p = priority === undefined ? Priority.normal : priorityIndex(priority)
     const now = this.now()
-    const shed = this.decide(p, now)
+    const shed = this.decide(p, now, options?.key)
     if (shed < 0) return Promise.reject(new OverloadError(shedReason(shed) as ShedReason, EXECUTE_RETRY_AFTER))
     // The call's own outcome releases it, exactly once: no token is needed to guard that, except to carry the
     // start of a sampled call.
+    if (this.fairness !== undefined && typeof options?.key === 'string') this.fairness.admitted(options.key)
     const start = this.sampler.start(now, NOT_SAMPLED)
     if (start === NOT_SAMPLED) {
       this.count(p, now)
@@ -298,6 +316,11 @@ export class BbrLimiter {
   expectedServiceMs(): number {
     this.capacity.limit(this.now())
     return this.capacity.minRt
+  }
+
+  /** Whether the limiter was made with `fairness` (keys passed to tryAcquire count). */
+  get fair(): boolean {
+    return this.fairness !== undefined
   }
 
   /** Requests in flight, host-wide when shared. */
@@ -327,11 +350,13 @@ export class BbrLimiter {
       invalidReleases: counters.invalidReleases,
       byPriority: counters.byPriority,
       rules: this.rules.stats(),
+      fairness: this.fairness && { heavyKeys: this.fairness.heavyKeys(), favoured: this.fairness.favoured },
     }
   }
 
   /** Detaches from a shared region, giving back this instance's requests in flight. Idempotent. */
   close(): void {
+    this.fairness?.close()
     this.region.close()
   }
 
@@ -377,12 +402,12 @@ export class BbrLimiter {
     return result
   }
 
-  private overLimit(now: number, p: number): boolean {
+  private overLimit(now: number, p: number, fair: boolean): boolean {
     const limit = this.capacity.limit(now)
     // Written for watchers only when it changes: every member writing this one cell per request would bounce its
     // cache line between their cores.
     if (this.f64[this.maxInFlightIndex] !== limit) this.f64[this.maxInFlightIndex] = limit
-    return this.exceeds(limit, p)
+    return this.exceeds(fair ? limit * FAIR_HEADROOM : limit, p)
   }
 
   /**

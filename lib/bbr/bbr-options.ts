@@ -1,4 +1,5 @@
 import { type LatencyOptions, resolveLatencyOptions } from '../adaptive/latency-options'
+import { type FairnessOptions, resolveFairness, type ResolvedFairness } from '../policies/fair-share'
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { resolveSharing, type SharingOptions } from '../shared/sharing-options'
 import { coarseNow } from '../signals/clock'
@@ -36,6 +37,11 @@ export interface BbrLimiterOptions extends SharingOptions {
    * gateways that wait on an upstream; docs/rules/latency.md); false turns the rule off.
    */
   latency?: Partial<LatencyOptions> | false
+  /**
+   * Shed the requests of keys that take more than their fair share first (the key is tryAcquire's second
+   * argument; docs/rules/fairness.md). Default off: keys are ignored.
+   */
+  fairness?: boolean | FairnessOptions
   /** Share of maxInFlight each priority class may fill (defaults: critical 1.2, high 1.1, normal 1, low 0.8). */
   priorities?: Partial<Record<PriorityName, number>>
   /**
@@ -56,6 +62,7 @@ export interface ResolvedBbrOptions {
   signal: LoadSignal
   queueDelay: QueueDelayOptions | false
   latency: LatencyOptions | false
+  fairness: ResolvedFairness | undefined
   shares: Float64Array
   shared: string | undefined
   /** The application namespace of `shared` (docs/guide/trust.md); undefined when not shared. */
@@ -168,6 +175,7 @@ export function resolveBbrOptions(options: unknown): ResolvedBbrOptions {
     signal: resolveSignal(o.signal),
     queueDelay: resolveQueueDelay(o.queueDelay),
     latency: o.latency === false ? false : resolveLatencyOptions(o.latency, 'latency', o.now !== undefined),
+    fairness: resolveFairness(o.fairness),
     shares: resolveShares(o.priorities),
     shared,
     namespace,

@@ -101,6 +101,7 @@ export class InboundGuard<Req> {
   private readonly header: string | undefined
   private readonly priorityOf: ((request: Req) => unknown) | undefined
   private readonly trusts: ((request: Req) => boolean) | undefined
+  private readonly fairKey: ((request: Req) => string) | undefined
   private readonly defaultPriority: number
   private readonly overloadRetryAfter: number
   private readonly jitter: number
@@ -118,6 +119,7 @@ export class InboundGuard<Req> {
     this.header = o.priorityHeader
     this.priorityOf = o.priority
     this.trusts = o.trustPriority
+    this.fairKey = o.fairKey
     this.defaultPriority = o.defaultPriority
     this.overloadRetryAfter = o.retryAfter
     this.jitter = o.retryAfterJitter
@@ -169,7 +171,7 @@ export class InboundGuard<Req> {
     }
     const limiter = this.limiter
     if (limiter === undefined) return 0
-    const token = limiter.tryAcquire(p)
+    const token = limiter.tryAcquire(p, this.fairKey === undefined ? undefined : this.fairKey(request))
     if (token >= 0) return token
     this.retryAfter = this.spread(this.overloadRetryAfter)
     return this.shed(token, p)

@@ -71,6 +71,12 @@ export interface InboundGuardOptions<Req> extends DegradeOptions<Req> {
   switches?: Switchboard
   /** The request's route, for route switches (read only while a route or class has a switch). */
   route?: (request: Req) => string
+  /**
+   * Fair shedding (docs/rules/fairness.md): under overload the limiter sheds the requests of keys that take more
+   * than their fair share first. `key` names the request's tenant (an API key, an account; not something a client
+   * mints freely). A limiter created from options gets `fairness: true` unless they say otherwise.
+   */
+  fairness?: { key: (request: Req) => string }
 }
 
 export interface ResolvedInboundOptions<Req> {
@@ -87,18 +93,34 @@ export interface ResolvedInboundOptions<Req> {
   degrade: ResolvedDegrade<Req>
   switches: Switchboard | undefined
   route: ((request: Req) => string) | undefined
+  fairKey: ((request: Req) => string) | undefined
 }
 
-function resolveLimiter(value: unknown): { limiter: BbrLimiter | undefined; owns: boolean } {
-  if (value === false) return { limiter: undefined, owns: false }
-  if (value instanceof BbrLimiter) return { limiter: value, owns: false }
+function resolveFairKey<Req>(value: unknown): ((request: Req) => string) | undefined {
+  if (value === undefined) return undefined
+  const o = checkOptions<{ key: (request: Req) => string }>(value, 'fairness')
+  if (typeof o.key !== 'function') throw new InvalidOptionError('fairness.key', o.key, 'a function of the request')
+  return o.key
+}
+
+function resolveLimiter(value: unknown, fair: boolean): { limiter: BbrLimiter | undefined; owns: boolean } {
+  if (value === false) {
+    if (fair) throw new InvalidOptionError('limiter', value, 'a limiter (fairness needs one)')
+    return { limiter: undefined, owns: false }
+  }
+  if (value instanceof BbrLimiter) {
+    if (fair && !value.fair) throw new InvalidOptionError('limiter', value, 'a BbrLimiter made with `fairness`')
+    return { limiter: value, owns: false }
+  }
   if (
     value !== undefined &&
     (value === null || typeof value !== 'object' || Array.isArray(value) || ArrayBuffer.isView(value))
   ) {
     throw new InvalidOptionError('limiter', value, 'a BbrLimiter, BbrLimiter options, or false')
   }
-  return { limiter: new BbrLimiter(value as BbrLimiterOptions | undefined), owns: true }
+  const options = value as BbrLimiterOptions | undefined
+  const withFairness = fair && options?.fairness === undefined ? { ...options, fairness: true } : options
+  return { limiter: new BbrLimiter(withFairness), owns: true }
 }
 
 function resolveRateLimit<Req>(value: unknown): RateLimitOptions<Req> | undefined {
@@ -144,8 +166,9 @@ export function resolveInboundOptions<Req>(options: unknown, builtInDeadline = f
   if (o.switches !== undefined && !(o.switches instanceof Switchboard))
     throw new InvalidOptionError('switches', o.switches, 'a Switchboard')
   const route = optionalFunction<(request: Req) => string>('route', o.route)
+  const fairKey = resolveFairKey<Req>(o.fairness)
   // Last, so that a bad option above never leaves a limiter (maybe a shared region) behind.
-  const { limiter, owns } = resolveLimiter(o.limiter)
+  const { limiter, owns } = resolveLimiter(o.limiter, fairKey !== undefined)
   return {
     limiter,
     ownsLimiter: owns,
@@ -160,5 +183,6 @@ export function resolveInboundOptions<Req>(options: unknown, builtInDeadline = f
     degrade,
     switches: o.switches,
     route,
+    fairKey,
   }
 }

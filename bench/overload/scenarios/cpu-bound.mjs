@@ -19,7 +19,7 @@ const SETTLE_SECONDS = 2 // each step's first seconds are the transition, not th
 const SLO_MS = 500
 const LOADS = [0.5, 1, 2, 4]
 
-function startCluster(mode, extraEnv = {}) {
+export function startCluster(mode, extraEnv = {}) {
   return startServer('cpu-cluster.cjs', {
     MODE: mode,
     CPU_MS: String(CPU_MS),
@@ -30,7 +30,7 @@ function startCluster(mode, extraEnv = {}) {
 }
 
 /** Capacity: the unprotected cluster's throughput with enough concurrent connections to saturate it. */
-async function measureCapacity() {
+export async function measureCapacity() {
   const { child, port } = await startCluster('none')
   await runClosedLoop({ port, concurrency: 64, seconds: 2 }) // warm up
   const capacity = await runClosedLoop({ port, concurrency: 64, seconds: 5 })

@@ -1,6 +1,7 @@
 // The server under test: a node:cluster of workers whose handler burns CPU_MS of CPU and then waits WAIT_MS
 // (a downstream call). MODE picks the protection: none | static | overload-protection | under-pressure (Fastify
-// with @fastify/under-pressure) | bulwark.
+// with @fastify/under-pressure) | bulwark. With FAIR=1, bulwark's limiter sheds heavy tenants first (the tenant is
+// the path: /t/<tenant>).
 // The primary prints the port once every worker listens.
 'use strict'
 const cluster = require('cluster')
@@ -46,7 +47,8 @@ if (cluster.isPrimary) {
 
   let handler
   if (MODE === 'bulwark') {
-    const limiter = new BbrLimiter({ shared: SHARED })
+    const fair = process.env.FAIR === '1'
+    const limiter = new BbrLimiter({ shared: SHARED, fairness: fair })
     if (process.env.TRACE) {
       setInterval(() => {
         const s = limiter.stats()
@@ -57,7 +59,7 @@ if (cluster.isPrimary) {
     }
     handler = (req, res) => {
       const priority = req.headers['x-priority'] === 'critical' ? Priority.critical : Priority.normal
-      const token = limiter.tryAcquire(priority)
+      const token = limiter.tryAcquire(priority, fair && req.url.startsWith('/t/') ? req.url.slice(3) : undefined)
       if (token < 0) return shed(res)
       work(res, () => limiter.release(token))
     }

@@ -1,0 +1,94 @@
+// The noisy-neighbour scenario (issue 16, part 1): the CPU-bound cluster at 4x its capacity, offered by one noisy
+// tenant (3.5x) and 20 light tenants (0.5x together, each 1/40 of capacity: under its fair share of 1/21), with
+// bulwark's BbrLimiter shedding blindly and with fairness, side by side. Writes bench/results/overload-fairness.*.
+import * as os from 'os'
+import { createRequire } from 'module'
+import { machine } from '../../harness.mjs'
+import { stopServer } from '../lib/processes.mjs'
+import { fmt, goalsTable, loadLine, table, writeResults } from '../lib/report.mjs'
+import { measureCapacity, startCluster } from './cpu-bound.mjs'
+
+const require = createRequire(import.meta.url)
+const { runOpenLoop, summarize } = require('../../lib/open-loop.cjs')
+const SECONDS = Number(process.env.STEP_SECONDS ?? 10)
+const SETTLE_SECONDS = 2
+const SLO_MS = 500
+const LIGHT_TENANTS = 20
+
+// Of every 8 requests, 7 are the noisy tenant's and 1 a light tenant's, in turn: 3.5x and 0.5x of 4x.
+const isLight = (i) => i % 8 === 7
+const tenantOf = (i) => (isLight(i) ? `light-${((i - 7) / 8) % LIGHT_TENANTS}` : 'noisy')
+
+async function runContender(name, fair, capacity) {
+  const { child, port } = await startCluster('bulwark', { FAIR: fair ? '1' : '0' })
+  const run = await runOpenLoop({
+    port,
+    path: (i) => `/t/${tenantOf(i)}`,
+    schedule: [{ rate: 4 * capacity, seconds: SECONDS }],
+    criticalEvery: 0,
+    drainSeconds: 3,
+  })
+  await stopServer(child)
+  const from = SETTLE_SECONDS * 1000
+  const to = SECONDS * 1000
+  const light = summarize(run, from, to, SLO_MS, isLight)
+  const noisy = summarize(run, from, to, SLO_MS, (i) => !isLight(i))
+  const all = summarize(run, from, to, SLO_MS)
+  return { name, light, noisy, all }
+}
+
+export async function run() {
+  const before = os.loadavg()[0]
+  const capacity = await measureCapacity()
+  console.log(`Measured capacity: ${capacity.toFixed(0)} req/s`)
+  const rows = []
+  for (const [name, fair] of [
+    ['BbrLimiter, blind shedding', false],
+    ['BbrLimiter with fairness', true],
+  ]) {
+    process.stdout.write(`running ${name}...`)
+    rows.push(await runContender(name, fair, capacity))
+    console.log(' done')
+  }
+  const after = os.loadavg()[0]
+  const pct = (part, whole) => fmt((100 * part) / whole, 1)
+  const lines = [
+    '### Overload: a noisy tenant beside 20 light ones, at 4x capacity',
+    '',
+    `Machine: ${machine()}; ${loadLine(before, after)}. The CPU-bound cluster (2 workers) at 4x its measured capacity of ${capacity.toFixed(0)} req/s for ${SECONDS} s (the first ${SETTLE_SECONDS} s left out): one tenant sends 3.5x, 20 tenants 0.5x together. Goodput counts answers within ${SLO_MS} ms.`,
+    '',
+    ...table(
+      [
+        'contender',
+        'light tenants: goodput % of asked',
+        'noisy tenant: goodput/s',
+        'total goodput % of capacity',
+        'admitted p99 ms',
+      ],
+      rows.map((r) => [
+        r.name,
+        pct(r.light.goodputPerSecond, r.light.offeredPerSecond),
+        fmt(r.noisy.goodputPerSecond),
+        pct(r.all.goodputPerSecond, capacity),
+        fmt(r.all.p99, 0, 'timeout'),
+      ]),
+    ),
+    '',
+  ]
+  const f = rows[1]
+  lines.push(
+    ...goalsTable('goal (fairness)', [
+      [
+        'light tenants get >= 95 % of what they ask',
+        f.light.goodputPerSecond >= 0.95 * f.light.offeredPerSecond,
+        `${pct(f.light.goodputPerSecond, f.light.offeredPerSecond)} %`,
+      ],
+      [
+        'total goodput >= 90 % of capacity',
+        f.all.goodputPerSecond >= 0.9 * capacity,
+        `${pct(f.all.goodputPerSecond, capacity)} %`,
+      ],
+    ]),
+  )
+  writeResults('overload-fairness', lines, { capacity, seconds: SECONDS, loadBefore: before, loadAfter: after, rows })
+}
