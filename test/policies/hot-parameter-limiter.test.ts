@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest'
+
+import { HotParameterLimiter, InvalidOptionError, TokenBucket } from '../../lib/index'
+import { InboundGuard } from '../../lib/integrations/inbound-guard'
+import { ManualClock } from '../helpers/manual-clock'
+
+describe('HotParameterLimiter: a limit per hot value, memory for the hot values only', () => {
+  it('limits a hot value among a million distinct ones, keeping at most k limiters', () => {
+    const clock = new ManualClock()
+    const limiter = new HotParameterLimiter({
+      k: 16,
+      hot: () => new TokenBucket({ rate: 1, burst: 100, now: clock.now }),
+      now: clock.now,
+    })
+    let hotAdmitted = 0
+    let coldRefused = 0
+    for (let i = 0; i < 1_000_000; i++) {
+      if (i % 10 === 0) {
+        if (limiter.tryAcquire('item-hot')) hotAdmitted++
+      } else if (!limiter.tryAcquire(`item-${i}`)) coldRefused++
+      if (i % 1000 === 0) expect(limiter.stats().limited).toBeLessThanOrEqual(16)
+    }
+    expect(hotAdmitted).toBe(100) // its bucket's burst: the clock does not move
+    expect(coldRefused).toBe(0) // the other values pass
+    expect(limiter.stats()).toMatchObject({ refusedHot: 100_000 - 100, refusedOthers: 0, invalidArguments: 0 })
+    expect(limiter.stats().limited).toBeLessThanOrEqual(16)
+    expect(limiter.hotValues()[0].value).toBe('item-hot')
+    expect(limiter.retryAfterMs('item-hot')).toBeCloseTo(1000, 6)
+    limiter.close()
+  })
+
+  it('gives the values that are not hot one shared limit when asked, and refuses a non-string value', () => {
+    const clock = new ManualClock()
+    const others = new TokenBucket({ rate: 1, burst: 5, now: clock.now })
+    const limiter = new HotParameterLimiter({ k: 1, hot: () => new TokenBucket({ rate: 1e6 }), others, now: clock.now })
+    for (let i = 0; i < 100; i++) limiter.tryAcquire('heavy')
+    const cold = Array.from({ length: 8 }, (_, i) => limiter.tryAcquire(`cold-${i}`))
+    expect(cold.filter(Boolean)).toHaveLength(5)
+    expect(limiter.tryAcquire(42 as never)).toBe(false)
+    expect(limiter.stats()).toMatchObject({ refusedOthers: 3, invalidArguments: 1 })
+    limiter.close()
+    expect(() => new HotParameterLimiter({} as never)).toThrow(/`hot`/)
+    expect(() => new HotParameterLimiter({ hot: () => others, k: 0 })).toThrow(InvalidOptionError)
+    expect(() => new HotParameterLimiter({ hot: () => others, others: {} as never })).toThrow(/`others`/)
+  })
+
+  it('serves as an inbound guard rate limit: a hot value is answered 429 (Shed.rateLimit)', () => {
+    type Req = { url: string }
+    const access = { header: () => undefined } as unknown as ConstructorParameters<typeof InboundGuard<Req>>[1]
+    const clock = new ManualClock()
+    const hot = new HotParameterLimiter({ k: 4, hot: () => new TokenBucket({ rate: 1, burst: 2, now: clock.now }) })
+    const guard = new InboundGuard<Req>(
+      { limiter: false, rateLimit: { limiter: hot, key: (req) => req.url.slice('/items/'.length) } },
+      access,
+    )
+    const answers = Array.from({ length: 4 }, () => guard.tryAcquire({ url: '/items/42' }))
+    expect(answers).toEqual([0, 0, -3, -3])
+    expect(guard.tryAcquire({ url: '/items/7' })).toBe(0)
+    guard.close()
+    hot.close()
+  })
+})
