@@ -70,7 +70,10 @@ export interface BbrLimiterStats {
   admitFraction: number
   /** The live rule: its version (0 until `configure` first changed it) and values. */
   rules: RuleStats
-  /** Fair shedding (undefined when off): the keys over their fair share now, and light keys let through. */
+  /**
+   * Fair shedding (undefined when off): the keys over their fair share now, and the requests of light keys decided
+   * while some key was heavy.
+   */
   fairness: { heavyKeys: string[]; favoured: number } | undefined
   /** release() calls with a token that was not outstanding (ignored). */
   invalidReleases: number

@@ -175,7 +175,7 @@ export function resolveBbrOptions(options: unknown): ResolvedBbrOptions {
     signal: resolveSignal(o.signal),
     queueDelay: resolveQueueDelay(o.queueDelay),
     latency: o.latency === false ? false : resolveLatencyOptions(o.latency, 'latency', o.now !== undefined),
-    fairness: resolveFairness(o.fairness),
+    fairness: resolveFairness(o.fairness, shared),
     shares: resolveShares(o.priorities),
     shared,
     namespace,

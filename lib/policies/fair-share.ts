@@ -18,8 +18,11 @@ export interface ResolvedFairness {
   halfLife: number
 }
 
-export function resolveFairness(value: unknown): ResolvedFairness | undefined {
+/** `shared`: the limiter's name, which the HeavyKeeper's (`<shared>-fairness`) extends. */
+export function resolveFairness(value: unknown, shared: string | undefined): ResolvedFairness | undefined {
   if (value === undefined || value === false) return undefined
+  if (shared !== undefined && shared.length > 120 - FAIRNESS_SUFFIX.length)
+    throw new InvalidOptionError('shared', shared, 'a name of at most 111 characters with fairness on')
   const o = checkOptions<FairnessOptions>(value === true ? {} : value, 'fairness')
   return {
     k: optionalNumber('fairness.k', o.k, 64, { integer: true, min: 2, max: 4096 }),
@@ -27,6 +30,8 @@ export function resolveFairness(value: unknown): ResolvedFairness | undefined {
     halfLife: optionalNumber('fairness.halfLife', o.halfLife, 1000, { above: 0, max: 3_600_000 }),
   }
 }
+
+const FAIRNESS_SUFFIX = '-fairness'
 
 /**
  * Light keys may fill the limit up to this share over it while heavy keys exist: room for them to pass while the
@@ -59,15 +64,13 @@ export class FairShare {
   private readonly halfLife: number
   private nextStepAt = -Infinity
   private heavy = new Set<string>()
-  /** Light keys let through since the start. */
+  /** Requests of light keys decided while some key was heavy (the rules let them through within the headroom). */
   favoured = 0
 
   constructor(options: ResolvedFairness, shared: string | undefined, maxMembers: number) {
     this.step = options.step
     this.halfLife = options.halfLife
-    const name = shared === undefined ? undefined : `${shared}-fairness`
-    if (name !== undefined && name.length > 120)
-      throw new InvalidOptionError('shared', shared, 'a name of at most 111 characters with fairness on')
+    const name = shared === undefined ? undefined : shared + FAIRNESS_SUFFIX
     this.keeper = new HeavyKeeper({ k: options.k, shared: name, maxMembers })
   }
 

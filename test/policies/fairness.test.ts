@@ -144,6 +144,7 @@ describe('BbrLimiter fairness: heavy keys are shed first', () => {
     expect(() => new BbrLimiter({ fairness: { k: 1 } })).toThrow(InvalidOptionError)
     expect(() => new BbrLimiter({ fairness: { step: 0 } })).toThrow(/`fairness.step`/)
     expect(() => new BbrLimiter({ fairness: 'yes' as never })).toThrow(/`fairness`/)
+    expect(() => new BbrLimiter({ fairness: true, shared: 'x'.repeat(112) })).toThrow(/`shared`/)
   })
 })
 
