@@ -87,7 +87,7 @@ export class HotParameterLimiter {
 
   /** Milliseconds until `value` may pass again (0 when it may now). */
   retryAfterMs(value: string, n = 1): number {
-    if (typeof value === 'string' && this.limiters.has(value)) return this.limiters.get(value).retryAfterMs(n)
+    if (typeof value === 'string' && this.limiters.has(value)) return this.limiters.retryAfterMs(value, n)
     return this.others === undefined ? 0 : this.others.retryAfterMs(n)
   }
 
