@@ -3,9 +3,8 @@
 // bulwark's BbrLimiter shedding blindly and with fairness, side by side. Writes bench/results/overload-fairness.*.
 import * as os from 'os'
 import { createRequire } from 'module'
-import { machine } from '../../harness.mjs'
 import { stopServer } from '../lib/processes.mjs'
-import { fmt, goalsTable, loadLine, table, writeResults } from '../lib/report.mjs'
+import { fmt, goalsTable, machineLine, table, writeResults } from '../lib/report.mjs'
 import { measureCapacity, startCluster } from './cpu-bound.mjs'
 
 const require = createRequire(import.meta.url)
@@ -55,7 +54,7 @@ export async function run() {
   const lines = [
     '### Overload: a noisy tenant beside 20 light ones, at 4x capacity',
     '',
-    `Machine: ${machine()}; ${loadLine(before, after)}. The CPU-bound cluster (2 workers) at 4x its measured capacity of ${capacity.toFixed(0)} req/s for ${SECONDS} s (the first ${SETTLE_SECONDS} s left out): one tenant sends 3.5x, 20 tenants 0.5x together. Goodput counts answers within ${SLO_MS} ms.`,
+    `${machineLine(before, after)}. The CPU-bound cluster (2 workers) at 4x its measured capacity of ${capacity.toFixed(0)} req/s for ${SECONDS} s (the first ${SETTLE_SECONDS} s left out): one tenant sends 3.5x, 20 tenants 0.5x together. Goodput counts answers within ${SLO_MS} ms.`,
     '',
     ...table(
       [
