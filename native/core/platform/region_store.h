@@ -28,7 +28,18 @@ class RegionStore {
   RegionStore() = default;
   ~RegionStore() { Close(); }
   RegionStore(RegionStore&& other) noexcept { *this = static_cast<RegionStore&&>(other); }
-  RegionStore& operator=(RegionStore&& other) noexcept;
+  // The same on every system: Close() is the system's own.
+  RegionStore& operator=(RegionStore&& other) noexcept {
+    if (this == &other) return *this;
+    Close();
+    handle_ = other.handle_;
+    lock_ = other.lock_;
+    fileName_ = static_cast<std::string&&>(other.fileName_);
+    location_ = static_cast<std::string&&>(other.location_);
+    other.handle_ = kNone;
+    other.lock_ = kNone;
+    return *this;
+  }
   RegionStore(const RegionStore&) = delete;
   RegionStore& operator=(const RegionStore&) = delete;
 

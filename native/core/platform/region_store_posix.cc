@@ -69,18 +69,6 @@ bool TakeFlock(int fd) { return flock(fd, LOCK_EX | LOCK_NB) == 0; }
 
 }  // namespace
 
-RegionStore& RegionStore::operator=(RegionStore&& other) noexcept {
-  if (this == &other) return *this;
-  Close();
-  handle_ = other.handle_;
-  lock_ = other.lock_;
-  fileName_ = static_cast<std::string&&>(other.fileName_);
-  location_ = static_cast<std::string&&>(other.location_);
-  other.handle_ = kNone;
-  other.lock_ = kNone;
-  return *this;
-}
-
 std::string RegionLocation(const std::string& fileName) { return RegionDirectory() + "/" + fileName; }
 
 Status RegionStore::Open(const std::string& fileName, bool create, RegionStore* out, bool* missing) {

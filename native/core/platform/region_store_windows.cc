@@ -85,18 +85,6 @@ bool SectionSize(HANDLE section, size_t* out) {
 
 }  // namespace
 
-RegionStore& RegionStore::operator=(RegionStore&& other) noexcept {
-  if (this == &other) return *this;
-  Close();
-  handle_ = other.handle_;
-  lock_ = other.lock_;
-  fileName_ = static_cast<std::string&&>(other.fileName_);
-  location_ = static_cast<std::string&&>(other.location_);
-  other.handle_ = kNone;
-  other.lock_ = kNone;
-  return *this;
-}
-
 std::string RegionLocation(const std::string& fileName) { return "Local\\" + fileName; }
 
 Status RegionStore::Open(const std::string& fileName, bool create, RegionStore* out, bool* missing) {
