@@ -14,5 +14,6 @@ export type {
   RegionReport,
   SlidingWindowView,
   SreBreakerView,
+  SwitchesView,
   TokenBucketView,
 } from '../top/views'

@@ -11,8 +11,9 @@ export const NAME_BYTES = 120
 export const SLOT_BYTES = 24 + NAME_BYTES
 
 /** Mode codes in a slot (0: empty). */
-export const MODE = { open: 1, closed: 2, shed: 3, fallback: 4 } as const
-export type SwitchMode = keyof typeof MODE
+/** What a switch forces: a breaker open or closed, a class or route shed, or served its fallback. */
+export type SwitchMode = 'open' | 'closed' | 'shed' | 'fallback'
+export const MODE: Readonly<Record<SwitchMode, number>> = { open: 1, closed: 2, shed: 3, fallback: 4 }
 export const MODE_NAMES: readonly (SwitchMode | undefined)[] = [undefined, 'open', 'closed', 'shed', 'fallback']
 
 export interface SwitchPlacement {
