@@ -31,6 +31,8 @@ async function main() {
   const fair = new BbrLimiter({ fairness: true })
   const tenants = Array.from({ length: 64 }, (_, i) => `tenant-${i}`)
   let turn = 0
+  // A queue configured (maxWait) and nobody waiting: what the queue costs a request that is not refused.
+  const queued = new BbrLimiter({ maxWait: 50 })
   const sharedName = `bench-bbr-${process.pid}`
   const shared = new BbrLimiter({ shared: sharedName })
 
@@ -61,6 +63,11 @@ async function main() {
       name: 'bulwark tryAcquire(normal, key)+release, fairness on',
       fn: () => fair.release(fair.tryAcquire('normal', tenants[turn++ & 63])),
       target: 160,
+    },
+    {
+      name: 'bulwark tryAcquire+release, maxWait set, queue empty',
+      fn: () => queued.release(queued.tryAcquire()),
+      target: 60,
     },
     { name: 'bulwark shed path (tryAcquire)', fn: () => do_not_optimize(shedding.tryAcquire()), target: 30 },
     { name: 'bulwark shared tryAcquire+release', fn: () => shared.release(shared.tryAcquire()), target: 60 },

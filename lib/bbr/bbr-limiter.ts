@@ -4,6 +4,8 @@ import type { LatencyStats } from '../adaptive/latency-stats'
 import { OverloadError } from '../errors/overload-error'
 import { type ExecuteOptions, type GuardedFunction, outcome, runGuarded, startError } from '../execution/run-guarded'
 import { TokenOutcomes } from '../execution/token-outcomes'
+import { runQueued } from '../execution/run-queued'
+import { AdmissionQueue, type AdmissionQueueStats, type Waiter } from '../policies/admission-queue'
 import { LaneCounter } from '../shared/lane-counter'
 import type { LanePlacement } from '../shared/region-layout'
 import { RollingWindow } from '../shared/rolling-window'
@@ -75,6 +77,8 @@ export interface BbrLimiterStats {
    * while some key was heavy.
    */
   fairness: { heavyKeys: string[]; favoured: number } | undefined
+  /** This process's admission queue (undefined without `maxWait`, docs/rules/queue.md). */
+  queue: AdmissionQueueStats | undefined
   /** release() calls with a token that was not outstanding (ignored). */
   invalidReleases: number
   /** Admitted and shed requests of each priority class, shed split by reason (host-wide when shared). */
@@ -120,6 +124,8 @@ export class BbrLimiter {
   /** f64 index of the latency rule's `cap` cell (-1 without the rule: the load is then undefined, never > 0). */
   private readonly latencyCap: number
   private readonly fairness: FairShare | undefined
+  /** @internal The admission queue (undefined without `maxWait`): execute() and the inbound guards wait in it. */
+  readonly queue: AdmissionQueue | undefined
   private readonly tokens = new TokenTable()
   private readonly sampler: RtSampler
   /** When this instance last admitted or released a request (its clock): the queueing-delay rule asks. */
@@ -180,6 +186,7 @@ export class BbrLimiter {
     this.f64[this.statsBase + STAT.admitFraction] = 1
     this.f64[this.statsBase + STAT.minInFlight] = o.minInFlight
     this.fairness = o.fairness && new FairShare(o.fairness, o.shared, o.maxMembers)
+    this.queue = o.queue && new AdmissionQueue(o.queue, this.now, this.retryQueued)
     this.rules = new LiveRules(this.region, placement.rules, {
       fields: BBR_RULE_FIELDS,
       resolve: resolveBbrRuleValues,
@@ -280,6 +287,23 @@ export class BbrLimiter {
       const rt = this.preciseClock() - start
       this.rts.record(rt > 0 ? rt : 0, now)
     }
+    if (this.queue !== undefined) this.queue.slotFreed()
+  }
+
+  /**
+   * @internal Lets a request that tryAcquire refused with `code` wait in the queue (its refusal is then not counted):
+   * `done(token)` is called once, later, with a token or Shed.queueTimeout. Undefined without a queue or when it is
+   * full (the refusal stands).
+   */
+  waitForSlot(code: number, p: number, key: string | undefined, done: (token: number) => void): Waiter | undefined {
+    const queue = this.queue
+    if (queue === undefined) return undefined
+    if (!queue.hasRoom) {
+      queue.countFull()
+      return undefined
+    }
+    this.forgive(p, code)
+    return queue.wait(p, key, done)
   }
 
   /**
@@ -293,7 +317,12 @@ export class BbrLimiter {
     const p = priority === undefined ? Priority.normal : priorityIndex(priority)
     const now = this.now()
     const shed = this.decide(p, now, options?.key)
-    if (shed < 0) return Promise.reject(new OverloadError(shedReason(shed) as ShedReason, EXECUTE_RETRY_AFTER))
+    if (shed < 0) {
+      if (this.queue === undefined)
+        return Promise.reject(new OverloadError(shedReason(shed) as ShedReason, EXECUTE_RETRY_AFTER))
+      const wait = (done: (token: number) => void) => this.waitForSlot(shed, p, options?.key, done)
+      return runQueued(wait, shed, fn, options?.signal, this.outcomeOf, EXECUTE_RETRY_AFTER)
+    }
     // The call's own outcome releases it, exactly once: no token is needed to guard that, except to carry the
     // start of a sampled call.
     if (this.fairness !== undefined && typeof options?.key === 'string') this.fairness.admitted(options.key)
@@ -354,11 +383,13 @@ export class BbrLimiter {
       byPriority: counters.byPriority,
       rules: this.rules.stats(),
       fairness: this.fairness && { heavyKeys: this.fairness.heavyKeys(), favoured: this.fairness.favoured },
+      queue: this.queue?.stats(),
     }
   }
 
   /** Detaches from a shared region, giving back this instance's requests in flight. Idempotent. */
   close(): void {
+    this.queue?.close()
     this.fairness?.close()
     this.region.close()
   }
@@ -398,6 +429,22 @@ export class BbrLimiter {
     const rule = this.latencyRule as LatencyController
     this.latencyStepAt = rule.step(now)
     this.sampler.timeAll(rule.probing)
+  }
+
+  /** A queued request asks again; a refusal is not counted (it still waits). */
+  private readonly retryQueued = (p: number, key: string | undefined): number => {
+    const token = this.tryAcquire(p, key)
+    if (token < 0) this.forgive(p, token)
+    return token
+  }
+
+  private readonly outcomeOf = (token: number) => this.outcomes.of(token)
+
+  /** Takes back the count of a refusal whose request waits in the queue instead of being shed. */
+  private forgive(p: number, code: number): void {
+    const stat =
+      code === Shed.queueDelay ? STAT.shedDelay : code === Shed.latency ? STAT.shedLatency : STAT.shedInFlight
+    this.f64[this.statsBase + stat + p] -= 1
   }
 
   private shed(p: number, reason: number, result: number): number {

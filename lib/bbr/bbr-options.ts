@@ -1,4 +1,5 @@
 import { type LatencyOptions, resolveLatencyOptions } from '../adaptive/latency-options'
+import { type AdmissionQueueOptions, resolveQueueOptions } from '../policies/admission-queue'
 import { type FairnessOptions, resolveFairness, type ResolvedFairness } from '../policies/fair-share'
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { resolveSharing, type SharingOptions } from '../shared/sharing-options'
@@ -42,6 +43,13 @@ export interface BbrLimiterOptions extends SharingOptions {
    * argument; docs/rules/fairness.md). Default off: keys are ignored.
    */
   fairness?: boolean | FairnessOptions
+  /**
+   * A request refused by the rules may wait this long for a slot, ms (docs/rules/queue.md): execute() and the
+   * inbound guards queue it. Default 0: no queue, refused at once.
+   */
+  maxWait?: number
+  /** The most requests waiting at once, per process (default 128; only with maxWait). */
+  maxQueue?: number
   /** Share of maxInFlight each priority class may fill (defaults: critical 1.2, high 1.1, normal 1, low 0.8). */
   priorities?: Partial<Record<PriorityName, number>>
   /**
@@ -63,6 +71,7 @@ export interface ResolvedBbrOptions {
   queueDelay: QueueDelayOptions | false
   latency: LatencyOptions | false
   fairness: ResolvedFairness | undefined
+  queue: AdmissionQueueOptions | undefined
   shares: Float64Array
   shared: string | undefined
   /** The application namespace of `shared` (docs/guide/trust.md); undefined when not shared. */
@@ -176,6 +185,7 @@ export function resolveBbrOptions(options: unknown): ResolvedBbrOptions {
     queueDelay: resolveQueueDelay(o.queueDelay),
     latency: o.latency === false ? false : resolveLatencyOptions(o.latency, 'latency', o.now !== undefined),
     fairness: resolveFairness(o.fairness, shared),
+    queue: resolveQueueOptions(o.maxWait, o.maxQueue),
     shares: resolveShares(o.priorities),
     shared,
     namespace,

@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'http'
 
-import { InboundGuard, type RequestAccess } from './inbound-guard'
+import { awaitSlot } from './await-slot'
+import { InboundGuard, QUEUED, type RequestAccess } from './inbound-guard'
 import type { InboundGuardOptions } from './inbound-options'
-import { answeredInstead, answerWith, refuse, runAdmitted } from './degraded-response'
+import { answeredInstead, answerWith, refuse, responseGone, runAdmitted } from './degraded-response'
 import { errorReason } from './fallback'
 import { responseReleaser } from './response-release'
 
@@ -28,18 +29,24 @@ export type ExpressMiddleware = ((req: ExpressRequest, res: ServerResponse, next
 
 /**
  * Express / Connect middleware: admits the request (next()) or answers it at once with 503 or 429, a Retry-After
- * header and a JSON body, without calling the next handler.
+ * header and a JSON body, without calling the next handler (with `maxWait`, a refused request first waits for a slot:
+ * docs/rules/queue.md).
  *
  *   app.use(expressGuard({ limiter: { shared: 'api' } }))
  */
 export function expressGuard(options?: InboundGuardOptions<ExpressRequest>): ExpressMiddleware {
   const guard = new InboundGuard(options, expressAccess)
   const bind = responseReleaser(guard)
-  const middleware = (req: ExpressRequest, res: ServerResponse, next: (error?: unknown) => void): void => {
-    const token = guard.tryAcquire(req)
+  const decided = (req: ExpressRequest, res: ServerResponse, next: ExpressNext, token: number): void => {
     if (token < 0) return refuse(guard, req, res, token)
     bind(res, token)
     runAdmitted(guard, req, res, () => next(), false)
+  }
+  const middleware = (req: ExpressRequest, res: ServerResponse, next: ExpressNext): void => {
+    const token = guard.tryAcquire(req)
+    if (token !== QUEUED) return decided(req, res, next, token)
+    if (responseGone(res)) return guard.countClientGone()
+    awaitSlot(guard, res, (t) => decided(req, res, next, t))
   }
   const errors = (error: unknown, req: ExpressRequest, res: ServerResponse, next: ExpressNext): void => {
     if (answeredInstead(res)) return // a timeout answered already: the late error goes nowhere

@@ -3,7 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'http'
 import { enterDeadline } from './deadline-context'
 import { DEGRADED, plainAnswer, responseGone } from './degraded-response'
 import { type DegradedAnswer, errorReason, type FallbackReason } from './fallback'
-import { InboundGuard, type RequestAccess } from './inbound-guard'
+import { awaitSlot } from './await-slot'
+import { InboundGuard, QUEUED, type RequestAccess } from './inbound-guard'
 import type { InboundGuardOptions } from './inbound-options'
 import { responseReleaser } from './response-release'
 import { JSON_TYPE, retryAfterText, shedReply } from './shed-reply'
@@ -91,7 +92,8 @@ export type FastifyGuardOptions = InboundGuardOptions<FastifyRequestLike>
 
 /**
  * A Fastify plugin: an `onRequest` hook that admits the request or answers it at once with 503 or 429, a
- * Retry-After header and a JSON body, so that no later hook, parser or handler runs. With `fallback`, refusals, a
+ * Retry-After header and a JSON body, so that no later hook, parser or handler runs (with `maxWait`, a refused
+ * request first waits for a slot: docs/rules/queue.md). With `fallback`, refusals, a
  * `timeout` (a function of the request can read `request.routeOptions.url`: per route) and errors get the
  * fallback's answer (docs/guide/degrade.md). Not encapsulated (it applies
  * to the whole instance, as fastify-plugin would make it); the guard is decorated as `fastify.bulwark`, and a
@@ -111,8 +113,7 @@ export function fastifyGuard(
     return done(error as Error)
   }
   const bind = responseReleaser(guard)
-  fastify.addHook('onRequest', (request: FastifyRequestLike, reply: FastifyReplyLike, next: () => void): void => {
-    const token = guard.tryAcquire(request)
+  const decided = (request: FastifyRequestLike, reply: FastifyReplyLike, next: () => void, token: number): void => {
     if (token >= 0) {
       bind(reply.raw, token)
       if (responseGone(reply.raw)) return guard.countClientGone() // nobody to answer: no handler runs
@@ -137,6 +138,12 @@ export function fastifyGuard(
       .header('content-type', JSON_TYPE)
       .header('retry-after', retryAfterText(guard.retryAfter))
       .send(r.body)
+  }
+  fastify.addHook('onRequest', (request: FastifyRequestLike, reply: FastifyReplyLike, next: () => void): void => {
+    const token = guard.tryAcquire(request)
+    if (token !== QUEUED) return decided(request, reply, next, token)
+    if (responseGone(reply.raw)) return guard.countClientGone()
+    awaitSlot(guard, reply.raw, (t) => decided(request, reply, next, t))
   })
   if (guard.fallback !== undefined) addErrorFallback(fastify, guard)
   // The handler runs in the same synchronous run as the last preHandler: the deadline's context reaches it.

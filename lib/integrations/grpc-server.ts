@@ -2,7 +2,8 @@ import { checkOptions } from '../validate'
 import { Shed } from '../shed/shed'
 import { runWithDeadline } from './deadline-context'
 import type { FallbackReason } from './fallback'
-import { InboundGuard, type RequestAccess } from './inbound-guard'
+import type { Waiter } from '../policies/admission-queue'
+import { InboundGuard, QUEUED, type RequestAccess } from './inbound-guard'
 import type { InboundGuardOptions } from './inbound-options'
 import { GrpcStatus, grpcModule } from './grpc-module'
 import { checkGrpcAnswer, type GrpcFallback, type GrpcStatusAnswer, plainGrpcAnswer } from './grpc-fallback'
@@ -86,6 +87,7 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
     let info: GrpcCallInfo | undefined
     let timer: ReturnType<typeof setTimeout> | undefined
     let deadline = NaN
+    let waiter: Waiter | undefined
     const release = (measured: boolean): void => {
       if (timer !== undefined) clearTimeout(timer)
       if (token === RELEASED) return
@@ -93,7 +95,11 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
       token = RELEASED
       guard.release(t, measured)
     }
-    const cancelled = (): void => release(false)
+    const cancelled = (): void => {
+      // A call cancelled while it waits in the queue frees its place.
+      if (waiter?.cancel() === true) guard.countClientGone()
+      release(false)
+    }
     const answerInstead = (answer: GrpcStatusAnswer): void => {
       phase = ANSWERING
       release(false) // answered in the handler's place: its time is not the service's
@@ -118,18 +124,12 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
             const due = Number(call.getDeadline?.())
             info = { method: method.path, metadata, address, remainingMs: due < Infinity ? due - Date.now() : NaN }
             const t = guard.tryAcquire(info)
-            if (t < 0) {
-              // The handler never sees the metadata, so it never starts.
-              const answer = guard.fallback === undefined ? undefined : guard.answer(info, guard.reasonOf(t))
-              const status = answer ? toStatus(answer as unknown as GrpcStatusAnswer) : shedStatus(grpc, t, guard)
-              return intercepting.sendStatus(status)
-            }
-            token = t
-            const ms = guard.timesOut ? guard.timeoutOf(info) : 0
-            if (ms > 0) timer = setTimeout(timedOut, ms)
-            if (!guard.propagatesDeadline) return forward(metadata)
-            deadline = guard.deadlineAt
-            inContext(forward, metadata)
+            if (t !== QUEUED) return decided(t, info, metadata, forward)
+            const queued = info
+            waiter = guard.waitForSlot((token) => {
+              waiter = undefined
+              decided(token, queued, metadata, forward)
+            })
           },
           // A unary handler starts when the request is complete: in the deadline's context too.
           onReceiveHalfClose: guard.propagatesDeadline ? (next: () => void) => inContext(next) : undefined,
@@ -155,6 +155,21 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
         next(status)
       },
     })
+    /** The guard's answer for the call: admitted (its metadata goes on to the handler) or refused. */
+    function decided(t: number, info: GrpcCallInfo, metadata: unknown, forward: (metadata: unknown) => void): void {
+      if (t < 0) {
+        // The handler never sees the metadata, so it never starts.
+        const answer = guard.fallback === undefined ? undefined : guard.answer(info, guard.reasonOf(t))
+        const status = answer ? toStatus(answer as unknown as GrpcStatusAnswer) : shedStatus(grpc, t, guard)
+        return intercepting.sendStatus(status)
+      }
+      token = t
+      const ms = guard.timesOut ? guard.timeoutOf(info) : 0
+      if (ms > 0) timer = setTimeout(timedOut, ms)
+      if (!guard.propagatesDeadline) return forward(metadata)
+      deadline = guard.deadlineAt
+      inContext(forward, metadata)
+    }
     return intercepting
   }
   return Object.assign(interceptor, { guard })
@@ -169,5 +184,6 @@ function shedStatus(grpc: ReturnType<typeof grpcModule>, code: number, guard: In
 function shedDetails(code: number, retryAfter: number): string {
   if (code === Shed.rateLimit) return `rate limited, retry after ${retryAfter} s`
   if (code === Shed.deadline) return 'deadline shorter than the expected service time'
+  if (code === Shed.queueTimeout) return `overloaded, no slot within maxWait, retry after ${retryAfter} s`
   return `overloaded, retry after ${retryAfter} s`
 }

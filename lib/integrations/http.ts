@@ -2,9 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'http'
 import type { Http2ServerRequest, Http2ServerResponse } from 'http2'
 
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
-import { InboundGuard, type RequestAccess } from './inbound-guard'
+import { awaitSlot } from './await-slot'
+import { InboundGuard, QUEUED, type RequestAccess } from './inbound-guard'
 import type { InboundGuardOptions } from './inbound-options'
-import { refuse, runAdmitted } from './degraded-response'
+import { refuse, responseGone, runAdmitted } from './degraded-response'
 import { responseReleaser } from './response-release'
 
 /** A request of node:http, or of node:http2's compatibility API (which has the same headers and socket). */
@@ -29,7 +30,8 @@ export type GuardedListener<
 /**
  * Wraps a request listener of node:http, or of node:http2's compatibility API (`http2.createServer`,
  * `http2.createSecureServer`): each request is admitted or answered at once with 503 (overload) or 429 (rate
- * limit), a Retry-After header and a small JSON body, without calling `listener`. An admitted request's token is
+ * limit), a Retry-After header and a small JSON body, without calling `listener` (with `maxWait`, a refused
+ * request first waits for a slot: docs/rules/queue.md). An admitted request's token is
  * released when its response finishes or closes (over HTTP/2: its stream ended or was reset, or its session died).
  * With `fallback`, refusals, a `timeout` and errors the listener throws (or rejects with) get the fallback's answer
  * (docs/guide/degrade.md).
@@ -44,11 +46,16 @@ export function httpGuard<Req extends NodeRequest = IncomingMessage, Res extends
     throw new InvalidArgumentError('listener', listener, 'a request listener function')
   const guard = new InboundGuard<Req>(options, nodeRequestAccess)
   const bind = responseReleaser(guard)
-  const guarded = (req: Req, res: Res): void => {
-    const token = guard.tryAcquire(req)
+  const decided = (req: Req, res: Res, token: number): void => {
     if (token < 0) return refuse(guard, req, res, token)
     bind(res, token)
     runAdmitted(guard, req, res, listener, true)
+  }
+  const guarded = (req: Req, res: Res): void => {
+    const token = guard.tryAcquire(req)
+    if (token !== QUEUED) return decided(req, res, token)
+    if (responseGone(res)) return guard.countClientGone()
+    awaitSlot(guard, res, (t) => decided(req, res, t))
   }
   return Object.assign(guarded, { guard })
 }

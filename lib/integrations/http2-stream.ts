@@ -4,7 +4,8 @@ import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { runWithDeadline } from './deadline-context'
 import { DEGRADED, discardLateStreamWrites, type Marked, plainAnswer } from './degraded-response'
 import { type DegradedAnswer, errorReason, type FallbackReason } from './fallback'
-import { InboundGuard, type RequestAccess } from './inbound-guard'
+import { awaitSlot } from './await-slot'
+import { InboundGuard, QUEUED, type RequestAccess } from './inbound-guard'
 import type { InboundGuardOptions } from './inbound-options'
 import { streamReleaser } from './response-release'
 import { respondShed } from './shed-reply'
@@ -104,11 +105,13 @@ export function http2StreamGuard(
   const plain = guard.fallback === undefined && !guard.timesOut && !guard.propagatesDeadline
   // One request object for every stream, so that admission allocates nothing.
   const request: Http2StreamRequest = { stream: undefined as never, headers: undefined as never }
-  const guarded = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, raw: string[]): void => {
-    request.stream = stream
-    request.headers = headers
-    const token = guard.tryAcquire(request)
-    request.stream = request.headers = undefined as never // the guard keeps nothing of the stream
+  const decided = (
+    stream: ServerHttp2Stream,
+    headers: IncomingHttpHeaders,
+    flags: number,
+    raw: string[],
+    token: number,
+  ) => {
     const head = headers[':method'] === 'HEAD'
     if (token < 0) {
       request.stream = stream
@@ -121,6 +124,15 @@ export function http2StreamGuard(
     if (stream.destroyed) return guard.countClientGone() // reset by the client already: no listener runs
     if (plain) listener(stream, headers, flags, raw)
     else runDegraded(guard, listener, [stream, headers, flags, raw])
+  }
+  const guarded = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, raw: string[]): void => {
+    request.stream = stream
+    request.headers = headers
+    const token = guard.tryAcquire(request)
+    request.stream = request.headers = undefined as never // the guard keeps nothing of the stream
+    if (token !== QUEUED) return decided(stream, headers, flags, raw, token)
+    if (stream.destroyed) return guard.countClientGone()
+    awaitSlot(guard, stream, (t) => decided(stream, headers, flags, raw, t))
   }
   return Object.assign(guarded, { guard })
 }

@@ -1,5 +1,6 @@
 import type { BbrLimiter, BbrLimiterStats } from '../bbr/bbr-limiter'
 import { PRIORITY_NAMES, type PriorityName } from '../bbr/priority'
+import type { Waiter } from '../policies/admission-queue'
 import { type Event, EventSource } from '../events/event-source'
 import { Shed, shedReason, type ShedReason } from '../shed/shed'
 import { MODE } from '../switches/switch-layout'
@@ -54,6 +55,9 @@ export interface RequestAccess<Req> {
 /** What `answer` returns when the fallback failed: the request gets the plain 503. */
 export const FALLBACK_FAILED = null
 
+/** What tryAcquire returns for a request that may wait in the limiter's queue: call `waitForSlot` next. */
+export const QUEUED = -100
+
 const MODE_NONE = 0
 const MODE_KEYED = 1 // tryAcquire(key)
 const MODE_GLOBAL = 2 // tryAcquire()
@@ -63,7 +67,8 @@ const NO_CLASS = 4 // a header that names no class (classes are 0-3)
  * The decision every inbound adapter (node:http, Express, Fastify, Koa, gRPC) makes, in one place: the rate
  * limit, then the adaptive limiter at the request's priority. `tryAcquire` returns a token >= 0 to give back with
  * `release` exactly once when the response is over, or a negative Shed code; after a shed, `retryAfter` holds
- * the seconds to announce. Neither allocates (unless a shed listener is subscribed) nor throws.
+ * the seconds to announce. With a limiter made with `maxWait`, it may answer QUEUED: the request waits for a slot
+ * (`waitForSlot`, docs/rules/queue.md). Neither allocates (unless a shed listener is subscribed) nor throws.
  */
 export class InboundGuard<Req> {
   readonly limiter: BbrLimiter | undefined
@@ -110,6 +115,10 @@ export class InboundGuard<Req> {
   // The last client address and its key: a keep-alive connection's requests reuse it without parsing again.
   private lastAddress: unknown = undefined
   private lastKey = 'unknown'
+  // The request tryAcquire last answered QUEUED: its refusal, class and fairness key, for waitForSlot.
+  private pendingCode = 0
+  private pendingClass = 0
+  private pendingKey: string | undefined = undefined
 
   constructor(options: InboundGuardOptions<Req> | undefined, access: RequestAccess<Req>) {
     const o = resolveInboundOptions<Req>(options, access.remaining !== undefined)
@@ -148,7 +157,7 @@ export class InboundGuard<Req> {
     return this.limiter !== undefined
   }
 
-  /** Decides one request: a token >= 0 to release when its response is over, or a Shed code (negative). */
+  /** Decides one request: a token >= 0 to release when its response is over, a Shed code (negative), or QUEUED. */
   tryAcquire(request: Req): number {
     const p = this.classOfRequest(request)
     const board = this.switches
@@ -171,10 +180,42 @@ export class InboundGuard<Req> {
     }
     const limiter = this.limiter
     if (limiter === undefined) return 0
-    const token = limiter.tryAcquire(p, this.fairKey === undefined ? undefined : this.fairKey(request))
+    const key = this.fairKey === undefined ? undefined : this.fairKey(request)
+    const token = limiter.tryAcquire(p, key)
     if (token >= 0) return token
+    const queue = limiter.queue
+    if (queue !== undefined) {
+      if (queue.hasRoom) {
+        this.pendingCode = token
+        this.pendingClass = p
+        this.pendingKey = key
+        return QUEUED
+      }
+      queue.countFull()
+    }
     this.retryAfter = this.spread(this.overloadRetryAfter)
     return this.shed(token, p)
+  }
+
+  /**
+   * Queues the request tryAcquire just answered QUEUED for (docs/rules/queue.md): `done(token)` is called once,
+   * later, with a token >= 0 (admitted: release it as any other) or Shed.queueTimeout (answer it as any refusal:
+   * `retryAfter` is set). Cancel the Waiter when the client goes away: its place is freed and done is not called.
+   */
+  waitForSlot(done: (token: number) => void): Waiter {
+    const p = this.pendingClass
+    const deadlineAt = this.deadlineAt
+    const limiter = this.limiter as BbrLimiter
+    const waiter = limiter.waitForSlot(this.pendingCode, p, this.pendingKey, (token) => {
+      this.deadlineAt = deadlineAt // the adapters read it for the request they admit
+      if (token < 0) {
+        this.retryAfter = this.spread(this.overloadRetryAfter)
+        this.shed(token, p)
+      }
+      done(token)
+    })
+    this.pendingKey = undefined
+    return waiter as Waiter // tryAcquire saw room in the queue, in this same turn
   }
 
   /**

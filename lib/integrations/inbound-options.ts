@@ -2,6 +2,7 @@ import { BbrLimiter } from '../bbr/bbr-limiter'
 import type { BbrLimiterOptions } from '../bbr/bbr-options'
 import { Priority, type PriorityName } from '../bbr/priority'
 import { InvalidOptionError } from '../errors/invalid-option-error'
+import { resolveQueueOptions } from '../policies/admission-queue'
 import { Switchboard } from '../switches/switchboard'
 import { type DegradeOptions, type ResolvedDegrade, resolveDegradeOptions } from './degrade-options'
 import { checkOneOf, checkOptions, optionalFunction, optionalNumber } from '../validate'
@@ -77,6 +78,14 @@ export interface InboundGuardOptions<Req> extends DegradeOptions<Req> {
    * mints freely). A limiter created from options gets `fairness: true` unless they say otherwise.
    */
   fairness?: { key: (request: Req) => string }
+  /**
+   * A request the limiter refuses may wait this long for a slot, ms, instead of a 503 (docs/rules/queue.md); it is
+   * answered 503 with reason 'queue-timeout' when none comes. Given to the limiter the guard creates (a limiter
+   * instance takes its own `maxWait`). Default 0: no queue.
+   */
+  maxWait?: number
+  /** The most requests waiting at once in this process (default 128; with maxWait). */
+  maxQueue?: number
 }
 
 export interface ResolvedInboundOptions<Req> {
@@ -103,7 +112,21 @@ function resolveFairKey<Req>(value: unknown): ((request: Req) => string) | undef
   return o.key
 }
 
-function resolveLimiter(value: unknown, fair: boolean): { limiter: BbrLimiter | undefined; owns: boolean } {
+/** The queue options given to the guard, for the limiter it creates; refused with a limiter instance or none. */
+function queueOptions(o: { maxWait?: unknown; maxQueue?: unknown; limiter?: unknown }): Partial<BbrLimiterOptions> {
+  const given = o.maxWait !== undefined ? 'maxWait' : o.maxQueue !== undefined ? 'maxQueue' : undefined
+  if (given === undefined) return {}
+  if (o.limiter === false || o.limiter instanceof BbrLimiter)
+    throw new InvalidOptionError(given, o[given], 'options of the limiter the guard creates (set it on your limiter)')
+  resolveQueueOptions(o.maxWait, o.maxQueue) // named as the guard's own fields when bad
+  return { maxWait: o.maxWait as number, maxQueue: o.maxQueue as number | undefined }
+}
+
+function resolveLimiter(
+  value: unknown,
+  fair: boolean,
+  queue: Partial<BbrLimiterOptions>,
+): { limiter: BbrLimiter | undefined; owns: boolean } {
   if (value === false) {
     if (fair) throw new InvalidOptionError('limiter', value, 'a limiter (fairness needs one)')
     return { limiter: undefined, owns: false }
@@ -118,9 +141,10 @@ function resolveLimiter(value: unknown, fair: boolean): { limiter: BbrLimiter | 
   ) {
     throw new InvalidOptionError('limiter', value, 'a BbrLimiter, BbrLimiter options, or false')
   }
-  const options = value as BbrLimiterOptions | undefined
-  const withFairness = fair && options?.fairness === undefined ? { ...options, fairness: true } : options
-  return { limiter: new BbrLimiter(withFairness), owns: true }
+  let options = value as BbrLimiterOptions | undefined
+  if (fair && options?.fairness === undefined) options = { ...options, fairness: true }
+  if (queue.maxWait !== undefined) options = { ...options, ...queue }
+  return { limiter: new BbrLimiter(options), owns: true }
 }
 
 function resolveRateLimit<Req>(value: unknown): RateLimitOptions<Req> | undefined {
@@ -167,8 +191,9 @@ export function resolveInboundOptions<Req>(options: unknown, builtInDeadline = f
     throw new InvalidOptionError('switches', o.switches, 'a Switchboard')
   const route = optionalFunction<(request: Req) => string>('route', o.route)
   const fairKey = resolveFairKey<Req>(o.fairness)
+  const queue = queueOptions(o)
   // Last, so that a bad option above never leaves a limiter (maybe a shared region) behind.
-  const { limiter, owns } = resolveLimiter(o.limiter, fairKey !== undefined)
+  const { limiter, owns } = resolveLimiter(o.limiter, fairKey !== undefined, queue)
   return {
     limiter,
     ownsLimiter: owns,

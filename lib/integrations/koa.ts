@@ -3,7 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'http'
 import { runWithDeadline } from './deadline-context'
 import { DEGRADED, type Marked, plainAnswer, responseGone } from './degraded-response'
 import { type DegradedAnswer, errorReason, type FallbackReason } from './fallback'
-import { InboundGuard, type RequestAccess } from './inbound-guard'
+import { awaitSlot } from './await-slot'
+import { InboundGuard, QUEUED, type RequestAccess } from './inbound-guard'
 import type { InboundGuardOptions } from './inbound-options'
 import { responseReleaser } from './response-release'
 import { JSON_TYPE, retryAfterText, shedReply } from './shed-reply'
@@ -75,7 +76,8 @@ async function degradedNext(
 
 /**
  * Koa middleware: admits the request (`next()`) or answers it with 503 or 429, a Retry-After header and a JSON
- * body through the context, without calling the downstream middleware. With `fallback`, refusals, a `timeout`
+ * body through the context, without calling the downstream middleware (with `maxWait`, a refused request first
+ * waits for a slot: docs/rules/queue.md). With `fallback`, refusals, a `timeout`
  * and errors thrown downstream get the fallback's answer (docs/guide/degrade.md).
  *
  *   app.use(koaGuard({ limiter: { shared: 'api' } }))
@@ -84,8 +86,7 @@ export function koaGuard(options?: InboundGuardOptions<KoaContextLike>): KoaMidd
   const guard = new InboundGuard(options, koaAccess)
   const bind = responseReleaser(guard)
   const plain = guard.fallback === undefined && !guard.timesOut && !guard.propagatesDeadline
-  const middleware = (ctx: KoaContextLike, next: () => Promise<unknown>): Promise<unknown> | undefined => {
-    const token = guard.tryAcquire(ctx)
+  const decided = (ctx: KoaContextLike, next: () => Promise<unknown>, token: number): Promise<unknown> | undefined => {
     if (token >= 0) {
       bind(ctx.res, token)
       if (responseGone(ctx.res)) {
@@ -103,6 +104,22 @@ export function koaGuard(options?: InboundGuardOptions<KoaContextLike>): KoaMidd
     ctx.type = JSON_TYPE
     ctx.body = r.body
     return undefined
+  }
+  const middleware = (ctx: KoaContextLike, next: () => Promise<unknown>): Promise<unknown> | undefined => {
+    const token = guard.tryAcquire(ctx)
+    if (token !== QUEUED) return decided(ctx, next, token)
+    if (responseGone(ctx.res)) {
+      guard.countClientGone()
+      ctx.respond = false
+      return undefined
+    }
+    return new Promise((resolve) => {
+      const gone = (): void => {
+        ctx.respond = false // nobody to answer
+        resolve(undefined)
+      }
+      awaitSlot(guard, ctx.res, (t) => resolve(decided(ctx, next, t)), gone)
+    })
   }
   return Object.assign(middleware, { guard })
 }

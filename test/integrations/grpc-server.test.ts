@@ -1,11 +1,12 @@
 import * as grpc from '@grpc/grpc-js'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 
 import { KeyedLimiter, TokenBucket } from '../../lib/index'
 import { grpcServerGuard, type GrpcServerGuardOptions, GrpcStatus } from '../../lib/entries/grpc'
 import { waitFor } from '../helpers/wait-for'
 import { call, closeAfterEach, EchoClient, startEcho, type Unary } from './grpc-service'
 import { controlledLimiter, priorityScenarios } from './inbound-scenarios'
+import { fullLimiter } from './queue-scenarios'
 
 const opened = closeAfterEach()
 
@@ -98,6 +99,63 @@ describe('grpcServerGuard (grpc-js server interceptor)', () => {
     expect(s.invalidReleases).toBe(0)
     expect(s.admitted).toBe(6)
     c.limiter.close()
+  })
+
+  describe('with maxWait (docs/rules/queue.md)', () => {
+    const echo: Unary = (req, done) => {
+      handled++
+      done(null, { echo: req.request.text })
+    }
+    let handled = 0
+    const queued = (limiter: { stats(): { queue?: { length: number } } }) =>
+      waitFor(() => limiter.stats().queue?.length === 1, { what: 'the call to wait in the queue' })
+
+    it('queues a refused call and admits it when a slot is freed, released exactly once', async () => {
+      handled = 0
+      const { limiter, releaseHeld } = fullLimiter(60_000)
+      const release = vi.spyOn(limiter, 'release')
+      const client = await open(grpcServerGuard({ limiter }), echo)
+      const reply = call(client, 'echo', { text: 'later' })
+      await queued(limiter)
+      expect(handled).toBe(0)
+      releaseHeld()
+      expect(await reply).toEqual({ code: 0, value: { echo: 'later' } })
+      await waitFor(() => limiter.inFlight === 0, { what: 'release' })
+      expect(limiter.stats()).toMatchObject({ shed: 0, invalidReleases: 0, queue: { admitted: 1 } })
+      expect(release).toHaveBeenCalledTimes(4)
+      limiter.close()
+    })
+
+    it('ends a call that waited maxWait with RESOURCE_EXHAUSTED, its handler never run', async () => {
+      handled = 0
+      const { limiter, clock, releaseHeld } = fullLimiter(50)
+      const client = await open(grpcServerGuard({ limiter }), echo)
+      const reply = call(client, 'echo', {})
+      await queued(limiter)
+      clock.advance(50)
+      const r = await reply
+      expect(r.code).toBe(GrpcStatus.RESOURCE_EXHAUSTED)
+      expect(r.details).toMatch(/no slot within maxWait/)
+      expect(handled).toBe(0)
+      expect(limiter.stats().queue).toMatchObject({ timedOut: 1 })
+      releaseHeld()
+      limiter.close()
+    })
+
+    it('frees the place of a call cancelled while it waits', async () => {
+      handled = 0
+      const { limiter, releaseHeld } = fullLimiter(60_000)
+      const client = await open(grpcServerGuard({ limiter }), echo)
+      const unary = (client as any).echo({}, () => undefined) as grpc.ClientUnaryCall
+      await queued(limiter)
+      unary.cancel()
+      await waitFor(() => limiter.stats().queue?.abandoned === 1, { what: 'the waiter to be abandoned' })
+      releaseHeld()
+      await new Promise((r) => setTimeout(r, 20))
+      expect(handled).toBe(0)
+      expect(limiter.stats()).toMatchObject({ inFlight: 0, invalidReleases: 0, queue: { admitted: 0, length: 0 } })
+      limiter.close()
+    })
   })
 
   it('releases when the handler fails', async () => {

@@ -9,6 +9,7 @@ import { BbrLimiter, KeyedLimiter, TokenBucket } from '../../lib/index'
 import { type InboundGuardOptions } from '../../lib/entries/http'
 import { ManualClock } from '../helpers/manual-clock'
 import { degradeScenarios } from './degrade-scenarios'
+import { queueScenarios } from './queue-scenarios'
 import { waitFor } from '../helpers/wait-for'
 
 export interface TestServer {
@@ -108,6 +109,8 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
     await server?.close()
     server = undefined
   })
+
+  queueScenarios(open, () => calls, client)
 
   priorityScenarios(async (guard) => {
     const port = await open(guard)
