@@ -4,7 +4,16 @@
 // name, every scenario runs, in the order below.
 import * as os from 'os'
 
-const SCENARIOS = ['cpu-bound', 'upstream', 'two-upstreams', 'capacity-change', 'deadlines', 'fairness']
+const SCENARIOS = [
+  'cpu-bound',
+  'upstream',
+  'two-upstreams',
+  'capacity-change',
+  'deadlines',
+  'fairness',
+  'burst',
+  'ten-x',
+]
 
 const wanted = process.argv.slice(2)
 const unknown = wanted.filter((name) => !SCENARIOS.includes(name))

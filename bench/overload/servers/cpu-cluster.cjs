@@ -1,7 +1,8 @@
 // The server under test: a node:cluster of workers whose handler burns CPU_MS of CPU and then waits WAIT_MS
 // (a downstream call). MODE picks the protection: none | static | overload-protection | under-pressure (Fastify
 // with @fastify/under-pressure) | bulwark. With FAIR=1, bulwark's limiter sheds heavy tenants first (the tenant is
-// the path: /t/<tenant>).
+// the path: /t/<tenant>). With MAX_WAIT (ms), bulwark's handler runs through limiter.execute() on a limiter made
+// with that maxWait (0: execute() without a queue), so that a refused request may wait for a slot.
 // The primary prints the port once every worker listens.
 'use strict'
 const cluster = require('cluster')
@@ -48,7 +49,8 @@ if (cluster.isPrimary) {
   let handler
   if (MODE === 'bulwark') {
     const fair = process.env.FAIR === '1'
-    const limiter = new BbrLimiter({ shared: SHARED, fairness: fair })
+    const maxWait = process.env.MAX_WAIT === undefined ? undefined : Number(process.env.MAX_WAIT)
+    const limiter = new BbrLimiter({ shared: SHARED, fairness: fair, maxWait })
     if (process.env.TRACE) {
       setInterval(() => {
         const s = limiter.stats()
@@ -57,7 +59,12 @@ if (cluster.isPrimary) {
         )
       }, 500).unref()
     }
+    const viaExecute = (req, res) => {
+      const priority = req.headers['x-priority'] === 'critical' ? Priority.critical : Priority.normal
+      limiter.execute(() => new Promise((resolve) => work(res, resolve)), { priority }).catch(() => shed(res))
+    }
     handler = (req, res) => {
+      if (maxWait !== undefined) return viaExecute(req, res)
       const priority = req.headers['x-priority'] === 'critical' ? Priority.critical : Priority.normal
       const token = limiter.tryAcquire(priority, fair && req.url.startsWith('/t/') ? req.url.slice(3) : undefined)
       if (token < 0) return shed(res)

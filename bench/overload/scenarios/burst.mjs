@@ -1,0 +1,157 @@
+// The square-wave burst scenario (issue 16, parts 2 and 6): the CPU-bound cluster offered bursts of BURST x its
+// capacity lasting BURST_MS, each followed by LOW x for LOW_MS, with bulwark's BbrLimiter shedding at once and
+// with a short queue (maxWait MAX_WAIT ms), side by side; both run the handler through limiter.execute(). The
+// unloaded p99 (0.5x, no queue) sets the admitted-latency bound. Writes bench/results/overload-burst.{md,json}.
+//   npm run bench:overload -- burst
+import * as os from 'os'
+import { createRequire } from 'module'
+import { stopServer } from '../lib/processes.mjs'
+import { fmt, goalsTable, machineLine, table, writeResults } from '../lib/report.mjs'
+import { measureCapacity, startCluster } from './cpu-bound.mjs'
+
+const require = createRequire(import.meta.url)
+const { runLeanLoad } = require('../../lib/lean-load.cjs')
+const { summarize } = require('../../lib/open-loop.cjs')
+const SECONDS = Number(process.env.STEP_SECONDS ?? 12)
+const SETTLE_SECONDS = 2
+const SLO_MS = 500
+const BURST = Number(process.env.BURST ?? 1.2)
+const BURST_MS = Number(process.env.BURST_MS ?? 200)
+const LOW = Number(process.env.LOW ?? 0.7)
+const LOW_MS = Number(process.env.LOW_MS ?? 300)
+const MAX_WAIT = Number(process.env.MAX_WAIT ?? 50)
+const P99_BOUND = 2.5 // x the unloaded p99
+// Contenders take turns, ROUNDS times each in alternating order, so that a busy machine's noise falls on both.
+const ROUNDS = Number(process.env.ROUNDS ?? 3)
+
+function squareWave(capacity, seconds) {
+  const schedule = []
+  for (let t = 0; t < seconds * 1000; t += BURST_MS + LOW_MS) {
+    schedule.push({ rate: BURST * capacity, seconds: BURST_MS / 1000 })
+    schedule.push({ rate: LOW * capacity, seconds: LOW_MS / 1000 })
+  }
+  return schedule
+}
+
+async function runOnce(maxWait, schedule) {
+  const { child, port } = await startCluster('bulwark', { MAX_WAIT: String(maxWait) })
+  const run = await runLeanLoad({ port, schedule, criticalEvery: 10, drainSeconds: 3 })
+  await stopServer(child)
+  return run
+}
+
+/** The runs of one contender as one: their requests laid end to end. */
+function joined(runs) {
+  const keys = ['due', 'latency', 'status', 'critical']
+  const out = { durationMs: 0 }
+  for (const key of keys) out[key] = new runs[0][key].constructor(runs.reduce((n, r) => n + r[key].length, 0))
+  let at = 0
+  for (const run of runs) {
+    for (const key of keys) out[key].set(key === 'due' ? run.due.map((d) => d + out.durationMs) : run[key], at)
+    at += run.due.length
+    out.durationMs += run.durationMs
+  }
+  return out
+}
+
+function summary(name, maxWait, runs) {
+  // Each run's settling seconds left out.
+  const kept = runs.map((run) => {
+    const from = SETTLE_SECONDS * 1000
+    const keep = Array.from(run.due, (d, i) => (d >= from ? i : -1)).filter((i) => i >= 0)
+    const pick = (a) => a.constructor.from(keep, (i) => a[i])
+    return {
+      ...run,
+      due: pick(run.due).map((d) => d - from),
+      latency: pick(run.latency),
+      status: pick(run.status),
+      critical: pick(run.critical),
+      durationMs: run.durationMs - from,
+    }
+  })
+  const all = joined(kept)
+  const s = summarize(all, 0, all.durationMs, SLO_MS)
+  const shed = Array.from(all.status).filter((code) => code === 503).length
+  const capped = runs.map((r) => r.generator.capped).filter(Boolean)
+  return { name, maxWait, ...s, shed, capped: capped.join('; ') || undefined }
+}
+
+export async function run() {
+  const before = os.loadavg()[0]
+  const capacity = await measureCapacity()
+  console.log(`Measured capacity: ${capacity.toFixed(0)} req/s`)
+  process.stdout.write('unloaded (0.5x, no queue)...')
+  const unloaded = summary('unloaded', 0, [await runOnce(0, [{ rate: 0.5 * capacity, seconds: 6 }])])
+  console.log(` p99 ${fmt(unloaded.p99)} ms`)
+  const schedule = squareWave(capacity, SECONDS)
+  const contenders = [
+    ['BbrLimiter, shedding at once', 0],
+    [`BbrLimiter, maxWait ${MAX_WAIT} ms`, MAX_WAIT],
+  ]
+  const runs = contenders.map(() => [])
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const c of round % 2 === 0 ? [0, 1] : [1, 0]) {
+      process.stdout.write(`round ${round + 1}: ${contenders[c][0]}...`)
+      runs[c].push(await runOnce(contenders[c][1], schedule))
+      console.log(' done')
+    }
+  }
+  const rows = contenders.map(([name, maxWait], c) => summary(name, maxWait, runs[c]))
+  const after = os.loadavg()[0]
+  const bound = P99_BOUND * unloaded.p99
+  const lines = [
+    '### Bursts: a short queue against shedding at once',
+    '',
+    `${machineLine(before, after)}. The CPU-bound cluster (2 workers, measured capacity ${capacity.toFixed(0)} req/s) offered a square wave for ${SECONDS} s (the first ${SETTLE_SECONDS} s left out), ${ROUNDS} runs of each contender taking turns: ${BURST}x capacity for ${BURST_MS} ms, then ${LOW}x for ${LOW_MS} ms; 10 % critical. Unloaded p99 (0.5x): ${fmt(unloaded.p99)} ms. Goodput counts answers within ${SLO_MS} ms.`,
+    '',
+    ...table(
+      ['contender', 'offered/s', '503s', '503 %', 'goodput/s', 'admitted p50 ms', 'admitted p99 ms', 'critical ok %'],
+      rows.map((r) => [
+        r.name,
+        fmt(r.offeredPerSecond),
+        fmt(r.shed),
+        fmt(100 * r.shedRate, 2),
+        fmt(r.goodputPerSecond),
+        fmt(r.p50, 0, 'timeout'),
+        fmt(r.p99, 0, 'timeout'),
+        fmt(100 * r.criticalSuccess, 1),
+      ]),
+    ),
+    '',
+  ]
+  const capped = rows.filter((r) => r.capped).map((r) => `${r.name}: ${r.capped}`)
+  if (capped.length > 0) lines.push(`The generator fell behind its schedule (${capped.join('; ')}).`, '')
+  const [now, queued] = rows
+  lines.push(
+    ...goalsTable('goal (queue)', [
+      ['fewer 503s than shedding at once', queued.shed < now.shed, `${fmt(queued.shed)} vs ${fmt(now.shed)}`],
+      [
+        `admitted p99 within the same bound (${P99_BOUND}x unloaded p99)`,
+        queued.p99 <= bound,
+        `${fmt(queued.p99)} ms (at once: ${fmt(now.p99)} ms) vs ${fmt(bound)} ms`,
+      ],
+    ]),
+  )
+  writeResults('overload-burst', lines, {
+    capacity,
+    seconds: SECONDS,
+    rounds: ROUNDS,
+    burst: { BURST, BURST_MS, LOW, LOW_MS, MAX_WAIT },
+    unloadedP99: unloaded.p99,
+    loadBefore: before,
+    loadAfter: after,
+    rows: rows.map(
+      ({ name, maxWait, shed, shedRate, offeredPerSecond, goodputPerSecond, p50, p99, criticalSuccess }) => ({
+        name,
+        maxWait,
+        shed,
+        shedRate,
+        offeredPerSecond,
+        goodputPerSecond,
+        p50,
+        p99,
+        criticalSuccess,
+      }),
+    ),
+  })
+}
