@@ -38,16 +38,19 @@ process.send('open'); setInterval(() => {}, 1000)`
 
 describe('bulwark gc', () => {
   it('removes the stale regions of one namespace with --namespace, and of all with none', async () => {
-    const shared = uniqueName('gc')
-    await leaveStale(shared, 'gc-ns-a')
-    await leaveStale(shared, 'gc-ns-b')
-    expect(listRegions().filter((r: string) => r.endsWith(shared))).toHaveLength(2)
-    const one = gc(['--namespace', 'gc-ns-a'])
-    expect(one.stdout).toContain(`token-bucket.gc-ns-a.${shared}`)
-    expect(one.stdout).not.toContain('gc-ns-b')
-    expect(listRegions({ namespace: 'gc-ns-b' }).filter((r: string) => r.endsWith(shared))).toHaveLength(1)
-    expect(gc(['--namespace', 'gc-ns-b']).stdout).toContain(`token-bucket.gc-ns-b.${shared}`)
-    expect(listRegions().filter((r: string) => r.endsWith(shared))).toEqual([])
+    // Namespaces of this run's own, as below: a run at the same time must not remove these, nor these its.
+    const [nsA, nsB] = [uniqueName('gca'), uniqueName('gcb')]
+    const shared = 'stale'
+    const ours = (r: string) => r.endsWith(`${nsA}.${shared}`) || r.endsWith(`${nsB}.${shared}`)
+    await leaveStale(shared, nsA)
+    await leaveStale(shared, nsB)
+    expect(listRegions().filter(ours)).toHaveLength(2)
+    const one = gc(['--namespace', nsA])
+    expect(one.stdout).toContain(`token-bucket.${nsA}.${shared}`)
+    expect(one.stdout).not.toContain(nsB)
+    expect(listRegions({ namespace: nsB }).filter((r: string) => r.endsWith(shared))).toHaveLength(1)
+    expect(gc(['--namespace', nsB]).stdout).toContain(`token-bucket.${nsB}.${shared}`)
+    expect(listRegions().filter(ours)).toEqual([])
     expect(gc(['--namespace', 'not.one']).status).toBe(2)
     expect(gc(['--bogus']).status).toBe(2)
   })
@@ -60,16 +63,19 @@ describe('bulwark gc', () => {
       expect(made.status, String(made.stderr)).toBe(0)
     }
     const other = { uid: Number(id('-u').stdout), gid: Number(id('-g').stdout) }
-    const shared = uniqueName('gc-user')
-    await leaveStale(shared, 'gc-users', other)
-    const file = path.join('/dev/shm', `bulwark.${other.uid}.token-bucket.gc-users.${shared}`)
+    // A namespace of this run's own: another test run at the same time (CI runs each Node major in turn, developers
+    // run suites side by side) may have stale regions of that user too, and they are not this test's to count.
+    const namespace = uniqueName('gcu')
+    const shared = 'stale'
+    await leaveStale(shared, namespace, other)
+    const file = path.join('/dev/shm', `bulwark.${other.uid}.token-bucket.${namespace}.${shared}`)
     expect(fs.existsSync(file)).toBe(true)
     // Before: root's gc removed every user's stale regions.
-    expect(gc(['--namespace', 'gc-users']).stdout).toBe('nothing to remove\n')
+    expect(gc(['--namespace', namespace]).stdout).toBe('nothing to remove\n')
     expect(fs.existsSync(file)).toBe(true)
-    const all = gc(['--namespace', 'gc-users', '--all-users'])
+    const all = gc(['--namespace', namespace, '--all-users'])
     expect(all.status).toBe(0)
-    expect(all.stdout).toContain(`uid ${other.uid}: removed 1: token-bucket.gc-users.${shared}`)
+    expect(all.stdout).toContain(`uid ${other.uid}: removed 1: token-bucket.${namespace}.${shared}\n`)
     expect(fs.existsSync(file)).toBe(false)
     // Only root may ask for every user's.
     expect(gc(['--all-users'], other).status).toBe(2)
