@@ -72,6 +72,9 @@ describe.skipIf(!target)('RedisRateLimiter local refusal', () => {
             keyPrefix: `${uniqueName(`schedule-${localRefusal}`)}:`,
             now: clocks[i].now,
             localRefusal,
+            // Every decision must come from Redis or the local refusal: a slow reply on a loaded machine must not
+            // fall to the insurance limiter (50 ms by default) and make the two sides differ.
+            timeout: 10_000,
           }),
       )
       const keys = ['a', 'b', 'c']
