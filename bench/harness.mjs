@@ -72,14 +72,15 @@ function report(title, rows, baselineName, options) {
 /**
  * Prints a markdown table headed by the machine line and saves it in bench/results/, for benchmarks that measure
  * something other than ns per call (throughput, latency under concurrency). `lines`: one array of cells per row;
- * `options.peers`: the peers measured, listed under the machine line.
+ * `options.peers`: the peers measured, listed under the machine line; `options.note`: a line printed under those.
  */
-export function writeTable(title, header, lines, { peers } = {}) {
+export function writeTable(title, header, lines, { peers, note } = {}) {
   const md = [
     `### ${title}`,
     '',
     `Machine: ${machine()}`,
     ...(peers?.length ? ['', `Peers: ${peers.join(', ')}`] : []),
+    ...(note ? ['', note] : []),
     '',
     `| ${header.join(' | ')} |`,
     `| ${header.map(() => '---').join(' | ')} |`,

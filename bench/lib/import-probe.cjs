@@ -4,29 +4,65 @@
 //   node --expose-gc import-probe.cjs <specifier> <how>
 // how: 'require'; 'import' (the ES module entry); 'touch:<Name>' (require, then read that export);
 // 'touch:*' (require, then read every export, which loads whatever the entry defers).
+const fs = require('fs')
 const { performance } = require('perf_hooks')
 
 const [specifier, how = 'require'] = process.argv.slice(2)
 
+// 'use:core': what a gateway's start does with the core: one of each core component made and asked once.
+function useCore(b) {
+  new b.BbrLimiter().tryAcquire()
+  new b.CircuitBreaker({ strategy: 'errorRatio', failureRatio: 0.5 }).tryAcquire()
+  new b.SreBreaker().tryAcquire()
+  new b.TokenBucket({ rate: 100, capacity: 100 }).tryAcquire()
+}
+
 async function load() {
   if (how === 'import') return import(specifier)
+  if (how === 'import:use') return useCore(await import(specifier))
   const loaded = require(specifier)
   if (how === 'touch:*') for (const name of Object.keys(loaded)) void loaded[name]
+  else if (how === 'use:core') useCore(loaded)
   else if (how.startsWith('touch:')) void loaded[how.slice('touch:'.length)]
   return loaded
 }
 
+// RSS also counts pages of node's own binary (V8's compiler, the module loader) that a process touches for the
+// first time: they are shared by every process that runs node and held once by the page cache. The memory a worker
+// really adds is its private pages (Linux: /proc/self/smaps_rollup, Private_Clean + Private_Dirty); null elsewhere.
+function privateMB() {
+  try {
+    const rollup = fs.readFileSync('/proc/self/smaps_rollup', 'utf8')
+    const kB = (field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(rollup)[1])
+    return (kB('Private_Clean') + kB('Private_Dirty')) / 1024
+  } catch {
+    return null
+  }
+}
+
 async function main() {
+  // An application that imports bulwark as an ES module runs Node's ES module loader already: start it first, so
+  // that the import rows count what bulwark adds, not the loader's own start.
+  if (how.startsWith('import')) await import('data:text/javascript,export default 1')
   global.gc?.()
   const before = Object.keys(require.cache).length
   const rss = process.memoryUsage().rss
+  const privateBefore = privateMB()
   const start = performance.now()
   await load()
   const ms = performance.now() - start
   const addedRss = process.memoryUsage().rss - rss
+  const privateAfter = privateMB()
   // An ES module entry is not in require.cache: count it, and the CommonJS files it reaches are counted there.
   const files = Object.keys(require.cache).length - before + (how === 'import' ? 1 : 0)
-  process.stdout.write(`${JSON.stringify({ files, ms, rssMB: addedRss / 2 ** 20 })}\n`)
+  process.stdout.write(
+    `${JSON.stringify({
+      files,
+      ms,
+      rssMB: addedRss / 2 ** 20,
+      privateMB: privateAfter === null ? null : privateAfter - privateBefore,
+    })}\n`,
+  )
 }
 
 main().catch((error) => {

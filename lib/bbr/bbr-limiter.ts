@@ -32,6 +32,7 @@ import type { QueueDelayController } from './queue-delay-controller'
 import { queueRule } from './queue-rule'
 import { RtSampler } from './rt-sampler'
 import { INVALID, NOT_SAMPLED, TokenTable } from './token-table'
+import { registerComponent } from '../metrics/component-registry'
 
 /** Seconds an OverloadError from execute() asks the caller to wait: the limiter cannot know when capacity returns. */
 const EXECUTE_RETRY_AFTER = 1
@@ -488,3 +489,4 @@ export class BbrLimiter {
     }
   }
 }
+registerComponent('BbrLimiter', BbrLimiter)

@@ -2,6 +2,7 @@ import { type KeyedFactory, KeyedPool, type KeyedPoolStats } from '../pool/keyed
 import type { KeyedOptions } from '../pool/keyed-options'
 import { checkOptions } from '../validate'
 import type { Breaker } from './breaker'
+import { registerComponent } from '../metrics/component-registry'
 
 /**
  * Makes the breaker of one key. `shared` is the key's own shared name when the group is shared (pass it to the
@@ -82,3 +83,4 @@ export class BreakerGroup<B extends Breaker> {
     this.close()
   }
 }
+registerComponent('BreakerGroup', BreakerGroup)

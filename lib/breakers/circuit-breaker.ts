@@ -33,6 +33,7 @@ import {
 } from './circuit-breaker-options'
 import { windowLayout } from './window-options'
 import { WindowTally } from './window-tally'
+import { registerComponent } from '../metrics/component-registry'
 
 const STATE_NAMES: readonly BreakerState[] = ['closed', 'open', 'half-open']
 
@@ -316,3 +317,4 @@ export class CircuitBreaker implements Breaker {
     }
   }
 }
+registerComponent('CircuitBreaker', CircuitBreaker)

@@ -7,6 +7,7 @@ import type { Breaker } from './breaker'
 import { resolveWindowOptions, windowLayout } from './window-options'
 import { WindowTally } from './window-tally'
 import { forcedBreaker, resolveSwitches, type Switchboard } from '../switches/breaker-switch'
+import { registerComponent } from '../metrics/component-registry'
 
 export interface SreBreakerOptions extends SharingOptions {
   /** Expected success rate in (0, 1] (default 0.6): calls flow freely while calls < successes / success. */
@@ -134,6 +135,7 @@ export class SreBreaker implements Breaker {
     this.close()
   }
 }
+registerComponent('SreBreaker', SreBreaker)
 
 /** The state a window with `accepts` successes out of `calls` gives (shared with watchers). */
 export function sreStats(accepts: number, calls: number, k: number, minimumCalls: number): SreBreakerStats {

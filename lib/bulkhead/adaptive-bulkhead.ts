@@ -15,6 +15,7 @@ import { SharedRegion } from '../shared/shared-region'
 import { coarseNow, preciseNow } from '../signals/clock'
 import { describeBulkhead, STAT, sumLanes } from './bulkhead-layout'
 import { type AdaptiveBulkheadOptions, resolveBulkheadOptions } from './bulkhead-options'
+import { registerComponent } from '../metrics/component-registry'
 
 export interface AdaptiveBulkheadStats {
   /** Calls in flight, host-wide when shared. */
@@ -172,3 +173,4 @@ export class AdaptiveBulkhead {
     this.close()
   }
 }
+registerComponent('AdaptiveBulkhead', AdaptiveBulkhead)

@@ -4,6 +4,7 @@ import { coarseNow } from '../signals/clock'
 import { checkOptions } from '../validate'
 import { AdaptiveBulkhead } from './adaptive-bulkhead'
 import type { AdaptiveBulkheadOptions } from './bulkhead-options'
+import { registerComponent } from '../metrics/component-registry'
 
 export interface BulkheadPoolOptions extends KeyedOptions {
   /** Options of every upstream's bulkhead (`shared` and `now` excepted: the pool's apply). */
@@ -74,3 +75,4 @@ export class BulkheadPool {
     this.close()
   }
 }
+registerComponent('BulkheadPool', BulkheadPool)

@@ -7,6 +7,7 @@ import { SharedRegion } from '../shared/shared-region'
 import { HeavyKeeperFront } from './heavy-keeper-front'
 import { describeHeavyKeeper, laneBytes, nativeKeeperConfig } from './heavy-keeper-layout'
 import { type HeavyKeeperOptions, resolveHeavyKeeperOptions } from './heavy-keeper-options'
+import { registerComponent } from '../metrics/component-registry'
 
 const sizes = native.heavyKeeperLayout
 
@@ -222,6 +223,7 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
     for (const item of this.keeper.takeExpelled()) this.expelled.emit(item as TopKItem<K>)
   }
 }
+registerComponent('HeavyKeeper', HeavyKeeper)
 
 function checkIncr(incr: unknown): void {
   if (typeof incr !== 'number' || !Number.isInteger(incr) || incr < 0 || incr > 0xffffffff) {

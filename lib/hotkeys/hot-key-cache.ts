@@ -6,6 +6,7 @@ import { type CacheRule, CacheRules } from './cache-rules'
 import { HeavyKeeper, type HeavyKeeperStats, type TopKItem } from './heavy-keeper'
 import { defaultWidth } from './heavy-keeper-options'
 import { LruTtlCache } from './lru-ttl-cache'
+import { registerComponent } from '../metrics/component-registry'
 
 export interface HotKeyCacheOptions extends SharingOptions {
   /** How many hot keys to track (default 100). The sketch is 1024 * max(1, floor(ln k)) wide and 4 deep. */
@@ -184,3 +185,4 @@ export class HotKeyCache<V = unknown> {
     else this.topk.fadingOnce(Math.floor(this.now() / fadeEvery))
   }
 }
+registerComponent('HotKeyCache', HotKeyCache)

@@ -15,6 +15,7 @@ import {
   MAX_RETRY_AFTER,
   resolveInboundOptions,
 } from './inbound-options'
+import { registerComponent } from '../metrics/component-registry'
 
 export interface ShedEvent {
   reason: ShedReason
@@ -362,3 +363,4 @@ export class InboundGuard<Req> {
     return code
   }
 }
+registerComponent('InboundGuard', InboundGuard)

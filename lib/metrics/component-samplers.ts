@@ -1,20 +1,22 @@
-// What each kind of component contributes to the metrics, read from its own stats() at collection time.
-import { BbrLimiter } from '../bbr/bbr-limiter'
+// What each kind of component contributes to the metrics, read from its own stats() at collection time. Only types
+// are imported from the components: a kind is recognised by the class its module registered (component-registry).
+import type { BbrLimiter } from '../bbr/bbr-limiter'
 import { PRIORITY_NAMES } from '../bbr/priority'
 import type { Breaker } from '../breakers/breaker'
-import { BreakerGroup } from '../breakers/breaker-group'
-import { CircuitBreaker } from '../breakers/circuit-breaker'
-import { SreBreaker } from '../breakers/sre-breaker'
-import { AdaptiveBulkhead } from '../bulkhead/adaptive-bulkhead'
-import { BulkheadPool } from '../bulkhead/bulkhead-pool'
-import { HeavyKeeper } from '../hotkeys/heavy-keeper'
-import { HotKeyCache } from '../hotkeys/hot-key-cache'
-import { InboundGuard } from '../integrations/inbound-guard'
-import { KeyedLimiter } from '../ratelimit/keyed-limiter'
-import { RedisRateLimiter } from '../ratelimit/redis/redis-rate-limiter'
-import { SlidingWindowLimiter } from '../ratelimit/sliding-window-limiter'
-import { TokenBucket } from '../ratelimit/token-bucket'
-import { RetryBudget } from '../resilience/retry-budget'
+import type { BreakerGroup } from '../breakers/breaker-group'
+import type { CircuitBreaker } from '../breakers/circuit-breaker'
+import type { SreBreaker } from '../breakers/sre-breaker'
+import type { AdaptiveBulkhead } from '../bulkhead/adaptive-bulkhead'
+import type { BulkheadPool } from '../bulkhead/bulkhead-pool'
+import type { HeavyKeeper } from '../hotkeys/heavy-keeper'
+import type { HotKeyCache } from '../hotkeys/hot-key-cache'
+import type { InboundGuard } from '../integrations/inbound-guard'
+import type { KeyedLimiter } from '../ratelimit/keyed-limiter'
+import type { RedisRateLimiter } from '../ratelimit/redis/redis-rate-limiter'
+import type { SlidingWindowLimiter } from '../ratelimit/sliding-window-limiter'
+import type { TokenBucket } from '../ratelimit/token-bucket'
+import type { RetryBudget } from '../resilience/retry-budget'
+import { type ComponentKindName, isComponent } from './component-registry'
 import { METRIC, type MetricSpec } from './metric-catalog'
 
 export type Labels = Record<string, string>
@@ -33,7 +35,7 @@ type Sampler = (name: string, component: never, emit: Emit, limits: SampleLimits
 
 /** A component kind: its class, its metric family (names are unique within a family) and what it reports. */
 export interface ComponentKind {
-  type: abstract new (...args: never[]) => unknown
+  kind: ComponentKindName
   family: string
   sample: Sampler
 }
@@ -76,14 +78,14 @@ const SRE_STATES = ['closed', 'open'] as const
 const CIRCUIT_STATES = ['closed', 'open', 'half-open'] as const
 
 function sampleBreaker(labels: Labels, breaker: SreBreaker | CircuitBreaker, emit: Emit): void {
-  if (breaker instanceof SreBreaker) {
-    const s = breaker.stats()
+  if (isComponent(breaker, 'SreBreaker')) {
+    const s = (breaker as SreBreaker).stats()
     for (const state of SRE_STATES) emit(METRIC.breakerState, s.state === state ? 1 : 0, { ...labels, state })
     emit(METRIC.breakerDrop, s.dropProbability, labels)
     emit(METRIC.breakerFailure, s.calls > 0 ? 1 - s.accepts / s.calls : 0, labels)
     emit(METRIC.breakerWindowRequests, s.calls, labels)
   } else {
-    const s = breaker.stats()
+    const s = (breaker as CircuitBreaker).stats()
     for (const state of CIRCUIT_STATES) emit(METRIC.breakerState, s.state === state ? 1 : 0, { ...labels, state })
     emit(METRIC.breakerFailure, s.badRatio, labels)
     emit(METRIC.breakerWindowRequests, s.calls, labels)
@@ -95,8 +97,8 @@ function sampleGroup(name: string, group: BreakerGroup<Breaker>, emit: Emit, lim
   const open: Array<[string, SreBreaker | CircuitBreaker]> = []
   const closed: Array<[string, SreBreaker | CircuitBreaker]> = []
   group.forEach((breaker, key) => {
-    if (!(breaker instanceof SreBreaker || breaker instanceof CircuitBreaker)) return
-    ;(breaker.state === 'closed' ? closed : open).push([key, breaker])
+    if (!(isComponent(breaker, 'SreBreaker') || isComponent(breaker, 'CircuitBreaker'))) return
+    ;(breaker.state === 'closed' ? closed : open).push([key, breaker as SreBreaker | CircuitBreaker])
   })
   for (const [key, breaker] of [...open, ...closed].slice(0, limits.groupKeys))
     sampleBreaker({ name, key: label(key) }, breaker, emit)
@@ -142,7 +144,11 @@ function sampleHotKeyCache(name: string, cache: HotKeyCache, emit: Emit, limits:
 
 function sampleLocalLimiter(name: string, limiter: TokenBucket | SlidingWindowLimiter, emit: Emit): void {
   emit(METRIC.ratelimitAvailable, limiter.available(), { name })
-  emit(METRIC.ratelimitCapacity, limiter instanceof TokenBucket ? limiter.burst : limiter.limit, { name })
+  emit(
+    METRIC.ratelimitCapacity,
+    isComponent(limiter, 'TokenBucket') ? (limiter as TokenBucket).burst : (limiter as SlidingWindowLimiter).limit,
+    { name },
+  )
 }
 
 function sampleKeyed(name: string, keyed: KeyedLimiter, emit: Emit): void {
@@ -178,24 +184,28 @@ function sampleRetryBudget(name: string, budget: RetryBudget, emit: Emit): void 
 
 /** Most specific first: the first kind whose class the component is an instance of is used. */
 export const COMPONENT_KINDS: readonly ComponentKind[] = [
-  { type: BbrLimiter, family: 'limiter', sample: sampleLimiter as Sampler },
-  { type: InboundGuard, family: 'limiter', sample: sampleGuard as Sampler },
-  { type: SreBreaker, family: 'breaker', sample: ((name, b, emit) => sampleBreaker({ name }, b, emit)) as Sampler },
-  { type: CircuitBreaker, family: 'breaker', sample: ((name, b, emit) => sampleBreaker({ name }, b, emit)) as Sampler },
-  { type: BreakerGroup, family: 'breaker', sample: sampleGroup as Sampler },
+  { kind: 'BbrLimiter', family: 'limiter', sample: sampleLimiter as Sampler },
+  { kind: 'InboundGuard', family: 'limiter', sample: sampleGuard as Sampler },
+  { kind: 'SreBreaker', family: 'breaker', sample: ((name, b, emit) => sampleBreaker({ name }, b, emit)) as Sampler },
   {
-    type: AdaptiveBulkhead,
+    kind: 'CircuitBreaker',
+    family: 'breaker',
+    sample: ((name, b, emit) => sampleBreaker({ name }, b, emit)) as Sampler,
+  },
+  { kind: 'BreakerGroup', family: 'breaker', sample: sampleGroup as Sampler },
+  {
+    kind: 'AdaptiveBulkhead',
     family: 'bulkhead',
     sample: ((name, b, emit) => sampleBulkhead({ name, upstream: '' }, b, emit)) as Sampler,
   },
-  { type: BulkheadPool, family: 'bulkhead', sample: samplePool as Sampler },
-  { type: HotKeyCache, family: 'hotkeys', sample: sampleHotKeyCache as Sampler },
-  { type: HeavyKeeper, family: 'hotkeys', sample: sampleTopK as Sampler },
-  { type: TokenBucket, family: 'ratelimit', sample: sampleLocalLimiter as Sampler },
-  { type: SlidingWindowLimiter, family: 'ratelimit', sample: sampleLocalLimiter as Sampler },
-  { type: KeyedLimiter, family: 'ratelimit', sample: sampleKeyed as Sampler },
-  { type: RedisRateLimiter, family: 'ratelimit', sample: sampleRedis as Sampler },
-  { type: RetryBudget, family: 'retry_budget', sample: sampleRetryBudget as Sampler },
+  { kind: 'BulkheadPool', family: 'bulkhead', sample: samplePool as Sampler },
+  { kind: 'HotKeyCache', family: 'hotkeys', sample: sampleHotKeyCache as Sampler },
+  { kind: 'HeavyKeeper', family: 'hotkeys', sample: sampleTopK as Sampler },
+  { kind: 'TokenBucket', family: 'ratelimit', sample: sampleLocalLimiter as Sampler },
+  { kind: 'SlidingWindowLimiter', family: 'ratelimit', sample: sampleLocalLimiter as Sampler },
+  { kind: 'KeyedLimiter', family: 'ratelimit', sample: sampleKeyed as Sampler },
+  { kind: 'RedisRateLimiter', family: 'ratelimit', sample: sampleRedis as Sampler },
+  { kind: 'RetryBudget', family: 'retry_budget', sample: sampleRetryBudget as Sampler },
 ]
 
 export const COMPONENT_NAMES =

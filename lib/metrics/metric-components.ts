@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { type Disposable, toDisposable } from '../events/disposable'
-import { InboundGuard } from '../integrations/inbound-guard'
 import { checkOptions, optionalNumber } from '../validate'
+import { isComponent } from './component-registry'
 import {
   COMPONENT_KINDS,
   COMPONENT_NAMES,
@@ -66,10 +66,10 @@ export class MetricComponents {
       throw new InvalidArgumentError('name', name, 'a string of 1-200 characters')
     }
     const target =
-      component instanceof Object && (component as { guard?: unknown }).guard instanceof InboundGuard
+      component instanceof Object && isComponent((component as { guard?: unknown }).guard, 'InboundGuard')
         ? (component as { guard: unknown }).guard
         : component
-    const kind = COMPONENT_KINDS.find((k) => target instanceof k.type)
+    const kind = COMPONENT_KINDS.find((k) => isComponent(target, k.kind))
     if (kind === undefined) throw new InvalidArgumentError('component', component, COMPONENT_NAMES)
     const key = `${kind.family}\u0000${name}`
     if (this.entries.has(key))

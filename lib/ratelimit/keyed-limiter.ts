@@ -5,6 +5,7 @@ import { checkFunction, checkOptions } from '../validate'
 import { boundedKey } from './bounded-key'
 import type { Limiter } from './limiter'
 import { validPermits } from './permits'
+import { registerComponent } from '../metrics/component-registry'
 
 /**
  * Options of a KeyedLimiter. `maxKeys` defaults to 10 000; `idleTimeout` (default 60 000 ms) only drops a key whose
@@ -123,3 +124,4 @@ export class KeyedLimiter<L extends Limiter = Limiter> {
     return limiter.available() >= full ? 0 : limiter.retryAfterMs(full)
   }
 }
+registerComponent('KeyedLimiter', KeyedLimiter)

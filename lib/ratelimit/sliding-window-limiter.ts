@@ -7,6 +7,7 @@ import type { Limiter } from './limiter'
 import { invalidPermits, validPermits } from './permits'
 import { type SharingOptions, openLimiterRegion, resolveLimiterSharing } from './sharing'
 import { LOCK_TAKEN_OVER, LOCK_TIMED_OUT, type SpinLock } from './spin-lock'
+import { registerComponent } from '../metrics/component-registry'
 
 export interface SlidingWindowLimiterOptions extends SharingOptions {
   /** Permits per window (> 0). */
@@ -217,6 +218,7 @@ export class SlidingWindowLimiter implements Limiter {
     return sum
   }
 }
+registerComponent('SlidingWindowLimiter', SlidingWindowLimiter)
 
 /** Payload offsets of a sliding window's cells. */
 export interface SlidingWindowCells {

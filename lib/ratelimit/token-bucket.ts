@@ -9,6 +9,7 @@ import type { Limiter } from './limiter'
 import { invalidPermits, validPermits } from './permits'
 import { type SharingOptions, openLimiterRegion, resolveLimiterSharing } from './sharing'
 import { LOCK_TIMED_OUT, type SpinLock } from './spin-lock'
+import { registerComponent } from '../metrics/component-registry'
 
 export interface TokenBucketOptions extends SharingOptions {
   /** Tokens added per second (> 0). */
@@ -210,6 +211,7 @@ export class TokenBucket implements Limiter {
     return false
   }
 }
+registerComponent('TokenBucket', TokenBucket)
 
 /**
  * A token bucket's cells in `layout` (kind 'token-bucket'): the lock word (an Int32 at line + 0) and the arrival

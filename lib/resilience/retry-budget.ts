@@ -3,6 +3,7 @@ import { WindowTally } from '../breakers/window-tally'
 import { SharedRegion } from '../shared/shared-region'
 import type { SharingOptions } from '../shared/sharing-options'
 import { checkOptions, optionalNumber } from '../validate'
+import { registerComponent } from '../metrics/component-registry'
 
 export interface RetryBudgetOptions extends SharingOptions {
   /** Retries allowed per request in the window (default 0.1: at most 10 % more load from retries). */
@@ -87,3 +88,4 @@ export class RetryBudget {
     this.close()
   }
 }
+registerComponent('RetryBudget', RetryBudget)

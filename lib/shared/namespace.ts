@@ -1,4 +1,3 @@
-import { createHash } from 'crypto'
 import { existsSync, realpathSync } from 'fs'
 import * as path from 'path'
 
@@ -47,6 +46,10 @@ export function namespaceOfRoot(root: string): string {
       .basename(root)
       .replace(/[^A-Za-z0-9_-]/g, '_')
       .slice(0, 24) || 'root'
+  // crypto is required here, not at the top: it costs a worker 2.5 MB and more than 10 ms to load, and only a
+  // shared component that names no namespace needs it, once per process.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { createHash } = require('crypto') as typeof import('crypto')
   const hash = createHash('sha256').update(root).digest('hex').slice(0, 8)
   return `${readable}-${hash}`
 }

@@ -21,6 +21,7 @@ import {
 import { GCRA_SCRIPT, SLIDING_WINDOW_SCRIPT, scriptSha } from './redis-scripts'
 import { ScriptBatcher } from './script-batcher'
 import { Warmup } from './warmup'
+import { registerComponent } from '../../metrics/component-registry'
 
 export type { RateLimitDecision } from './pending-decision'
 
@@ -275,3 +276,4 @@ export class RedisRateLimiter {
     }
   }
 }
+registerComponent('RedisRateLimiter', RedisRateLimiter)

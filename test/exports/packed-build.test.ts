@@ -1,0 +1,80 @@
+// The built package as users load it (dist/, packed by scripts/pack-cjs.js): one instance of each module whatever
+// the path it is reached by, only the packs that are needed, and none of the Node modules that cost a worker
+// megabytes (worker_threads, crypto) for core use on the main thread; a worker thread still records its own id.
+import { join } from 'path'
+import { describe, expect, it } from 'vitest'
+
+import { uniqueName } from '../helpers/unique-name'
+import { nodeJson, packageRoot } from '../install/child-process'
+
+const dist = join(packageRoot, 'dist', 'cjs')
+
+function inNode<T>(script: string): T {
+  return nodeJson<T>(['-e', `const dist = ${JSON.stringify(dist)}\n${script}`], packageRoot)
+}
+
+describe('the packed build', () => {
+  it('gives one instance of a class through the root, bulwark/core, a subpath and a deep path', () => {
+    const same = inNode<boolean[]>(`
+const root = require(dist)
+const core = require(dist + '/entries/core')
+console.log(JSON.stringify([
+  root.BbrLimiter === core.BbrLimiter,
+  root.BbrLimiter === require(dist + '/bbr/bbr-limiter').BbrLimiter,
+  root.NativeLoadError === require(dist + '/errors/native-load-error').NativeLoadError,
+  require(dist + '/entries/http').InboundGuard === require(dist + '/integrations/inbound-guard').InboundGuard,
+]))`)
+    expect(same).toEqual([true, true, true, true])
+  })
+
+  it('loads a few packed files, and neither worker_threads nor crypto, for core use on the main thread', () => {
+    const loaded = inNode<{ files: string[]; builtins: string[] }>(`
+const before = new Set(Object.keys(require.cache))
+const builtins = new Set(process.moduleLoadList)
+const b = require(dist + '/entries/core')
+new b.BbrLimiter().tryAcquire()
+new b.CircuitBreaker({ strategy: 'errorRatio', failureRatio: 0.5 }).tryAcquire()
+new b.SreBreaker().tryAcquire()
+new b.TokenBucket({ rate: 10, capacity: 10 }).tryAcquire()
+console.log(JSON.stringify({
+  files: Object.keys(require.cache).filter((f) => !before.has(f)).map((f) => require('path').relative(dist, f)),
+  builtins: process.moduleLoadList.filter((m) => !builtins.has(m)),
+}))`)
+    const code = loaded.files.filter((f) => f.endsWith('.js'))
+    expect(code.sort()).toEqual(['entries/core.js', 'packed/core.js', 'packed/loader.js'])
+    expect(loaded.builtins).not.toContain('NativeModule worker_threads')
+    expect(loaded.builtins).not.toContain('NativeModule crypto')
+  })
+
+  it('loads no component for an exporter until a component is made', () => {
+    const modules = inNode<string[]>(`
+require(dist + '/metrics/prometheus')
+console.log(JSON.stringify(Object.keys(require.cache).map((f) => require('path').relative(dist, f))))`)
+    expect(modules).not.toContain('packed/components.js')
+    expect(modules).not.toContain('packed/integrations.js')
+    expect(modules).not.toContain('packed/redis.js')
+  })
+
+  it('records a worker thread by its own threadId and the main thread as 0', () => {
+    const shared = uniqueName('packed-thread')
+    const members = inNode<Array<{ threadId: number }>>(`
+const { Worker } = require('worker_threads')
+const { BbrLimiter } = require(dist)
+const main = new BbrLimiter({ shared: ${JSON.stringify(shared)} })
+const worker = new Worker(\`
+  const { parentPort } = require('worker_threads')
+  const { BbrLimiter } = require(\${JSON.stringify(dist)})
+  const limiter = new BbrLimiter({ shared: ${JSON.stringify(shared)} })
+  parentPort.postMessage('up')
+  parentPort.once('message', () => limiter.close())
+\`, { eval: true })
+worker.once('message', () => {
+  const { inspectRegions } = require(dist + '/entries/top')
+  const report = inspectRegions({ names: ['*${shared}*'] })
+  console.log(JSON.stringify(report.flatMap((r) => r.members).map(({ threadId }) => ({ threadId }))))
+  worker.postMessage('done')
+  worker.once('exit', () => main.close())
+})`)
+    expect(members.map((m) => m.threadId).sort()).toEqual([0, 1])
+  })
+})
