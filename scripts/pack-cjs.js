@@ -11,7 +11,8 @@
 const fs = require('fs')
 const path = require('path')
 
-const REQUIRE = /\brequire\("(\.{1,2}\/[^"]+)"\)/g
+// tsc writes "…" for imports; a require() in our own source keeps its '…'.
+const REQUIRE = /\brequire\((["'])(\.{1,2}\/[^"']+)\1\)/g
 
 function listModules(cjs) {
   const ids = []
@@ -42,7 +43,7 @@ function reach(sources, known, roots) {
     const id = stack.pop()
     if (seen.has(id)) continue
     seen.add(id)
-    for (const [, specifier] of sources.get(id).matchAll(REQUIRE)) stack.push(resolveId(known, id, specifier))
+    for (const [, , specifier] of sources.get(id).matchAll(REQUIRE)) stack.push(resolveId(known, id, specifier))
   }
   return seen
 }
@@ -117,7 +118,7 @@ function pack(cjs, packs) {
         .get(id)
         .replace(/^#!.*\n/, '')
         .replace(/\n\/\/# sourceMappingURL=.*\s*$/, '\n')
-        .replace(REQUIRE, (_, specifier) => `require("#${resolveId(known, id, specifier)}")`)
+        .replace(REQUIRE, (_, quote, specifier) => `require("#${resolveId(known, id, specifier)}")`)
       parts.push(
         `define(${JSON.stringify(id)}, function (exports, require, module, __filename, __dirname) {\n${body}})\n`,
       )

@@ -81,10 +81,10 @@ describe('typed errors', () => {
   })
 
   describe('across copies of the package', () => {
-    // A second copy of the compiled errors, as two versions of bulwark in one node_modules tree would have.
+    // A second copy of the compiled package, as two versions of bulwark in one node_modules tree would have.
     const dir = mkdtempSync(path.join(tmpdir(), 'bulwark-copy-'))
     const dist = path.join(__dirname, '..', '..', 'dist', 'cjs')
-    cpSync(path.join(dist, 'errors'), path.join(dir, 'errors'), { recursive: true })
+    cpSync(dist, dir, { recursive: true })
     const other = createRequire(path.join(dir, 'x.js'))
     afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
