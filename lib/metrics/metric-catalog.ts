@@ -1,6 +1,6 @@
 // Every metric bulwark exposes, once: Prometheus (lib/metrics/prometheus-metrics.ts) and OpenTelemetry
 // (lib/metrics/opentelemetry-metrics.ts) both build their instruments from this list; docs/metrics.md lists it.
-import { OTEL, type OtelInstrument } from './otel-names'
+import { type MetricLabel, OTEL, type OtelInstrument } from './otel-names'
 
 export interface MetricSpec {
   /** Position in METRICS. */
@@ -17,12 +17,19 @@ export interface MetricSpec {
   /** A share in [0, 1] (Prometheus names end in `_ratio`). */
   readonly ratio: boolean
   readonly help: string
-  readonly labels: readonly string[]
+  readonly labels: readonly MetricLabel[]
 }
 
 type Def = Omit<MetricSpec, 'index' | 'key'>
 
-const gauge = (family: string, base: string, unit: string, labels: string[], help: string, ratio = false): Def => ({
+const gauge = (
+  family: string,
+  base: string,
+  unit: string,
+  labels: MetricLabel[],
+  help: string,
+  ratio = false,
+): Def => ({
   family,
   base,
   kind: 'gauge',
@@ -31,7 +38,7 @@ const gauge = (family: string, base: string, unit: string, labels: string[], hel
   help,
   labels,
 })
-const counter = (family: string, base: string, unit: string, labels: string[], help: string): Def => ({
+const counter = (family: string, base: string, unit: string, labels: MetricLabel[], help: string): Def => ({
   family,
   base,
   kind: 'counter',
@@ -41,7 +48,7 @@ const counter = (family: string, base: string, unit: string, labels: string[], h
   labels,
 })
 
-const N = ['name']
+const N: MetricLabel[] = ['name']
 const defs = {
   limiterInFlight: gauge(
     'limiter',

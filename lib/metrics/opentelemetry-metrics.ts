@@ -6,6 +6,7 @@ import { checkOptions } from '../validate'
 import { loadPeer } from './load-peer'
 import { METRICS, openTelemetryInstrument, openTelemetryName } from './metric-catalog'
 import { MetricComponents, type SeriesOptions } from './metric-components'
+import { otelAttributes } from './otel-names'
 
 export interface OpenTelemetryMetricsOptions extends SeriesOptions {
   /** The meter to create the instruments with (default: `metrics.getMeter('bulwark')` of @opentelemetry/api). */
@@ -17,7 +18,8 @@ export interface OpenTelemetryMetricsOptions extends SeriesOptions {
 /**
  * Exposes bulwark's components as OpenTelemetry observable instruments (counters for cumulative totals, up-down
  * counters for amounts that add up across workers, gauges for the rest; names in docs/metrics.md), with the same
- * values and attributes as PrometheusMetrics: read from the components' stats() in one batch callback when the SDK
+ * values as PrometheusMetrics and its labels as namespaced attributes (`name` is `bulwark.component.name`,
+ * `priority` is `bulwark.priority`...): read from the components' stats() in one batch callback when the SDK
  * collects (no timer).
  *
  *   const metrics = new OpenTelemetryMetrics()   // the global MeterProvider's meter 'bulwark'
@@ -59,7 +61,8 @@ export class OpenTelemetryMetrics {
       return meter.createObservableGauge(name, options)
     })
     this.callback = (result) => {
-      for (const s of this.components.samples()) result.observe(this.instruments[s.spec.index], s.value, s.labels)
+      for (const s of this.components.samples())
+        result.observe(this.instruments[s.spec.index], s.value, otelAttributes(s.labels))
     }
     meter.addBatchObservableCallback(this.callback, this.instruments)
   }

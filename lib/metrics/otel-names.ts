@@ -50,3 +50,28 @@ export const OTEL: Record<MetricName, readonly [name: string, instrument: OtelIn
   retryBudgetRetries: ['retry_budget.window.retries', 'gauge'],
   retryBudgetAvailable: ['retry_budget.retry.available', 'gauge'],
 }
+
+// The OpenTelemetry attribute of each Prometheus label, by OpenTelemetry's naming guidelines (docs/metrics.md):
+// lowercase, dotted, and namespaced under `bulwark.`, as a library's own attributes are, so that none can collide
+// with a semantic convention or another library's (`name` alone is too general: `bulwark.component.name`). The
+// values are the same as Prometheus's. A label without an attribute here does not compile.
+export type MetricLabel = 'name' | 'priority' | 'reason' | 'state' | 'key' | 'upstream' | 'outcome' | 'event' | 'source'
+
+export const OTEL_ATTRIBUTES: Record<MetricLabel, string> = {
+  name: 'bulwark.component.name',
+  priority: 'bulwark.priority',
+  reason: 'bulwark.reason',
+  state: 'bulwark.state',
+  key: 'bulwark.key',
+  upstream: 'bulwark.upstream',
+  outcome: 'bulwark.outcome',
+  event: 'bulwark.event',
+  source: 'bulwark.source',
+}
+
+/** A sample's Prometheus labels as OpenTelemetry attributes. */
+export function otelAttributes(labels: Readonly<Record<string, string>>): Record<string, string> {
+  const attributes: Record<string, string> = {}
+  for (const label in labels) attributes[OTEL_ATTRIBUTES[label as MetricLabel]] = labels[label]
+  return attributes
+}

@@ -86,7 +86,7 @@ export function otelSuite({ label, api, sdk, apiPath }: Otel): void {
   }
 
   describe(`OpenTelemetryMetrics (${label})`, () => {
-    it('observes the same metrics and attributes as Prometheus, as gauges and cumulative counters with units', async () => {
+    it('observes the same metrics as Prometheus, its labels as bulwark.* attributes, as gauges and cumulative counters with units', async () => {
       const { provider, c, collect } = setup()
       const metrics = new OpenTelemetryMetrics({ meter: provider.getMeter('bulwark'), topKeys: 2 })
       metrics.add('api', c.limiter)
@@ -96,45 +96,68 @@ export function otelSuite({ label, api, sdk, apiPath }: Otel): void {
       metrics.add('edge', c.handler)
       const ps = await collect()
 
+      // Every attribute is namespaced (docs/metrics.md): no bare `name`, `key` or `state`.
+      expect(new Set(ps.flatMap((p) => Object.keys(p.attributes)).filter((k) => !k.startsWith('bulwark.')))).toEqual(
+        new Set(),
+      )
       // An amount that adds up across workers is an up-down counter; a share is a gauge; a total a counter.
-      expect(value(ps, 'bulwark.limiter.in_flight', { name: 'api' })).toMatchObject({
+      expect(value(ps, 'bulwark.limiter.in_flight', { 'bulwark.component.name': 'api' })).toMatchObject({
         type: sdk.DataPointType.SUM,
         monotonic: false,
         unit: '{request}',
         value: 3,
       })
-      expect(value(ps, 'bulwark.limiter.load.utilization', { name: 'api' })).toMatchObject({
+      expect(value(ps, 'bulwark.limiter.load.utilization', { 'bulwark.component.name': 'api' })).toMatchObject({
         type: sdk.DataPointType.GAUGE,
         unit: '1',
         value: 1,
       })
-      expect(value(ps, 'bulwark.limiter.response_time.min', { name: 'api' })).toMatchObject({ unit: 's', value: 0.001 })
+      expect(value(ps, 'bulwark.limiter.response_time.min', { 'bulwark.component.name': 'api' })).toMatchObject({
+        unit: 's',
+        value: 0.001,
+      })
       expect(
-        value(ps, 'bulwark.limiter.shed_requests', { name: 'api', priority: 'low', reason: 'in-flight' }),
+        value(ps, 'bulwark.limiter.shed_requests', {
+          'bulwark.component.name': 'api',
+          'bulwark.priority': 'low',
+          'bulwark.reason': 'in-flight',
+        }),
       ).toMatchObject({
         type: sdk.DataPointType.SUM,
         monotonic: true,
         value: 3,
       })
-      expect(value(ps, 'bulwark.limiter.admitted_requests', { name: 'api', priority: 'normal' })?.value).toBe(2)
-      expect(value(ps, 'bulwark.breaker.state', { name: 'payments', state: 'open' })?.value).toBe(1)
-      expect(value(ps, 'bulwark.breaker.drop.probability', { name: 'payments' })?.value).toBeCloseTo(15 / 26, 12)
+      expect(
+        value(ps, 'bulwark.limiter.admitted_requests', {
+          'bulwark.component.name': 'api',
+          'bulwark.priority': 'normal',
+        })?.value,
+      ).toBe(2)
+      expect(
+        value(ps, 'bulwark.breaker.state', { 'bulwark.component.name': 'payments', 'bulwark.state': 'open' })?.value,
+      ).toBe(1)
+      expect(
+        value(ps, 'bulwark.breaker.drop.probability', { 'bulwark.component.name': 'payments' })?.value,
+      ).toBeCloseTo(15 / 26, 12)
       expect(
         ps
           .filter((p) => p.instrument === 'bulwark.hotkeys.top_key.occurrences')
-          .map((p) => [p.attributes.key, p.value]),
+          .map((p) => [p.attributes['bulwark.key'], p.value]),
       ).toEqual([
         ['x', 30],
         ['y', 20],
       ])
-      expect(value(ps, 'bulwark.ratelimit.permit.available', { name: 'login' })?.value).toBe(15)
-      expect(value(ps, 'bulwark.guard.rate_limited_requests', { name: 'edge' })?.value).toBe(1)
+      expect(value(ps, 'bulwark.ratelimit.permit.available', { 'bulwark.component.name': 'login' })?.value).toBe(15)
+      expect(value(ps, 'bulwark.guard.rate_limited_requests', { 'bulwark.component.name': 'edge' })?.value).toBe(1)
 
       // Cumulative: a later collection carries the new total.
       c.limiter.tryAcquire('low')
       expect(
-        value(await collect(), 'bulwark.limiter.shed_requests', { name: 'api', priority: 'low', reason: 'in-flight' })
-          ?.value,
+        value(await collect(), 'bulwark.limiter.shed_requests', {
+          'bulwark.component.name': 'api',
+          'bulwark.priority': 'low',
+          'bulwark.reason': 'in-flight',
+        })?.value,
       ).toBe(4)
     })
 
@@ -143,7 +166,7 @@ export function otelSuite({ label, api, sdk, apiPath }: Otel): void {
       const metrics = new OpenTelemetryMetrics({ meter: provider.getMeter('bulwark'), prefix: 'gw.' })
       metrics.add('api', c.limiter)
       const stats = vi.spyOn(c.limiter, 'stats')
-      expect(value(await collect(), 'gw.limiter.in_flight', { name: 'api' })?.value).toBe(3)
+      expect(value(await collect(), 'gw.limiter.in_flight', { 'bulwark.component.name': 'api' })?.value).toBe(3)
       expect(stats).toHaveBeenCalledTimes(1)
       metrics.close()
       c.limiter.tryAcquire('low')
@@ -157,7 +180,9 @@ export function otelSuite({ label, api, sdk, apiPath }: Otel): void {
       cleanups.push(() => api.metrics.disable())
       const metrics = withApiAt(apiPath, () => new OpenTelemetryMetrics())
       metrics.add('api', c.limiter)
-      expect(value(await collect(), 'bulwark.limiter.in_flight.limit', { name: 'api' })?.value).toBe(2)
+      expect(
+        value(await collect(), 'bulwark.limiter.in_flight.limit', { 'bulwark.component.name': 'api' })?.value,
+      ).toBe(2)
       metrics.close()
     })
 

@@ -71,7 +71,7 @@ describe('RedisRateLimiter metrics', () => {
     const decisions = found.find((m) => m.descriptor.name === 'bulwark.ratelimit.redis.decisions')
     expect(decisions?.dataPointType).toBe(DataPointType.SUM)
     const bySource = Object.fromEntries(
-      (decisions?.dataPoints ?? []).map((p) => [String(p.attributes.source), p.value as number]),
+      (decisions?.dataPoints ?? []).map((p) => [String(p.attributes['bulwark.source']), p.value as number]),
     )
     expect(bySource).toEqual({ redis: 2, local: 1, insurance: 1 })
     expect(found.map((m) => m.descriptor.name)).toContain('bulwark.ratelimit.redis.refused_key.count')
