@@ -82,19 +82,19 @@ function hotKeyCases(s) {
   ]
 }
 
-const pair = (limiter) => () => {
-  const token = limiter.tryAcquire()
-  if (token >= 0) {
-    work()
-    limiter.release(token)
-  }
-}
-const breakerPair = (breaker) => () => {
-  if (breaker.tryAcquire()) {
-    work()
-    breaker.recordSuccess()
-  }
-}
+// Each case gets its own pair function (compiled from source, as the loops are): one shared helper would make its
+// call sites see every component, which no caller's handler does.
+const pair = (limiter) =>
+  new Function(
+    'limiter',
+    'work',
+    'return () => { const t = limiter.tryAcquire(); if (t >= 0) { work(); limiter.release(t) } }',
+  )(limiter, work)
+const breakerPair = (breaker) =>
+  new Function('breaker', 'work', 'return () => { if (breaker.tryAcquire()) { work(); breaker.recordSuccess() } }')(
+    breaker,
+    work,
+  )
 
 const cases = [
   // Floors.

@@ -40,10 +40,8 @@ const EXECUTE_RETRY_AFTER = 1
 /** decide()'s verdict for an admitted request. */
 const ADMIT = 0
 
-const MODE_MAX = 0
-const MODE_CPU = 1
-const MODE_ELU = 2
-const MODE_FUNCTION = 3
+/** The signal 'elu' on a thread the sampler has no loop slot for: no loop is measured, so its load is 0. */
+const NO_LOOP = () => 0
 
 export interface BbrLimiterStats {
   /** The load signal at the last call, permille. */
@@ -103,8 +101,10 @@ export class BbrLimiter {
   private readonly f64: Float64Array
   private readonly now: () => number
   private readonly preciseClock: () => number
+  /** The load for a function signal (and 'elu' without a loop slot); undefined: the larger of two signal cells. */
   private readonly loadFn: (() => number) | undefined
-  private readonly mode: number
+  private readonly loadCellA: number
+  private readonly loadCellB: number
   private threshold: number
   private cooldown: number
   private readonly shares: Float64Array
@@ -122,6 +122,12 @@ export class BbrLimiter {
   private readonly rules: LiveRules
   /** When the latency rule's next step is due (Infinity without the rule). */
   private latencyStepAt: number
+  /** When tick() is next due: the earlier of the two rules' next steps. */
+  private dueAt = -Infinity
+  /** Whether every request goes through decideRules(): fairness is on, or the queueing-delay rule sheds. */
+  private ruled = true
+  /** f64 index of this member's `load` stat. */
+  private readonly loadIndex: number
   /** f64 index of the latency rule's `cap` cell (-1 without the rule: the load is then undefined, never > 0). */
   private readonly latencyCap: number
   private readonly fairness: FairShare | undefined
@@ -150,6 +156,7 @@ export class BbrLimiter {
     this.maxInFlightIndex = (base + placement.maxInFlight) / 8
     this.statsPlacement = placement.stats
     this.statsBase = (base + placement.stats.offset + this.region.member * placement.stats.stride) / 8
+    this.loadIndex = this.statsBase + STAT.load
     this.inFlightCounter = new LaneCounter(this.region, placement.inFlight)
     this.ownInFlight = (base + placement.inFlight.offset + this.region.member * placement.inFlight.stride) / 8
     this.passes = new RollingWindow(this.region, placement.passes)
@@ -161,16 +168,12 @@ export class BbrLimiter {
     this.sampler = new RtSampler(o.rtSampling, o.rtSamplingAuto, o.bucketMs, this.preciseClock)
 
     const signal = o.signal
-    if (typeof signal === 'function') {
-      this.mode = MODE_FUNCTION
-      this.loadFn = signal
-    } else if (typeof signal === 'object') {
-      this.mode = MODE_FUNCTION
-      this.loadFn = signal.load
-    } else {
-      this.mode = signal === 'cpu' ? MODE_CPU : signal === 'elu' ? MODE_ELU : MODE_MAX
-      this.loadFn = undefined
-    }
+    const elu = loopCell >= 0 ? loopCell + cell.loopElu : -1
+    this.loadCellA = signal === 'elu' ? elu : cell.cpuEma
+    this.loadCellB = signal === 'cpu' || elu < 0 ? cell.cpuEma : elu
+    if (typeof signal === 'function') this.loadFn = signal
+    else if (typeof signal === 'object') this.loadFn = signal.load
+    else this.loadFn = signal === 'elu' && elu < 0 ? NO_LOOP : undefined
     const serviceTime = () => this.capacity.minRt
     const onFraction = this.publishFraction
     const requestsSince = (since: number) => this.lastActiveAt >= since || this.f64[this.ownInFlight] > 0
@@ -219,27 +222,61 @@ export class BbrLimiter {
     const now = this.now()
     const shed = this.decide(p, now, key)
     if (shed < 0) return shed
-    const token = this.admit(p, now)
-    if (token >= 0 && this.fairness !== undefined && typeof key === 'string') this.fairness.admitted(key)
+    const token = this.tokens.acquire(this.sampler.start(now, NOT_SAMPLED))
+    if (token < 0) return this.shed(p, STAT.shedInFlight, Shed.inFlight)
+    this.count(p)
+    if (this.fairness !== undefined && typeof key === 'string') this.fairness.admitted(key)
     return token
   }
 
-  /** Every rule's verdict on one request of class `p`: ADMIT, or the Shed code (the shed is counted). */
+  /**
+   * Every rule's verdict on one request of class `p`: ADMIT, or the Shed code (the shed is counted). The usual case
+   * (load under the threshold, no drop to cool down from, no latency cap, no queue shedding, no fairness) is a few
+   * loads and compares, small enough for V8 to inline into the caller; the rest is decideRules().
+   */
   private decide(p: number, now: number, key: string | undefined): number {
     const rules = this.rules
-    if (rules.i32[rules.index] !== rules.seen) rules.refresh()
-    // A light key while heavy ones exist: the rules below let it through, within FAIR_HEADROOM of their limits.
-    const fair = this.fairness !== undefined && typeof key === 'string' && this.fairness.favours(key, now)
+    if (now >= this.dueAt || rules.i32[rules.index] !== rules.seen) this.tick(now)
+    const load = this.readLoad()
+    const f64 = this.f64
+    // For stats() and watchers such as `bulwark top`; stored only when it moves (a shared line others read).
+    if (f64[this.loadIndex] !== load) f64[this.loadIndex] = load
+    if (load < this.threshold && !this.ruled && f64[this.lastDropIndex] < 0 && !(f64[this.latencyCap] > 0)) return ADMIT
+    return this.decideRules(p, now, key, load)
+  }
+
+  /**
+   * What is due by time rather than per request, at most once per step: a new live rule, the queueing-delay rule's
+   * step and the latency rule's step (docs/rules/bbr.md).
+   */
+  private tick(now: number): void {
+    this.rules.obey()
+    let due = Infinity
     const delayRule = this.delayRule
     if (delayRule !== undefined) {
       delayRule.update(now)
-      // Light keys pass while heavy ones still get some of their requests through; once those are nearly all shed
-      // and the delay stays, the light keys are the queue, and the rule applies to them too.
-      if (delayRule.active && !(fair && delayRule.fraction >= FAIR_MIN_FRACTION) && !delayRule.admit(p))
-        return this.shed(p, STAT.shedDelay, Shed.queueDelay)
+      due = delayRule.nextUpdateAt
     }
-    const load = this.readLoad()
-    this.f64[this.statsBase + STAT.load] = load // for stats() and watchers such as `bulwark top`
+    if (now >= this.latencyStepAt) this.latencyStep(now)
+    this.dueAt = due < this.latencyStepAt ? due : this.latencyStepAt
+    // The queueing-delay rule's fraction only changes at its steps.
+    this.ruled = this.fairness !== undefined || (delayRule !== undefined && delayRule.active)
+  }
+
+  /** decide() for a request some rule may shed. */
+  private decideRules(p: number, now: number, key: string | undefined, load: number): number {
+    // A light key while heavy ones exist: the rules below let it through, within FAIR_HEADROOM of their limits.
+    const fair = this.fairness !== undefined && typeof key === 'string' && this.fairness.favours(key, now)
+    const delayRule = this.delayRule
+    // Light keys pass while heavy ones still get some of their requests through; once those are nearly all shed
+    // and the delay stays, the light keys are the queue, and the rule applies to them too.
+    if (
+      delayRule !== undefined &&
+      delayRule.active &&
+      !(fair && delayRule.fraction >= FAIR_MIN_FRACTION) &&
+      !delayRule.admit(p)
+    )
+      return this.shed(p, STAT.shedDelay, Shed.queueDelay)
     if (load >= this.threshold) {
       if (this.overLimit(now, p, fair)) {
         // Ours: every drop at or over the threshold refreshes the drop time (the reference keeps the first).
@@ -256,7 +293,6 @@ export class BbrLimiter {
         }
       }
     }
-    if (now >= this.latencyStepAt) this.latencyStep(now)
     const cap = this.f64[this.latencyCap] // 0 while the latency rule does not shed
     if (cap > 0 && this.exceeds(fair ? cap * FAIR_HEADROOM : cap, p))
       return this.shed(p, STAT.shedLatency, Shed.latency)
@@ -284,11 +320,14 @@ export class BbrLimiter {
     const now = this.now()
     this.lastActiveAt = now
     this.passes.record(1, now)
-    if (start !== NOT_SAMPLED && measured === true) {
-      const rt = this.preciseClock() - start
-      this.rts.record(rt > 0 ? rt : 0, now)
-    }
+    if (start !== NOT_SAMPLED && measured === true) this.recordRt(start, now)
     if (this.queue !== undefined) this.queue.slotFreed()
+  }
+
+  /** Records a sampled request's response time (rare: kept out of finish(), which V8 then inlines whole). */
+  private recordRt(start: number, now: number): void {
+    const rt = this.preciseClock() - start
+    this.rts.record(rt > 0 ? rt : 0, now)
   }
 
   /**
@@ -329,7 +368,7 @@ export class BbrLimiter {
     if (this.fairness !== undefined && typeof options?.key === 'string') this.fairness.admitted(options.key)
     const start = this.sampler.start(now, NOT_SAMPLED)
     if (start === NOT_SAMPLED) {
-      this.count(p, now)
+      this.count(p)
       return runGuarded(fn, options?.signal, this.untracked)
     }
     const token = this.tokens.acquire(start)
@@ -337,7 +376,7 @@ export class BbrLimiter {
       this.shed(p, STAT.shedInFlight, Shed.inFlight)
       return Promise.reject(new OverloadError('in-flight', EXECUTE_RETRY_AFTER))
     }
-    this.count(p, now)
+    this.count(p)
     return runGuarded(fn, options?.signal, this.outcomes.of(token))
   }
 
@@ -399,18 +438,13 @@ export class BbrLimiter {
     this.close()
   }
 
-  private admit(p: number, now: number): number {
-    const token = this.tokens.acquire(this.sampler.start(now, NOT_SAMPLED))
-    if (token < 0) return this.shed(p, STAT.shedInFlight, Shed.inFlight)
-    this.count(p, now)
-    return token
-  }
-
-  /** Counts an admitted request of class `p` in flight. */
-  private count(p: number, now: number): void {
+  /**
+   * Counts an admitted request of class `p` in flight. lastActiveAt is left to its release: until then the request
+   * shows in ownInFlight, which requestsSince() reads too.
+   */
+  private count(p: number): void {
     this.f64[this.ownInFlight] += 1
     this.f64[this.statsBase + STAT.admitted + p] += 1
-    this.lastActiveAt = now
   }
 
   /** Obeys a live rule (values in BBR_RULE_FIELDS order, validated). */
@@ -454,11 +488,14 @@ export class BbrLimiter {
   }
 
   private overLimit(now: number, p: number, fair: boolean): boolean {
+    // Nothing is shed below two requests in flight (see overLimit): the estimate is not needed then.
+    const inFlight = this.inFlightCounter.total()
+    if (!(inFlight > 1)) return false
     const limit = this.capacity.limit(now)
     // Written for watchers only when it changes: every member writing this one cell per request would bounce its
     // cache line between their cores.
     if (this.f64[this.maxInFlightIndex] !== limit) this.f64[this.maxInFlightIndex] = limit
-    return this.exceeds(fair ? limit * FAIR_HEADROOM : limit, p)
+    return overLimit(inFlight, fair ? limit * FAIR_HEADROOM : limit, this.shares[p])
   }
 
   /**
@@ -474,19 +511,11 @@ export class BbrLimiter {
   }
 
   private readLoad(): number {
-    switch (this.mode) {
-      case MODE_CPU:
-        return signalCells[cell.cpuEma]
-      case MODE_ELU:
-        return loopCell >= 0 ? signalCells[loopCell + cell.loopElu] : 0
-      case MODE_FUNCTION:
-        return (this.loadFn as () => number)()
-      default: {
-        const cpu = signalCells[cell.cpuEma]
-        const elu = loopCell >= 0 ? signalCells[loopCell + cell.loopElu] : 0
-        return cpu > elu ? cpu : elu
-      }
-    }
+    const loadFn = this.loadFn
+    if (loadFn !== undefined) return loadFn()
+    const a = signalCells[this.loadCellA]
+    const b = signalCells[this.loadCellB]
+    return a > b ? a : b
   }
 }
 registerComponent('BbrLimiter', BbrLimiter)

@@ -91,6 +91,11 @@ export class QueueDelayController {
     return this.admitFraction
   }
 
+  /** When update() next does anything: calls before it return at once. */
+  get nextUpdateAt(): number {
+    return this.nextStepAt
+  }
+
   get measuredDelay(): number {
     return this.lastDelay
   }

@@ -1,6 +1,8 @@
 /** Automatic sampling: response times wanted per half bucket from each member, and the sparsest sampling. */
 const AUTO_SAMPLES = 32
 const MAX_AUTO_SAMPLING = 1024
+/** Automatic sampling: response times taken in a half bucket at one rate before it halves (traffic surged). */
+const RAMP_SAMPLES = 2 * AUTO_SAMPLES
 
 /**
  * Which admitted requests get their response time measured with the precise clock (about 45 ns a read here, more
@@ -8,7 +10,9 @@ const MAX_AUTO_SAMPLING = 1024
  * still gets response times. With `auto`, `every` follows the traffic: at each half bucket it becomes the largest
  * power of two that still gives AUTO_SAMPLES to twice that many response times per half bucket at the last half
  * bucket's traffic, so a busy limiter reads the clock on a sliver of its requests and a quiet one on all of them
- * (docs/rules/bbr.md).
+ * (docs/rules/bbr.md). Traffic that surges within a half bucket (a burst after a quiet spell) halves the rate after
+ * each RAMP_SAMPLES response times, so a burst of n requests is timed about RAMP_SAMPLES * log2(n / RAMP_SAMPLES)
+ * times rather than n times.
  */
 export class RtSampler {
   /** The mask in use: `usual`, or 0 (every request) while timeAll is on. */
@@ -21,6 +25,8 @@ export class RtSampler {
   private sequence = 0
   private sequenceAtResample = 0
   private nextForced = -Infinity
+  /** Response times taken at the current rate since the last resample or ramp. */
+  private taken = 0
 
   constructor(every: number, auto: boolean, bucketMs: number, preciseClock: () => number) {
     this.mask = every - 1
@@ -33,8 +39,7 @@ export class RtSampler {
   /** The precise start of a request admitted at `now` if its response time is sampled, else `notSampled`. */
   start(now: number, notSampled: number): number {
     if ((++this.sequence & this.mask) !== 0 && now < this.nextForced) return notSampled
-    if (now >= this.nextForced) this.resample(now)
-    return this.preciseClock()
+    return this.sample(now)
   }
 
   /** Times every request while `on` (the latency rule's probe wants its samples soon), then samples again. */
@@ -43,9 +48,24 @@ export class RtSampler {
     this.mask = on ? 0 : this.usual
   }
 
+  /** The precise start of a sampled request (kept out of start(), which V8 then inlines into its callers). */
+  private sample(now: number): number {
+    if (now >= this.nextForced) this.resample(now)
+    else if (this.auto && !this.all && ++this.taken >= RAMP_SAMPLES) this.ramp()
+    return this.preciseClock()
+  }
+
+  /** Halves the rate for the rest of the half bucket (the next resample sets it from the traffic again). */
+  private ramp(): void {
+    this.taken = 0
+    if (this.usual < MAX_AUTO_SAMPLING - 1) this.usual = this.usual * 2 + 1
+    this.mask = this.usual
+  }
+
   private resample(now: number): void {
     this.nextForced = now + this.forcedEvery
     if (!this.auto) return
+    this.taken = 0
     const seen = this.sequence - this.sequenceAtResample
     this.sequenceAtResample = this.sequence
     let every = 1

@@ -45,13 +45,15 @@ export class TokenTable {
 
   /** The start recorded for `token` (NOT_SAMPLED if none), or INVALID if the token is not outstanding. */
   release(token: number): number {
-    // typeof first: comparing a Symbol throws, and a BigInt passes the range test but not the arithmetic below.
-    if (typeof token !== 'number' || !(token >= 0) || token > Number.MAX_SAFE_INTEGER) return INVALID
+    // typeof first: comparing a Symbol throws, and a BigInt would not survive the arithmetic below. Anything else
+    // that is not an outstanding token fails one of the tests: NaN, Infinity, negatives and fractions give a slot
+    // that is not an integer below capacity, and a huge number a generation no slot ever reaches.
+    if (typeof token !== 'number') return INVALID
     const generation = Math.floor(token * PER_SLOTS)
-    const slot = token - generation * SLOTS // a fraction when the token is one: refused below
-    if ((slot | 0) !== slot || slot >= this.capacity) return INVALID
+    const slot = token - generation * SLOTS
     // Equal and odd: the slot is out under this very token (a free slot's generation is even).
-    if (this.cells[2 * slot] !== generation || (generation & 1) === 0) return INVALID
+    if ((slot | 0) !== slot || slot >= this.capacity || this.cells[2 * slot] !== generation || (generation & 1) !== 1)
+      return INVALID
     const next = generation + 1
     this.cells[2 * slot] = next < GENERATIONS ? next : 0
     this.free[this.freeCount++] = slot

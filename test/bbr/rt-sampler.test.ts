@@ -35,6 +35,26 @@ describe('RtSampler', () => {
     expect(run(sampler, 10, 250)).toBe(10)
   })
 
+  it('automatic: a burst within a half bucket halves the rate after every 64 response times', () => {
+    const sampler = new RtSampler(8, true, 100, () => 1)
+    run(sampler, 10, 0) // quiet: the next half bucket times every request
+    // 64 at 1 in 1, 64 at 1 in 2, ... 64 at 1 in 512, then 1 in 1024: about 64 * log2(n / 64), not n.
+    const sampled = run(sampler, 1 << 20, 50)
+    expect(sampled).toBeGreaterThan(64 * 10)
+    expect(sampled).toBeLessThan(64 * 11 + (1 << 20) / 1024)
+    // A quiet half bucket after it: every request timed again.
+    run(sampler, 10, 100)
+    expect(run(sampler, 10, 150)).toBe(10)
+  })
+
+  it('with a fixed rate or while timeAll is on, a burst does not change the rate', () => {
+    const fixed = new RtSampler(1, false, 100, () => 1)
+    expect(run(fixed, 10_000, 0)).toBe(10_000)
+    const probing = new RtSampler(8, true, 100, () => 1)
+    probing.timeAll(true)
+    expect(run(probing, 10_000, 0)).toBe(10_000)
+  })
+
   it('times every request while timeAll is on (a latency probe), then samples as before', () => {
     const sampler = new RtSampler(8, false, 100, () => 1)
     run(sampler, 80, 0)
