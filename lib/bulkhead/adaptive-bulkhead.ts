@@ -2,7 +2,8 @@ import { overLimit } from '../adaptive/in-flight-rule'
 import { LatencyController } from '../adaptive/latency-controller'
 import type { LatencyStats } from '../adaptive/latency-stats'
 import { PRIORITY_NAMES, Priority, priorityIndex, type PriorityName } from '../bbr/priority'
-import { INVALID, TokenTable } from '../bbr/token-table'
+import { RtSampler } from '../bbr/rt-sampler'
+import { INVALID, NOT_SAMPLED, TokenTable } from '../bbr/token-table'
 import { BulkheadRejectedError } from '../errors/bulkhead-rejected-error'
 import { runGuarded, startError, type GuardedFunction } from '../execution/run-guarded'
 import { TokenOutcomes } from '../execution/token-outcomes'
@@ -44,6 +45,10 @@ const INITIAL_TOKENS = 64
  * `tryAcquire(priority?)` returns a token >= 0, or Shed.latency; `release(token, measured?)` gives it back exactly
  * once, with `measured = false` for a call that failed without an answer (its time says nothing about the
  * upstream's latency). Neither allocates nor throws. Shareable host-wide with `shared`.
+ *
+ * Response times are measured with the precise clock on a sample of calls that follows the traffic, as BbrLimiter
+ * does (docs/rules/bbr.md, "Clocks and the cost per request"): every call when quiet or while the latency rule
+ * probes, 32 to 64 per half bucket when busy. With an injected `now`, every call is timed.
  */
 export class AdaptiveBulkhead {
   readonly shared: string | undefined
@@ -62,6 +67,7 @@ export class AdaptiveBulkhead {
   private readonly tokens = new TokenTable(INITIAL_TOKENS)
   // A call that rejected says nothing about the upstream's latency (it may have failed without an answer).
   private readonly outcomes = new TokenOutcomes(this.tokens, (ok, token) => this.release(token, ok))
+  private readonly sampler: RtSampler
   private stepAt = -Infinity
   private readonly capIndex: number
 
@@ -85,19 +91,20 @@ export class AdaptiveBulkhead {
     const inFlight = () => this.inFlightCounter.total()
     this.controller = new LatencyController(this.region, placement.latency, windows, o.latency, inFlight)
     this.capIndex = this.controller.capIndex
+    this.sampler = new RtSampler(1, o.now === undefined, this.passes.bucketMs, this.preciseClock)
   }
 
   /** Asks to send one call of class `priority` (default normal): a token >= 0, or Shed.latency. */
   tryAcquire(priority?: number | PriorityName): number {
     const p = priority === undefined ? Priority.normal : priorityIndex(priority)
     const now = this.now()
-    if (now >= this.stepAt) this.stepAt = this.controller.step(now)
+    if (now >= this.stepAt) this.step(now)
     const cap = this.f64[this.capIndex] // 0 while the upstream keeps up
     if (cap > 0 && overLimit(this.inFlightCounter.total(), cap, this.shares[p])) {
       this.f64[this.statsBase + STAT.shed + p] += 1
       return Shed.latency
     }
-    const token = this.tokens.acquire(this.preciseClock())
+    const token = this.tokens.acquire(this.sampler.start(now, NOT_SAMPLED))
     if (token < 0) {
       this.f64[this.statsBase + STAT.shed + p] += 1
       return Shed.latency
@@ -121,9 +128,20 @@ export class AdaptiveBulkhead {
     this.f64[this.ownInFlight] -= 1
     if (measured !== true) return
     const now = this.now()
-    const rt = this.preciseClock() - start
     this.passes.record(1, now)
+    if (start !== NOT_SAMPLED) this.recordRt(start, now)
+  }
+
+  /** Records a sampled call's response time (rare when busy: kept out of release(), which V8 then inlines). */
+  private recordRt(start: number, now: number): void {
+    const rt = this.preciseClock() - start
     this.rts.record(rt > 0 ? rt : 0, now)
+  }
+
+  /** The latency rule's step; while it probes, every call is timed (it wants its samples soon). */
+  private step(now: number): void {
+    this.stepAt = this.controller.step(now)
+    this.sampler.timeAll(this.controller.probing)
   }
 
   /**
