@@ -77,13 +77,13 @@ export class InboundGuard<Req> {
   readonly onShed: Event<ShedEvent>
   /** Seconds the last shed asks the client to wait before trying again. */
   retryAfter = 0
-  /** The last admitted request's deadline (Date.now() ms), NaN when it has none. */
+  /** @internal The last admitted request's deadline (Date.now() ms), NaN when it has none. */
   deadlineAt = NaN
   /** The fallback (undefined without one). */
   readonly fallback: Fallback<Req> | undefined
-  /** Whether handlers run in the deadline's async context (`deadline.propagate`). */
+  /** @internal Whether handlers run in the deadline's async context (`deadline.propagate`). */
   readonly propagatesDeadline: boolean
-  /** Whether the guard answers in place of a slow handler (a `timeout` is set). */
+  /** @internal Whether the guard answers in place of a slow handler (a `timeout` is set). */
   readonly timesOut: boolean
   private readonly degrade: ResolvedDegrade<Req>
   private readonly switches: Switchboard | undefined
@@ -153,7 +153,7 @@ export class InboundGuard<Req> {
     else this.mode = MODE_GLOBAL
   }
 
-  /** Whether admitted requests hold a token that must be released (false when there is no adaptive limiter). */
+  /** @internal Whether admitted requests hold a token that must be released (false when there is no adaptive limiter). */
   get tracksInFlight(): boolean {
     return this.limiter !== undefined
   }
@@ -250,6 +250,7 @@ export class InboundGuard<Req> {
   }
 
   /**
+   * @internal
    * The fallback's answer for `request`: undefined when there is no fallback or it chose the plain answer,
    * FALLBACK_FAILED (null) when it threw or returned something that is not an answer. Never throws.
    */
@@ -266,23 +267,23 @@ export class InboundGuard<Req> {
     }
   }
 
-  /** The fallback reason of a refusal: 'forced' for a fallback switch, 'rate-limit', else 'overload'. */
+  /** @internal The fallback reason of a refusal: 'forced' for a fallback switch, 'rate-limit', else 'overload'. */
   reasonOf(code: number): FallbackReason {
     if (code === Shed.forced && this.forcedFallback) return 'forced'
     return code === Shed.rateLimit ? 'rate-limit' : 'overload'
   }
 
-  /** Milliseconds `request`'s handler has to answer (0: no timeout). */
+  /** @internal Milliseconds `request`'s handler has to answer (0: no timeout). */
   timeoutOf(request: Req): number {
     return timeoutFor(this.degrade.timeout, request)
   }
 
-  /** Counts a handler that did not answer in time. */
+  /** @internal Counts a handler that did not answer in time. */
   countTimeout(): void {
     this.timedOutCount++
   }
 
-  /** Counts an admitted request dropped before its handler because its client was gone. */
+  /** @internal Counts an admitted request dropped before its handler because its client was gone. */
   countClientGone(): void {
     this.clientGoneCount++
   }

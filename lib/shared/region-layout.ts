@@ -137,10 +137,12 @@ export class RegionLayout {
     return [`lanes=${this.lanes}`, ...this.parts].join(' ')
   }
 
+  /** @internal Pairs (cell offset, member stride) that SharedRegion clears when a member's slot is reclaimed. */
   get reclaim(): number[] {
     return this.reclaimPairs.slice()
   }
 
+  /** @internal Pairs (offset, value) that SharedRegion writes once when it creates the region. */
   get init(): number[] {
     return this.initPairs.slice()
   }

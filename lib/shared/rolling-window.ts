@@ -72,6 +72,7 @@ export class RollingWindow {
   }
 
   /**
+   * @internal
    * Whether `now` (in `epoch`) lies in [epochStart(epoch), epochStart(epoch) + bucketMs): a caller may then keep
    * what it computed for `epoch` until its clock leaves that span (a time within rounding of a boundary may land in
    * the neighbouring bucket, as it may with epochAt). False for an epoch epochAt clamped (a clock before the start
@@ -82,7 +83,7 @@ export class RollingWindow {
     return now >= from && now < from + this.bucketMs
   }
 
-  /** When bucket `epoch` begins. */
+  /** @internal When bucket `epoch` begins. */
   epochStart(epoch: number): number {
     return this.start + epoch * this.bucketMs
   }

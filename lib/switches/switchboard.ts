@@ -158,22 +158,22 @@ export class Switchboard {
     if (v !== this.seen) this.reload(v)
   }
 
-  /** Whether a priority class or a route has a switch (after refresh()). */
+  /** @internal Whether a priority class or a route has a switch (after refresh()). */
   get hasTrafficSwitches(): boolean {
     return this.traffic
   }
 
-  /** MODE code of a priority class (0: none; after refresh()). */
+  /** @internal MODE code of a priority class (0: none; after refresh()). */
   priorityMode(p: number): number {
     return this.classModes[p]
   }
 
-  /** MODE code of a route (0: none; after refresh()). */
+  /** @internal MODE code of a route (0: none; after refresh()). */
   routeMode(route: string): number {
     return this.routes.size === 0 ? 0 : (this.routes.get(route) ?? 0)
   }
 
-  /** MODE code of a breaker by its shared name (0: none); refreshes. */
+  /** @internal MODE code of a breaker by its shared name (0: none); refreshes. */
   breakerMode(name: string | undefined): number {
     this.refresh()
     return name === undefined || this.breakers.size === 0 ? 0 : (this.breakers.get(name) ?? 0)
