@@ -60,6 +60,10 @@ function sampleLimiter(name: string, limiter: BbrLimiter, emit: Emit): void {
     emit(METRIC.limiterLatencyShedding, s.latency.shedding ? 1 : 0, n)
     emit(METRIC.limiterBaseRt, s.latency.baseRt / 1000, n)
   }
+  if (s.queue !== undefined) {
+    emit(METRIC.limiterQueuePending, s.queue.length, n)
+    emit(METRIC.limiterQueueTimeouts, s.queue.timedOut, n)
+  }
   for (const priority of PRIORITY_NAMES) {
     const c = s.byPriority[priority]
     emit(METRIC.limiterAdmitted, c.admitted, { name, priority })

@@ -143,6 +143,20 @@ const defs = {
     N,
     'release() calls with a token that was not outstanding (ignored).',
   ),
+  limiterQueuePending: gauge(
+    'limiter',
+    'queue_pending',
+    '{request}',
+    N,
+    "Requests waiting for a slot in this process's admission queue (a limiter made with maxWait).",
+  ),
+  limiterQueueTimeouts: counter(
+    'limiter',
+    'queue_timeouts',
+    '{request}',
+    N,
+    "Requests of this process's admission queue shed after waiting maxWait (reason queue-timeout).",
+  ),
   guardRateLimited: counter(
     'guard',
     'rate_limited',

@@ -21,6 +21,8 @@ export const OTEL: Record<MetricName, readonly [name: string, instrument: OtelIn
   limiterAdmitted: ['limiter.admitted_requests', 'counter'],
   limiterShed: ['limiter.shed_requests', 'counter'],
   limiterInvalidReleases: ['limiter.invalid_releases', 'counter'],
+  limiterQueuePending: ['limiter.queue.pending', 'updown'],
+  limiterQueueTimeouts: ['limiter.queue.timeouts', 'counter'],
   guardRateLimited: ['guard.rate_limited_requests', 'counter'],
   breakerState: ['breaker.state', 'gauge'],
   breakerDrop: ['breaker.drop.probability', 'gauge'],

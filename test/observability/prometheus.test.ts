@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 
 import { InvalidArgumentError, InvalidOptionError } from '../../lib/index'
 import { PrometheusMetrics } from '../../lib/metrics/prometheus'
+import { fullLimiter } from '../integrations/queue-scenarios'
 import { drivenComponents } from './components'
 import { parsePrometheusText, valueOf } from './prometheus-text'
 
@@ -19,6 +20,23 @@ function setup(options: ConstructorParameters<typeof PrometheusMetrics>[0] = {})
 }
 
 describe('PrometheusMetrics', () => {
+  it("reports a limiter's admission queue: requests waiting now and those that timed out", async () => {
+    const { registry, metrics } = setup()
+    const { limiter, clock, releaseHeld } = fullLimiter(20)
+    cleanups.push(() => limiter.close())
+    metrics.add('queued', limiter)
+    const first = limiter.execute(async () => 1).catch((e: unknown) => e)
+    void limiter.execute(async () => 2).catch(() => undefined)
+    const samples = async () => parsePrometheusText(await registry.metrics()).samples
+    expect(valueOf(await samples(), 'bulwark_limiter_queue_pending', { name: 'queued' })).toBe(2)
+    clock.advance(20)
+    await first
+    const after = await samples()
+    expect(valueOf(after, 'bulwark_limiter_queue_pending', { name: 'queued' })).toBe(0)
+    expect(valueOf(after, 'bulwark_limiter_queue_timeouts_total', { name: 'queued' })).toBe(2)
+    releaseHeld()
+  })
+
   it('exposes every kind of component with Prometheus names, types and labels, read when scraped', async () => {
     const { metrics, c, scrape } = setup({ topKeys: 1 })
     metrics.add('api', c.limiter)
