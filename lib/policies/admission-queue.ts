@@ -201,8 +201,12 @@ export class AdmissionQueue {
 
   private readonly onTimer = (): void => {
     this.timer = undefined
-    this.drain()
-    if (this.live > 0) this.arm(this.oldestAt())
+    try {
+      this.drain()
+    } finally {
+      // Even when a waiter's callback threw: the others' deadlines still need the timer.
+      if (this.live > 0 && !this.closed) this.arm(this.oldestAt())
+    }
   }
 
   /** Sets the timer: at the oldest waiter's deadline, or sooner to look for slots freed elsewhere on the host. */

@@ -104,6 +104,20 @@ describe('AdmissionQueue', () => {
     expect(queue.length).toBe(0)
   })
 
+  it('keeps its timer when a waiter’s callback throws: the other waiters still time out', () => {
+    const { clock, queue, answers, wait } = setup(40)
+    queue.wait(NORMAL, undefined, () => {
+      throw new Error('a handler that throws')
+    })
+    clock.advance(10)
+    wait('b')
+    clock.advance(30)
+    expect(() => vi.advanceTimersByTime(10)).toThrow('a handler that throws')
+    clock.advance(10)
+    vi.advanceTimersByTime(10)
+    expect(answers).toEqual([['b', Shed.queueTimeout]])
+  })
+
   it('admits a waiter on its timer when a slot frees elsewhere (another process)', () => {
     const { state, answers, wait } = setup(100)
     wait('a')
