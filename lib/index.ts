@@ -134,6 +134,12 @@ export type { SlidingWindowLimiterOptions, SlidingWindowLimiterStats } from './r
 export { KeyedLimiter } from './ratelimit/keyed-limiter'
 export { HotParameterLimiter } from './policies/hot-parameter-limiter'
 export type { HotParameterLimiterOptions, HotParameterLimiterStats } from './policies/hot-parameter-limiter'
+export { KeyConcurrencyLimiter } from './policies/key-concurrency-limiter'
+export type {
+  KeyConcurrencyLimiterOptions,
+  KeyConcurrencyLimiterStats,
+  KeyExecuteOptions,
+} from './policies/key-concurrency-limiter'
 export type { KeyedLimiterOptions, KeyedLimiterStats } from './ratelimit/keyed-limiter'
 export type { Limiter } from './ratelimit/limiter'
 export { subset } from './subset/subset'

@@ -183,6 +183,7 @@ function shedStatus(grpc: ReturnType<typeof grpcModule>, code: number, guard: In
 
 function shedDetails(code: number, retryAfter: number): string {
   if (code === Shed.rateLimit) return `rate limited, retry after ${retryAfter} s`
+  if (code === Shed.keyConcurrency) return `too many concurrent calls, retry after ${retryAfter} s`
   if (code === Shed.deadline) return 'deadline shorter than the expected service time'
   if (code === Shed.queueTimeout) return `overloaded, no slot within maxWait, retry after ${retryAfter} s`
   return `overloaded, retry after ${retryAfter} s`

@@ -2,6 +2,7 @@
 // deadline a handler has left, so that one import serves a guard and its handlers.
 export type { ShedEvent } from './inbound-guard'
 export type { InboundGuardOptions, RateLimitOptions } from './inbound-options'
+export type { KeyConcurrencyOptions } from './key-concurrency-port'
 export type { DeadlineOptions, DegradeOptions } from './degrade-options'
 export type { DegradedAnswer, Fallback, FallbackReason, FallbackResponse } from './fallback'
 export { remainingDeadlineMs } from './deadline-context'

@@ -8,6 +8,8 @@ import type { Switchboard } from '../switches/switchboard'
 import { type ResolvedDegrade, timeoutFor } from './degrade-options'
 import { addressKey, classOf, deadlineReader, retrySeconds } from './inbound-helpers'
 import { checkFallbackResponse, type DegradedAnswer, type Fallback, type FallbackReason } from './fallback'
+import type { KeyConcurrencyLimiter, KeyConcurrencyLimiterStats } from '../policies/key-concurrency-limiter'
+import { type KeyConcurrencyPort, NO_TOKEN } from './key-concurrency-port'
 import {
   type GlobalRateLimiter,
   type InboundGuardOptions,
@@ -27,6 +29,8 @@ export interface ShedEvent {
 export interface InboundGuardStats {
   /** Requests answered 429 by the rate limit. */
   rateLimited: number
+  /** Requests answered 429 because their key had its `keyConcurrency` requests in flight (Shed.keyConcurrency). */
+  shedKeyConcurrency: number
   /** Requests refused by an operator's switch (Shed.forced), answered from the fallback when that switch says so. */
   shedForced: number
   /** Requests refused at once because their deadline was shorter than the expected service time (Shed.deadline). */
@@ -41,6 +45,8 @@ export interface InboundGuardStats {
   fallbackErrors: number
   /** The adaptive limiter's stats (undefined without one). */
   limiter: BbrLimiterStats | undefined
+  /** The per-key concurrency limiter's stats (undefined without `keyConcurrency`). */
+  keyConcurrency: KeyConcurrencyLimiterStats | undefined
 }
 
 /** How the guard reads a framework's request: a header's value and the client's address. */
@@ -73,6 +79,8 @@ const NO_CLASS = 4 // a header that names no class (classes are 0-3)
  */
 export class InboundGuard<Req> {
   readonly limiter: BbrLimiter | undefined
+  /** The per-key concurrency limiter (undefined without `keyConcurrency`). */
+  readonly keyConcurrency: KeyConcurrencyLimiter | undefined
   /** Fires on every shed request (the subscription costs an event object per shed). */
   readonly onShed: Event<ShedEvent>
   /** Seconds the last shed asks the client to wait before trying again. */
@@ -113,6 +121,10 @@ export class InboundGuard<Req> {
   private readonly jitter: number
   private readonly random: () => number
   private rateLimitedCount = 0
+  private shedKeyConcurrencyCount = 0
+  /** The key of the request tryAcquire last answered QUEUED for, with keyConcurrency. */
+  private pendingConcurrencyKey: string | undefined = undefined
+  private readonly keys: KeyConcurrencyPort<Req> | undefined
   // The last client address and its key: a keep-alive connection's requests reuse it without parsing again.
   private lastAddress: unknown = undefined
   private lastKey = 'unknown'
@@ -151,11 +163,13 @@ export class InboundGuard<Req> {
     else if (rate.key !== undefined || typeof (rate.limiter as { get?: unknown }).get === 'function')
       this.mode = MODE_KEYED
     else this.mode = MODE_GLOBAL
+    this.keys = o.keyConcurrency
+    this.keyConcurrency = this.keys?.limiter
   }
 
   /** @internal Whether admitted requests hold a token that must be released (false when there is no adaptive limiter). */
   get tracksInFlight(): boolean {
-    return this.limiter !== undefined
+    return this.limiter !== undefined || this.keys !== undefined
   }
 
   /** Decides one request: a token >= 0 to release when its response is over, a Shed code (negative), or QUEUED. */
@@ -179,6 +193,51 @@ export class InboundGuard<Req> {
       this.rateLimitedCount++
       return this.shed(Shed.rateLimit, p)
     }
+    const keys = this.keys
+    if (keys === undefined) return this.admit(request, p)
+    const key = String(keys.key(request)) // as the rate limit's key: never refused for its type
+    const keyToken = keys.limiter.tryAcquire(key)
+    if (keyToken < 0) return this.shedKey(p)
+    let token = NO_TOKEN
+    if (this.limiter !== undefined) {
+      token = this.admit(request, p)
+      if (token < 0) {
+        // Refused, or queued: a waiting request holds no slot of its key (it takes one when admitted).
+        keys.limiter.release(keyToken)
+        if (token === QUEUED) this.pendingConcurrencyKey = key
+        return token
+      }
+    }
+    return this.pairOrShed(keys, keyToken, token, p)
+  }
+
+  /** One token for the key's slot and the adaptive limiter's `token`; both given back when that cannot be. */
+  private pairOrShed(keys: KeyConcurrencyPort<Req>, keyToken: number, token: number, p: number): number {
+    const paired = keys.pair(keyToken, token)
+    if (paired >= 0) return paired
+    // A million requests in flight in this guard: refused like a key at its limit.
+    keys.limiter.release(keyToken)
+    if (token >= 0) this.limiter?.release(token, false)
+    return this.shedKey(p)
+  }
+
+  private shedKey(p: number): number {
+    this.shedKeyConcurrencyCount++
+    this.retryAfter = this.spread(this.overloadRetryAfter)
+    return this.shed(Shed.keyConcurrency, p)
+  }
+
+  /** A queued request the limiter admitted: its key's slot now, or Shed.keyConcurrency (its token given back). */
+  private admitQueued(key: string, token: number, p: number): number {
+    const keys = this.keys as KeyConcurrencyPort<Req>
+    const keyToken = keys.limiter.tryAcquire(key)
+    if (keyToken >= 0) return this.pairOrShed(keys, keyToken, token, p)
+    this.limiter?.release(token, false)
+    return this.shedKey(p)
+  }
+
+  /** The adaptive limiter's decision: a token >= 0, or a Shed code (counted). */
+  private admit(request: Req, p: number): number {
     const limiter = this.limiter
     if (limiter === undefined) return 0
     const key = this.fairKey === undefined ? undefined : this.fairKey(request)
@@ -207,15 +266,17 @@ export class InboundGuard<Req> {
     const p = this.pendingClass
     const deadlineAt = this.deadlineAt
     const limiter = this.limiter as BbrLimiter
+    const concurrencyKey = this.pendingConcurrencyKey
     const waiter = limiter.waitForSlot(this.pendingCode, p, this.pendingKey, (token) => {
       this.deadlineAt = deadlineAt // the adapters read it for the request they admit
       if (token < 0) {
         this.retryAfter = this.spread(this.overloadRetryAfter)
         this.shed(token, p)
       }
-      done(token)
+      done(token >= 0 && concurrencyKey !== undefined ? this.admitQueued(concurrencyKey, token, p) : token)
     })
     this.pendingKey = undefined
+    this.pendingConcurrencyKey = undefined
     return waiter as Waiter // tryAcquire saw room in the queue, in this same turn
   }
 
@@ -246,7 +307,12 @@ export class InboundGuard<Req> {
    * whose time says nothing about the service's (a failure, an abandoned request).
    */
   release(token: number, measured = true): void {
-    if (this.limiter !== undefined) this.limiter.release(token, measured)
+    if (this.keys === undefined) {
+      if (this.limiter !== undefined) this.limiter.release(token, measured)
+      return
+    }
+    const t = this.keys.unpair(token) // INVALID when not outstanding, NO_TOKEN without an adaptive limiter
+    if (t >= 0) this.limiter?.release(t, measured)
   }
 
   /**
@@ -270,7 +336,7 @@ export class InboundGuard<Req> {
   /** @internal The fallback reason of a refusal: 'forced' for a fallback switch, 'rate-limit', else 'overload'. */
   reasonOf(code: number): FallbackReason {
     if (code === Shed.forced && this.forcedFallback) return 'forced'
-    return code === Shed.rateLimit ? 'rate-limit' : 'overload'
+    return code === Shed.rateLimit || code === Shed.keyConcurrency ? 'rate-limit' : 'overload'
   }
 
   /** @internal Milliseconds `request`'s handler has to answer (0: no timeout). */
@@ -291,6 +357,7 @@ export class InboundGuard<Req> {
   stats(): InboundGuardStats {
     return {
       rateLimited: this.rateLimitedCount,
+      shedKeyConcurrency: this.shedKeyConcurrencyCount,
       shedForced: this.shedForcedCount,
       shedDeadline: this.shedDeadlineCount,
       clientGone: this.clientGoneCount,
@@ -298,12 +365,14 @@ export class InboundGuard<Req> {
       fallbacks: this.fallbackCount,
       fallbackErrors: this.fallbackErrorCount,
       limiter: this.limiter?.stats(),
+      keyConcurrency: this.keyConcurrency?.stats(),
     }
   }
 
   /** Closes the adaptive limiter if the guard created it from options. Idempotent. */
   close(): void {
     if (this.ownsLimiter) this.limiter?.close()
+    this.keys?.close()
   }
 
   [Symbol.dispose](): void {

@@ -4,6 +4,7 @@ import { Priority, type PriorityName } from '../bbr/priority'
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { resolveQueueOptions } from '../policies/admission-queue'
 import { Switchboard } from '../switches/switchboard'
+import { KeyConcurrencyPort, type KeyConcurrencyOptions } from './key-concurrency-port'
 import { type DegradeOptions, type ResolvedDegrade, resolveDegradeOptions } from './degrade-options'
 import { checkOneOf, checkOptions, optionalFunction, optionalNumber } from '../validate'
 
@@ -86,6 +87,12 @@ export interface InboundGuardOptions<Req> extends DegradeOptions<Req> {
   maxWait?: number
   /** The most requests waiting at once in this process (default 128; with maxWait). */
   maxQueue?: number
+  /**
+   * At most N requests in flight per key (docs/rules/key-concurrency.md): `{ max, key }`, or `{ limiter, key }` with
+   * a KeyConcurrencyLimiter (shared across the host, say). Checked after the rate limit; a request over it is
+   * answered 429 (Shed.keyConcurrency, fallback reason 'rate-limit').
+   */
+  keyConcurrency?: KeyConcurrencyOptions<Req>
 }
 
 export interface ResolvedInboundOptions<Req> {
@@ -103,6 +110,7 @@ export interface ResolvedInboundOptions<Req> {
   switches: Switchboard | undefined
   route: ((request: Req) => string) | undefined
   fairKey: ((request: Req) => string) | undefined
+  keyConcurrency: KeyConcurrencyPort<Req> | undefined
 }
 
 function resolveFairKey<Req>(value: unknown): ((request: Req) => string) | undefined {
@@ -193,7 +201,15 @@ export function resolveInboundOptions<Req>(options: unknown, builtInDeadline = f
   const fairKey = resolveFairKey<Req>(o.fairness)
   const queue = queueOptions(o)
   // Last, so that a bad option above never leaves a limiter (maybe a shared region) behind.
-  const { limiter, owns } = resolveLimiter(o.limiter, fairKey !== undefined, queue)
+  const keyConcurrency = o.keyConcurrency === undefined ? undefined : new KeyConcurrencyPort<Req>(o.keyConcurrency)
+  let resolved
+  try {
+    resolved = resolveLimiter(o.limiter, fairKey !== undefined, queue)
+  } catch (error) {
+    keyConcurrency?.close()
+    throw error
+  }
+  const { limiter, owns } = resolved
   return {
     limiter,
     ownsLimiter: owns,
@@ -209,5 +225,6 @@ export function resolveInboundOptions<Req>(options: unknown, builtInDeadline = f
     switches: o.switches,
     route,
     fairKey,
+    keyConcurrency,
   }
 }

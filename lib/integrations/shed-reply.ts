@@ -16,13 +16,16 @@ function reply(status: 503 | 429, body: object): ShedReply {
   return { status, body: text, length: String(Buffer.byteLength(text)) }
 }
 
-// By Shed code (index -code): a rate limit is the client's (429), every other reason is the server's load (503).
+// By Shed code (index -code): a rate limit and a key's concurrency limit are the client's (429: it asks for more
+// than its share, docs/rules/key-concurrency.md), every other reason is the server's load (503).
 const REPLIES: ShedReply[] = []
 for (const code of Object.values(Shed)) {
   REPLIES[-code] =
     code === Shed.rateLimit
       ? reply(429, { error: 'rate limited' })
-      : reply(503, { error: 'overloaded', reason: shedReason(code) })
+      : code === Shed.keyConcurrency
+        ? reply(429, { error: 'too many concurrent requests' })
+        : reply(503, { error: 'overloaded', reason: shedReason(code) })
 }
 
 export const JSON_TYPE = 'application/json; charset=utf-8'

@@ -9,7 +9,7 @@ import type { AppHandler, ScenarioClient, StartServer, TestServer } from './inbo
 import { controlledLimiter } from './inbound-scenarios'
 
 /** An application that waits at a gate (counting who reached it), then answers or fails as it is told. */
-function gatedApp(outcome: () => Promise<string> = async () => 'late') {
+export function gatedApp(outcome: () => Promise<string> = async () => 'late') {
   let open: () => void = () => undefined
   const gate = new Promise<void>((r) => (open = r))
   const app = {

@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js'
 import { describe, expect, it, vi } from 'vitest'
 
-import { KeyedLimiter, TokenBucket } from '../../lib/index'
+import { KeyConcurrencyLimiter, KeyedLimiter, TokenBucket } from '../../lib/index'
 import { grpcServerGuard, type GrpcServerGuardOptions, GrpcStatus } from '../../lib/entries/grpc'
 import { waitFor } from '../helpers/wait-for'
 import { call, closeAfterEach, EchoClient, startEcho, type Unary } from './grpc-service'
@@ -168,4 +168,41 @@ describe('grpcServerGuard (grpc-js server interceptor)', () => {
     expect(c.limiter.stats().invalidReleases).toBe(0)
     c.limiter.close()
   })
+
+  it('per-key concurrency: a key with its calls in flight gets RESOURCE_EXHAUSTED; cancelled, expired, failed calls give slots back once', async () => {
+    const keys = new KeyConcurrencyLimiter({ max: 2 })
+    const pending: Array<grpc.sendUnaryData<any>> = []
+    const key = (info: { metadata: { get(key: string): unknown[] } }) => String(info.metadata.get('x-tenant')[0])
+    const client = await open(
+      grpcServerGuard({ limiter: false, keyConcurrency: { limiter: keys, key } }),
+      (_req, done) => {
+        pending.push(done)
+      },
+    )
+    const tenant = { metadata: { 'x-tenant': 'acme' } }
+    const cancelled = (client as any).echo({}, makeMetadata('acme'), () => undefined) as grpc.ClientUnaryCall
+    const expiring = call(client, 'echo', {}, { ...tenant, deadline: 150 })
+    await waitFor(() => pending.length === 2, { what: 'two calls to reach the handler' })
+    const refused = await call(client, 'echo', {}, tenant)
+    expect(refused.code).toBe(GrpcStatus.RESOURCE_EXHAUSTED)
+    expect(refused.details).toMatch(/too many concurrent calls/)
+    const other = call(client, 'echo', {}, { metadata: { 'x-tenant': 'other' } })
+    await waitFor(() => pending.length === 3, { what: "another tenant's call to reach the handler" })
+    cancelled.cancel()
+    expect((await expiring).code).toBe(GrpcStatus.DEADLINE_EXCEEDED)
+    await waitFor(() => keys.inFlight('acme') === 0, {
+      what: 'the cancelled and expired calls to give their slots back',
+    })
+    pending.forEach((done) => done(null, {})) // late answers: no second release
+    expect((await other).code).toBe(GrpcStatus.OK)
+    await new Promise((r) => setTimeout(r, 20))
+    expect(keys.stats()).toMatchObject({ inFlight: 0, invalidReleases: 0, admitted: 3, shed: 1 })
+    keys.close()
+  })
 })
+
+function makeMetadata(tenant: string): grpc.Metadata {
+  const metadata = new grpc.Metadata()
+  metadata.set('x-tenant', tenant)
+  return metadata
+}

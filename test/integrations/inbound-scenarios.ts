@@ -10,6 +10,7 @@ import { type InboundGuardOptions } from '../../lib/entries/http'
 import { ManualClock } from '../helpers/manual-clock'
 import { degradeScenarios } from './degrade-scenarios'
 import { queueScenarios } from './queue-scenarios'
+import { keyConcurrencyScenarios } from './key-concurrency-scenarios'
 import { waitFor } from '../helpers/wait-for'
 
 export interface TestServer {
@@ -228,6 +229,7 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
     })
 
   degradeScenarios(start, client)
+  keyConcurrencyScenarios(start, client)
 }
 
 /** A request's header (gRPC: metadata) on any adapter's request object, for `priority` and `trustPriority`. */

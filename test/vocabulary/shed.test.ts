@@ -22,9 +22,11 @@ describe('the Shed table', () => {
       expect(shedReason(value as never)).toBeUndefined()
   })
 
-  it('answers a rate limit with 429 and every other reason with 503 naming it', () => {
+  it("answers a rate limit and a key's concurrency limit with 429, every other reason with 503 naming it", () => {
     expect(shedReply(Shed.rateLimit).status).toBe(429)
-    for (const code of Object.values(Shed).filter((c) => c !== Shed.rateLimit)) {
+    expect(shedReply(Shed.keyConcurrency).status).toBe(429) // the client is over its own share
+    const clients: number[] = [Shed.rateLimit, Shed.keyConcurrency]
+    for (const code of Object.values(Shed).filter((c) => !clients.includes(c))) {
       const reply = shedReply(code)
       expect(reply.status).toBe(503)
       expect(JSON.parse(reply.body)).toEqual({ error: 'overloaded', reason: shedReason(code) })
