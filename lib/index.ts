@@ -93,10 +93,11 @@ export type { Event } from './events/event-source'
 // Breakers, fallbacks and retry budgets
 export type { Breaker, BreakerState } from './breakers/breaker'
 export { SreBreaker } from './breakers/sre-breaker'
-export type { SreBreakerOptions, SreBreakerState, SreBreakerStats } from './breakers/sre-breaker'
+export type { SreBreakerOptions, SreBreakerRule, SreBreakerState, SreBreakerStats } from './breakers/sre-breaker'
 export { CircuitBreaker } from './breakers/circuit-breaker'
 export type {
   CircuitBreakerOptions,
+  CircuitBreakerRule,
   CircuitBreakerStats,
   CircuitCommonOptions,
   CircuitErrorCountOptions,
@@ -130,7 +131,11 @@ export { TokenBucket } from './ratelimit/token-bucket'
 export type { TokenBucketOptions, TokenBucketRule, TokenBucketStats } from './ratelimit/token-bucket'
 export type { FlatRule, RuleStats } from './rules/live-rules'
 export { SlidingWindowLimiter } from './ratelimit/sliding-window-limiter'
-export type { SlidingWindowLimiterOptions, SlidingWindowLimiterStats } from './ratelimit/sliding-window-limiter'
+export type {
+  SlidingWindowLimiterOptions,
+  SlidingWindowLimiterRule,
+  SlidingWindowLimiterStats,
+} from './ratelimit/sliding-window-limiter'
 export { KeyedLimiter } from './ratelimit/keyed-limiter'
 export { HotParameterLimiter } from './policies/hot-parameter-limiter'
 export type { HotParameterLimiterOptions, HotParameterLimiterStats } from './policies/hot-parameter-limiter'

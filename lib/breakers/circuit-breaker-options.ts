@@ -1,3 +1,4 @@
+import type { RuleStats } from '../rules/live-rules'
 import type { Switchboard } from '../switches/switchboard'
 import type { SharingOptions } from '../shared/sharing-options'
 import { checkOneOf, checkOptions, optionalNumber, refuseFields, renamedTo } from '../validate'
@@ -55,6 +56,16 @@ export interface CircuitErrorCountOptions extends CircuitCommonOptions {
 /** The circuit breaker's options: what trips it depends on `strategy`, and so do the fields that say when. */
 export type CircuitBreakerOptions = CircuitErrorRatioOptions | CircuitSlowCallRatioOptions | CircuitErrorCountOptions
 
+/**
+ * The fields of a CircuitBreaker's rule that `configure` changes at run time: its strategy's threshold fields,
+ * `minimumCalls` and `openDuration` (a field of another strategy is refused).
+ */
+export type CircuitBreakerRule = Partial<
+  Pick<CircuitSlowCallRatioOptions, 'slowCallRatio' | 'slowCallDuration' | 'minimumCalls' | 'openDuration'> &
+    Pick<CircuitErrorRatioOptions, 'failureRatio'> &
+    Pick<CircuitErrorCountOptions, 'failureCount'>
+>
+
 export interface CircuitStateChange {
   from: BreakerState
   to: BreakerState
@@ -80,6 +91,8 @@ export interface CircuitBreakerStats {
    * their outcome not counted.
    */
   contentionTimeouts: number
+  /** The live rule: its version (0 until `configure` first changed it) and values. */
+  rules: RuleStats
 }
 
 export interface ResolvedCircuitOptions {
@@ -101,6 +114,23 @@ const TRIP_FIELDS: Record<CircuitStrategy, readonly string[]> = {
   errorRatio: ['failureRatio'],
   slowCallRatio: ['slowCallRatio', 'slowCallDuration'],
   errorCount: ['failureCount'],
+}
+
+/** The live rule's fields for `strategy`, in the order its block stores them (docs/rules/live-rules.md). */
+export function circuitRuleFields(strategy: CircuitStrategy): readonly string[] {
+  return [...TRIP_FIELDS[strategy], 'minimumCalls', 'openDuration']
+}
+
+/** A rule's values (in circuitRuleFields order) from resolved options. */
+export function circuitRuleValues(o: ResolvedCircuitOptions): number[] {
+  const trip =
+    o.strategy === 'errorCount' ? [o.count] : o.strategy === 'slowCallRatio' ? [o.ratio, o.slowCallDuration] : [o.ratio]
+  return [...trip, o.minimumCalls, o.openDuration]
+}
+
+/** Validates a whole rule of `strategy` as the constructor validates these options; its values, defaults applied. */
+export function resolveCircuitRule(strategy: CircuitStrategy, rule: Record<string, number>): number[] {
+  return circuitRuleValues(resolveCircuitOptions({ ...rule, strategy }))
 }
 
 export function resolveCircuitOptions(options: unknown): ResolvedCircuitOptions {

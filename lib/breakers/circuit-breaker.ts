@@ -8,6 +8,8 @@ import {
   startError,
 } from '../execution/run-guarded'
 import { type Event, EventSource } from '../events/event-source'
+import { LiveRules, type RuleStats } from '../rules/live-rules'
+import { placeRules } from '../rules/rule-block'
 import { SharedRegion } from '../shared/shared-region'
 import { forcedBreaker, resolveSwitches, type Switchboard } from '../switches/breaker-switch'
 import { type Clock, preciseNow } from '../signals/clock'
@@ -26,10 +28,14 @@ import {
 } from './breaker-state'
 import {
   type CircuitBreakerOptions,
+  type CircuitBreakerRule,
   type CircuitBreakerStats,
   type CircuitStateChange,
   type CircuitStrategy,
+  circuitRuleFields,
+  circuitRuleValues,
   resolveCircuitOptions,
+  resolveCircuitRule,
 } from './circuit-breaker-options'
 import { windowLayout } from './window-options'
 import { WindowTally } from './window-tally'
@@ -57,12 +63,13 @@ export class CircuitBreaker implements Breaker {
   readonly onStateChange: Event<CircuitStateChange>
   private readonly changes = new EventSource<CircuitStateChange>()
   private readonly slowOnly: boolean
-  private readonly slowCallDuration: number
-  private readonly minimumCalls: number
+  private slowCallDuration = 0
+  private minimumCalls = 0
   // A call trips the breaker when badCalls >= perCall * calls + fixed (one test serves every strategy).
-  private readonly perCall: number
-  private readonly fixed: number
-  private readonly openDuration: number
+  private perCall = 0
+  private fixed = 0
+  private openDuration = 0
+  private readonly rules: LiveRules
   private readonly halfOpenCalls: number
   private readonly probeTimeout: number
   private readonly now: Clock
@@ -90,30 +97,47 @@ export class CircuitBreaker implements Breaker {
     this.strategy = o.strategy
     this.slowOnly = o.strategy === 'slowCallRatio'
     this.usesDuration = this.slowOnly
-    this.slowCallDuration = o.slowCallDuration
-    this.minimumCalls = o.minimumCalls
-    this.perCall = o.ratio
-    this.fixed = o.count
-    this.openDuration = o.openDuration
     this.halfOpenCalls = o.halfOpenCalls
     this.probeTimeout = o.probeTimeout
     this.now = o.w.now
     this.onStateChange = this.changes.event
     this.untimed = outcome(this)
     // Members must agree on the permit count, or "exactly halfOpenCalls probes" would not hold.
-    const { layout, placement } = windowLayout('circuit', o.w, `half=${o.halfOpenCalls}`)
+    const { layout, placement } = windowLayout('circuit', o.w, `half=${o.halfOpenCalls} ${o.strategy} rules`)
     const statePlacement = placeBreakerState(layout)
+    const values = circuitRuleValues(o)
+    const rulePlacement = placeRules(layout, values)
     this.region = SharedRegion.forComponent(o.w.shared, layout, o.w.namespace)
     this.tally = new WindowTally(this.region, placement)
     this.cell = new BreakerStateCell(this.region, statePlacement)
     this.i32 = this.cell.i32
     this.wordIndex = this.cell.wordIndex
+    this.applyRule(values) // the constructor's, until a live rule (applied here if one is in force) replaces it
+    this.rules = new LiveRules(this.region, rulePlacement, {
+      fields: circuitRuleFields(o.strategy),
+      resolve: (rule) => resolveCircuitRule(o.strategy, rule),
+      apply: (v) => this.applyRule(v),
+    })
     const word = this.cell.load()
     this.seenPhase = phaseOf(word)
     if (stateOf(word) === CLOSED) {
       this.closedWord = word
       this.tally.restartFrom(this.cell.floor, this.now())
     }
+  }
+
+  /** Told each live rule this member starts to obey, at its first call after the change (docs/rules/live-rules.md). */
+  get onRuleChange(): Event<RuleStats> {
+    return this.rules.onChange
+  }
+
+  /**
+   * Changes the thresholds for every member of the host (docs/rules/live-rules.md): the strategy's threshold fields,
+   * `minimumCalls`, `openDuration`; validated as the constructor validates them, refused whole (InvalidOptionError)
+   * when a field is bad. The window keeps its counts; an open breaker's new openDuration counts from its opening.
+   */
+  configure(rule: CircuitBreakerRule): RuleStats {
+    return this.rules.configure(rule)
   }
 
   /**
@@ -130,7 +154,8 @@ export class CircuitBreaker implements Breaker {
     const word = this.i32[this.wordIndex]
     if (word === this.closedWord) return true
     const now = this.now()
-    if (word === this.blockedWord && now < this.blockedUntil) return false
+    const rules = this.rules // a new openDuration may end the wait sooner: decide again when the rule moved
+    if (word === this.blockedWord && now < this.blockedUntil && rules.i32[rules.index] === rules.seen) return false
     return this.acquireSlow(now)
   }
 
@@ -193,6 +218,7 @@ export class CircuitBreaker implements Breaker {
       probesIssued: half ? permitsOf(word) : 0,
       probesPassed: half ? this.cell.passesOf(genOf(word)) : 0,
       contentionTimeouts: this.cell.contentionTimeouts,
+      rules: this.rules.stats(),
     }
   }
 
@@ -218,8 +244,21 @@ export class CircuitBreaker implements Breaker {
     return typeof durationMs === 'number' && durationMs > this.slowCallDuration
   }
 
+  /** The rule's values, in circuitRuleFields order, as this member's thresholds. */
+  private applyRule(v: ArrayLike<number>): void {
+    const count = this.strategy === 'errorCount'
+    const next = this.strategy === 'slowCallRatio' ? 2 : 1
+    this.perCall = count ? 0 : v[0]
+    this.fixed = count ? v[0] : 0
+    if (next === 2) this.slowCallDuration = v[1]
+    this.minimumCalls = v[next]
+    this.openDuration = v[next + 1]
+  }
+
   /** Counts a closed-state outcome and trips the breaker when the threshold is reached. */
   private count(bad: number, now: number): void {
+    const rules = this.rules
+    if (rules.i32[rules.index] !== rules.seen) rules.refresh()
     const tally = this.tally
     tally.record(bad, now)
     if (tally.count >= this.minimumCalls && tally.sum >= this.perCall * tally.count + this.fixed) this.trip(now)
@@ -235,6 +274,7 @@ export class CircuitBreaker implements Breaker {
   }
 
   private acquireSlow(now: number): boolean {
+    this.rules.obey() // openDuration
     for (let attempt = 0; attempt < MAX_SWAP_ATTEMPTS; attempt++) {
       const word = this.cell.load()
       this.observe(word, now)

@@ -1,5 +1,9 @@
 import { BreakerOpenError } from '../errors/breaker-open-error'
 import { type ExecuteOptions, type GuardedFunction, outcome, runGuarded, startError } from '../execution/run-guarded'
+import type { Event } from '../events/event-source'
+import { LiveRules, type RuleStats } from '../rules/live-rules'
+import { placeRules, type RulePlacement } from '../rules/rule-block'
+import type { RegionLayout } from '../shared/region-layout'
 import { SharedRegion } from '../shared/shared-region'
 import type { SharingOptions } from '../shared/sharing-options'
 import { checkOptions, optionalBoolean, optionalFunction, optionalNumber, refuseFields, renamedTo } from '../validate'
@@ -32,6 +36,28 @@ export interface SreBreakerOptions extends SharingOptions {
 
 export type SreBreakerState = 'closed' | 'open'
 
+/** The fields of an SreBreaker's rule that `configure` changes at run time. */
+export type SreBreakerRule = Partial<Pick<SreBreakerOptions, 'success' | 'minimumCalls'>>
+
+/** The rule's fields, in the order its block stores them. */
+export const SRE_RULE_FIELDS = ['success', 'minimumCalls'] as const
+
+/** `success` and `minimumCalls`, validated (the constructor's checks, and live rules'). */
+function resolveSreRule(o: { success?: unknown; minimumCalls?: unknown }): number[] {
+  return [
+    optionalNumber('success', o.success, 0.6, { above: 0, max: 1 }),
+    optionalNumber('minimumCalls', o.minimumCalls, 100, { integer: true, min: 0, max: 1e12 }),
+  ]
+}
+
+/**
+ * The rule block of an SreBreaker's region, after its window (`bulwark top` lays a snapshot out with it too). The
+ * fingerprint keeps the constructor's values: members still pass the same options, and obey the live rule.
+ */
+export function placeSreRules(layout: RegionLayout, success: number, minimumCalls: number): RulePlacement {
+  return placeRules(layout, [success, minimumCalls])
+}
+
 export interface SreBreakerStats {
   /** Successes in the window (host-wide when shared). */
   accepts: number
@@ -40,6 +66,8 @@ export interface SreBreakerStats {
   /** Probability that the next call is rejected. */
   dropProbability: number
   state: SreBreakerState
+  /** The live rule: its version (0 until `configure` first changed it) and values. */
+  rules: RuleStats
 }
 
 /**
@@ -53,8 +81,9 @@ export class SreBreaker implements Breaker {
   readonly shared: string | undefined
   /** An SreBreaker counts outcomes, not their durations. */
   readonly usesDuration = false
-  private readonly k: number
-  private readonly minimumCalls: number
+  private k: number
+  private minimumCalls: number
+  private readonly rules: LiveRules
   private readonly countRejections: boolean
   private readonly now: () => number
   private readonly random: () => number
@@ -66,9 +95,9 @@ export class SreBreaker implements Breaker {
   constructor(options?: SreBreakerOptions) {
     const o = checkOptions<SreBreakerOptions>(options, 'options')
     refuseFields(o, { request: renamedTo('minimumCalls') })
-    const success = optionalNumber('success', o.success, 0.6, { above: 0, max: 1 })
+    const [success, minimumCalls] = resolveSreRule(o)
     this.k = 1 / success
-    this.minimumCalls = optionalNumber('minimumCalls', o.minimumCalls, 100, { integer: true, min: 0, max: 1e12 })
+    this.minimumCalls = minimumCalls
     this.countRejections = optionalBoolean('countRejections', o.countRejections, true)
     this.random = optionalFunction<() => number>('random', o.random) ?? Math.random
     this.switches = resolveSwitches(o.switches)
@@ -76,9 +105,31 @@ export class SreBreaker implements Breaker {
     this.shared = w.shared
     this.now = w.now
     // In the fingerprint so that members agree, and so that watchers (`bulwark top`) can tell the state.
-    const { layout, placement } = windowLayout('sre', w, `success=${success} minimumCalls=${this.minimumCalls}`)
+    const { layout, placement } = windowLayout('sre', w, `success=${success} minimumCalls=${minimumCalls} rules`)
+    const rules = placeSreRules(layout, success, minimumCalls)
     this.region = SharedRegion.forComponent(w.shared, layout, w.namespace)
     this.tally = new WindowTally(this.region, placement)
+    this.rules = new LiveRules(this.region, rules, {
+      fields: SRE_RULE_FIELDS,
+      resolve: (rule) => resolveSreRule(rule),
+      apply: (values) => {
+        this.k = 1 / values[0]
+        this.minimumCalls = values[1]
+      },
+    })
+  }
+
+  /** Told each live rule this member starts to obey, at its first call after the change (docs/rules/live-rules.md). */
+  get onRuleChange(): Event<RuleStats> {
+    return this.rules.onChange
+  }
+
+  /**
+   * Changes `success` and `minimumCalls` for every member of the host (docs/rules/live-rules.md): validated as the
+   * constructor validates them, refused whole (InvalidOptionError) when a field is bad. The window keeps its counts.
+   */
+  configure(rule: SreBreakerRule): RuleStats {
+    return this.rules.configure(rule)
   }
 
   tryAcquire(): boolean {
@@ -86,6 +137,8 @@ export class SreBreaker implements Breaker {
       const forced = forcedBreaker(this.switches, this.shared)
       if (forced !== undefined) return forced
     }
+    const rules = this.rules
+    if (rules.i32[rules.index] !== rules.seen) rules.refresh()
     const now = this.now()
     const tally = this.tally
     tally.sync(now)
@@ -121,9 +174,10 @@ export class SreBreaker implements Breaker {
   }
 
   stats(): SreBreakerStats {
+    this.rules.obey()
     const tally = this.tally
     tally.sync(this.now())
-    return sreStats(tally.sum, tally.count, this.k, this.minimumCalls)
+    return { ...sreStats(tally.sum, tally.count, this.k, this.minimumCalls), rules: this.rules.stats() }
   }
 
   /** Detaches from shared memory (a local breaker just stops counting). Idempotent. */
@@ -138,7 +192,12 @@ export class SreBreaker implements Breaker {
 registerComponent('SreBreaker', SreBreaker)
 
 /** The state a window with `accepts` successes out of `calls` gives (shared with watchers). */
-export function sreStats(accepts: number, calls: number, k: number, minimumCalls: number): SreBreakerStats {
+export function sreStats(
+  accepts: number,
+  calls: number,
+  k: number,
+  minimumCalls: number,
+): Omit<SreBreakerStats, 'rules'> {
   const excess = calls - k * accepts
   const open = calls >= minimumCalls && excess >= 0
   return { accepts, calls, dropProbability: open ? excess / (calls + 1) : 0, state: open ? 'open' : 'closed' }

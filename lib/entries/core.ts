@@ -58,10 +58,11 @@ export { OverloadError } from '../errors/overload-error'
 // Breakers
 export type { Breaker, BreakerState } from '../breakers/breaker'
 export { SreBreaker } from '../breakers/sre-breaker'
-export type { SreBreakerOptions, SreBreakerState, SreBreakerStats } from '../breakers/sre-breaker'
+export type { SreBreakerOptions, SreBreakerRule, SreBreakerState, SreBreakerStats } from '../breakers/sre-breaker'
 export { CircuitBreaker } from '../breakers/circuit-breaker'
 export type {
   CircuitBreakerOptions,
+  CircuitBreakerRule,
   CircuitBreakerStats,
   CircuitCommonOptions,
   CircuitErrorCountOptions,

@@ -1,3 +1,6 @@
+import type { Event } from '../events/event-source'
+import { LiveRules, type RuleStats } from '../rules/live-rules'
+import { placeRules, type RulePlacement } from '../rules/rule-block'
 import { MAX_EPOCH } from '../shared/rolling-window'
 import type { RegionLayout } from '../shared/region-layout'
 import type { SharedRegion } from '../shared/shared-region'
@@ -18,6 +21,9 @@ export interface SlidingWindowLimiterOptions extends SharingOptions {
   buckets?: number
 }
 
+/** The fields of a SlidingWindowLimiter's rule that `configure` changes at run time. */
+export type SlidingWindowLimiterRule = Partial<Pick<SlidingWindowLimiterOptions, 'limit'>>
+
 export interface SlidingWindowLimiterStats {
   limit: number
   window: number
@@ -30,6 +36,8 @@ export interface SlidingWindowLimiterStats {
   lockTimeouts: number
   /** tryAcquire calls with a permit count that is not a finite number > 0 (refused, not thrown). */
   invalidArguments: number
+  /** The live rule: its version (0 until `configure` first changed it) and values. */
+  rules: RuleStats
 }
 
 /**
@@ -39,7 +47,6 @@ export interface SlidingWindowLimiterStats {
  * threads and processes never admit more than `limit`; a reject in a bucket already full needs no lock.
  */
 export class SlidingWindowLimiter implements Limiter {
-  readonly limit: number
   readonly window: number
   readonly buckets: number
   readonly shared: string | undefined
@@ -54,10 +61,13 @@ export class SlidingWindowLimiter implements Limiter {
   private readonly lock: SpinLock | undefined
   private readonly now: Clock
   private invalidArguments = 0
+  private permits: number
+  private readonly rules: LiveRules
+  private retryingRule = false
 
   constructor(options: SlidingWindowLimiterOptions) {
     const o = checkOptions<SlidingWindowLimiterOptions>(options, 'options')
-    this.limit = checkNumber('limit', o.limit, { above: 0 })
+    this.permits = checkNumber('limit', o.limit, { above: 0 })
     this.window = checkNumber('window', o.window, { above: 0 })
     this.buckets = optionalNumber('buckets', o.buckets, 10, { min: 1, max: 10_000, integer: true })
     const sharing = resolveLimiterSharing(o)
@@ -66,7 +76,7 @@ export class SlidingWindowLimiter implements Limiter {
     this.bucketMs = this.window / this.buckets
 
     const layout = sharing.layout('sliding-window')
-    const cells = placeSlidingWindow(layout, this.limit, this.window, this.buckets, this.now())
+    const cells = placeSlidingWindow(layout, this.permits, this.window, this.buckets, this.now())
     ;({ region: this.region, lock: this.lock } = openLimiterRegion(this.shared, sharing.namespace, layout, cells.lock))
     this.f64 = this.region.f64
     const base = this.region.base
@@ -75,6 +85,30 @@ export class SlidingWindowLimiter implements Limiter {
     this.slotIndex = (base + cells.slot) / 8
     this.countsIndex = (base + cells.counts) / 8
     this.origin = this.f64[(base + cells.origin) / 8]
+    this.rules = new LiveRules(this.region, cells.rules, {
+      fields: ['limit'],
+      resolve: (rule) => [checkNumber('limit', rule.limit, { above: 0 })],
+      apply: (values) => (this.permits = values[0]),
+    })
+  }
+
+  /** Permits per window (the live rule's, once changed). */
+  get limit(): number {
+    this.rules.obey()
+    return this.permits
+  }
+
+  /** Told each live rule this member starts to obey, at its first call after the change (docs/rules/live-rules.md). */
+  get onRuleChange(): Event<RuleStats> {
+    return this.rules.onChange
+  }
+
+  /**
+   * Changes the limit for every member of the host (docs/rules/live-rules.md): validated as the constructor
+   * validates it, refused (InvalidOptionError) when bad. Permits already taken in the window stay taken.
+   */
+  configure(rule: SlidingWindowLimiterRule): RuleStats {
+    return this.rules.configure(rule)
   }
 
   /**
@@ -82,16 +116,19 @@ export class SlidingWindowLimiter implements Limiter {
    * a bad `n` is refused and counted in stats().
    */
   tryAcquire(n = 1): boolean {
-    if (!(typeof n === 'number' && n > 0 && n <= this.limit)) return this.outOfRange(n)
+    const rules = this.rules
+    if (rules.i32[rules.index] !== rules.seen) rules.refresh()
+    if (!(typeof n === 'number' && n > 0 && n <= this.permits)) return this.outOfRange(n)
     const e = this.epochAt(this.now())
     const f64 = this.f64
     // Within one bucket the total only grows: if it is already full for this bucket, reject without the lock.
-    if (f64[this.epochIndex] === e && f64[this.totalIndex] + n > this.limit) return false
+    if (f64[this.epochIndex] === e && f64[this.totalIndex] + n > this.permits) return false
     const lock = this.lock
     if (lock !== undefined) {
       const got = lock.acquire()
       if (got === LOCK_TIMED_OUT) return false
       if (got === LOCK_TAKEN_OVER) this.repair()
+      if (rules.i32[rules.index] !== rules.seen) return this.decideAgain(lock, n)
     }
     const epoch = this.storedEpoch()
     // A stored epoch or slot no writer could have left (a corrupted region) restarts the window instead of being
@@ -99,7 +136,7 @@ export class SlidingWindowLimiter implements Limiter {
     if (epoch < 0 || f64[this.slotIndex] !== epoch % this.buckets) this.rotate(e - this.buckets, e)
     else if (e > epoch) this.rotate(epoch, e)
     const total = f64[this.totalIndex]
-    const ok = total + n <= this.limit
+    const ok = total + n <= this.permits
     if (ok) {
       // Into the newest bucket, also for a writer whose clock lags: its permit then expires later, never sooner.
       f64[this.countsIndex + f64[this.slotIndex]] += n
@@ -115,15 +152,16 @@ export class SlidingWindowLimiter implements Limiter {
 
   retryAfterMs(n = 1): number {
     if (!validPermits(n)) return invalidPermits(n)
-    if (n > this.limit) return Infinity
+    const limit = this.limit // (obeys the live rule)
+    if (n > limit) return Infinity
     const now = this.now()
     const e = this.newestAt(now)
     let used = this.liveTotal(e)
     // Oldest live bucket first: find the first whose expiry leaves room for n.
-    for (let k = e - this.buckets + 1; used + n > this.limit && k <= e; k++) {
+    for (let k = e - this.buckets + 1; used + n > limit && k <= e; k++) {
       used -= this.countAt(k)
       const wait = this.origin + (k + this.buckets) * this.bucketMs - now
-      if (used + n <= this.limit) return wait > 0 ? wait : 0 // also for a clock that read NaN
+      if (used + n <= limit) return wait > 0 ? wait : 0 // also for a clock that read NaN
     }
     return 0
   }
@@ -142,6 +180,7 @@ export class SlidingWindowLimiter implements Limiter {
       lockTakeovers: this.lockTakeovers,
       lockTimeouts: this.lock === undefined ? 0 : this.lock.timeouts,
       invalidArguments: this.invalidArguments,
+      rules: this.rules.stats(),
     }
   }
 
@@ -152,6 +191,21 @@ export class SlidingWindowLimiter implements Limiter {
 
   [Symbol.dispose](): void {
     this.close()
+  }
+
+  /**
+   * The rule changed since this call began: decide again under the new one, once. A rule word that keeps changing
+   * must not hold the call (docs/guide/trust.md): a second change denies.
+   */
+  private decideAgain(lock: SpinLock, n: number): boolean {
+    lock.release()
+    if (this.retryingRule) return false
+    this.retryingRule = true
+    try {
+      return this.tryAcquire(n)
+    } finally {
+      this.retryingRule = false
+    }
   }
 
   private outOfRange(n: unknown): boolean {
@@ -228,6 +282,7 @@ export interface SlidingWindowCells {
   slot: number
   origin: number
   counts: number
+  rules: RulePlacement
 }
 
 /**
@@ -243,7 +298,7 @@ export function placeSlidingWindow(
   buckets: number,
   origin: number,
 ): SlidingWindowCells {
-  layout.describe(`v1 limit=${limit} window=${window} buckets=${buckets}`)
+  layout.describe(`v2 limit=${limit} window=${window} buckets=${buckets}`)
   const lock = layout.cell(0, true)
   return {
     lock,
@@ -252,5 +307,6 @@ export function placeSlidingWindow(
     slot: lock + 24,
     origin: layout.cell(origin),
     counts: layout.block(buckets * 8),
+    rules: placeRules(layout, [limit]),
   }
 }

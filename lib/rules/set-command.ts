@@ -1,5 +1,9 @@
 import { BbrLimiter } from '../bbr/bbr-limiter'
+import { CircuitBreaker } from '../breakers/circuit-breaker'
+import type { CircuitBreakerOptions } from '../breakers/circuit-breaker-options'
+import { SreBreaker } from '../breakers/sre-breaker'
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
+import { SlidingWindowLimiter } from '../ratelimit/sliding-window-limiter'
 import { TokenBucket } from '../ratelimit/token-bucket'
 import { splitRegionName } from '../shared/namespace'
 import { listRegions } from '../shared/regions'
@@ -13,6 +17,10 @@ worker obeys within a second, with no restart. <component> is its region name (t
 \`shared\` name (api) when only one component has it. Fields you do not name keep their values.
 
   token-bucket     rate, burst
+  sliding-window   limit
+  sre              success, minimumCalls
+  circuit          failureRatio | slowCallRatio, slowCallDuration | failureCount (by strategy), minimumCalls,
+                   openDuration
   bbr              cpuThreshold, cooldown, minInFlight, queueDelay.target, queueDelay.interval
 
 Example: bulwark set bbr.api cpuThreshold=700 queueDelay.target=5`
@@ -32,6 +40,37 @@ const ATTACH: Record<string, (snapshot: RegionSnapshot) => Configurable> = {
       rate: s.fingerprint.number('rate'),
       burst: s.fingerprint.number('burst'),
     }),
+  'sliding-window': (s) =>
+    new SlidingWindowLimiter({
+      shared: s.sharedName,
+      namespace: s.namespace || undefined,
+      maxMembers: s.fingerprint.number('lanes'),
+      limit: s.fingerprint.number('limit'),
+      window: s.fingerprint.number('window'),
+      buckets: s.fingerprint.number('buckets'),
+    }),
+  sre: (s) =>
+    new SreBreaker({
+      shared: s.sharedName,
+      namespace: s.namespace || undefined,
+      maxMembers: s.fingerprint.number('lanes'),
+      window: s.fingerprint.number('window'),
+      buckets: s.fingerprint.number('buckets'),
+      success: s.fingerprint.number('success'),
+      minimumCalls: s.fingerprint.number('minimumCalls'),
+    }),
+  circuit: (s) => {
+    const f = s.fingerprint
+    return new CircuitBreaker({
+      shared: s.sharedName,
+      namespace: s.namespace || undefined,
+      maxMembers: f.number('lanes'),
+      window: f.number('window'),
+      buckets: f.number('buckets'),
+      halfOpenCalls: f.number('half'),
+      strategy: f.has('slowCallRatio') ? 'slowCallRatio' : f.has('errorCount') ? 'errorCount' : 'errorRatio',
+    } as CircuitBreakerOptions)
+  },
   bbr: (s) =>
     new BbrLimiter({
       shared: s.sharedName,

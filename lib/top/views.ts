@@ -20,6 +20,8 @@ export interface SreBreakerView {
   calls: number
   /** Share of the window's calls that were not accepted. */
   failureRatio: number
+  /** The live rule (its values are the success and minimumCalls in force). */
+  rules: RuleStats
 }
 
 export interface CircuitBreakerView {
@@ -33,6 +35,8 @@ export interface CircuitBreakerView {
   badRatio: number
   probesIssued: number
   probesPassed: number
+  /** The live rule (its values are the thresholds in force). */
+  rules: RuleStats
 }
 
 export interface HotKey {
@@ -68,6 +72,8 @@ export interface SlidingWindowView {
   window: number
   used: number
   available: number
+  /** The live rule (its value is the limit in force). */
+  rules: RuleStats
 }
 
 /** An operators' switchboard: its active switches (docs/guide/degrade.md, "Manual switches"). */

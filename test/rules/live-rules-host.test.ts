@@ -6,17 +6,25 @@ import * as path from 'path'
 import { promisify } from 'util'
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { BbrLimiter, defaultNamespace, TokenBucket } from '../../dist/cjs'
+import {
+  BbrLimiter,
+  CircuitBreaker,
+  defaultNamespace,
+  SlidingWindowLimiter,
+  SreBreaker,
+  TokenBucket,
+} from '../../dist/cjs'
 import { uniqueName } from '../helpers/unique-name'
 import { waitFor } from '../helpers/wait-for'
 
 const member = path.join(__dirname, '..', 'fixtures', 'rules-member.cjs')
+const breakersMember = path.join(__dirname, '..', 'fixtures', 'rules-breakers-member.cjs')
 const cli = path.join(__dirname, '..', '..', 'dist', 'cjs', 'cli', 'bulwark.js')
 const run = promisify(execFile)
 
 interface Report {
   member: string
-  event: 'ready' | 'bucket' | 'limiter'
+  event: 'ready' | 'bucket' | 'limiter' | 'window' | 'sre' | 'circuit'
   at: number
 }
 
@@ -26,9 +34,9 @@ afterEach(() => {
 })
 
 /** `processes` member processes, each with a worker thread: every report they send lands in `reports`. */
-function startMembers(processes: number, names: string[], reports: Report[]): void {
+function startMembers(processes: number, names: string[], reports: Report[], script = member): void {
   for (let i = 0; i < processes; i++) {
-    const child = fork(member, names, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    const child = fork(script, names, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
     child.on('message', (m) => reports.push(m as Report))
     children.push(child)
   }
@@ -55,6 +63,33 @@ describe('live rules across the host', () => {
     } finally {
       bucket.close()
       limiter.close()
+    }
+  })
+
+  it("a SlidingWindowLimiter limit and the breakers' thresholds changed in another process: every worker obeys within 1 s", async () => {
+    const names = [uniqueName('rules-window'), uniqueName('rules-sre'), uniqueName('rules-circuit')]
+    const reports: Report[] = []
+    startMembers(2, names, reports, breakersMember)
+    const count = (event: Report['event']) => new Set(reports.filter((r) => r.event === event).map((r) => r.member))
+    await waitFor(() => count('ready').size === 4, { what: '4 members (2 processes x 2 threads) under the old rules' })
+
+    const window = new SlidingWindowLimiter({ limit: 1, window: 60_000, shared: names[0] })
+    const sre = new SreBreaker({ shared: names[1], minimumCalls: 10 })
+    const circuit = new CircuitBreaker({ shared: names[2], failureRatio: 0.5, minimumCalls: 1000 })
+    try {
+      window.configure({ limit: 1e6 })
+      sre.configure({ minimumCalls: 1e9 })
+      circuit.configure({ minimumCalls: 5, failureRatio: 0.9 })
+      const changedAt = Date.now()
+      const events = ['window', 'sre', 'circuit'] as const
+      await waitFor(() => events.every((e) => count(e).size === 4), { what: 'every member obeys' })
+      const delays = reports.filter((r) => r.event !== 'ready').map((r) => r.at - changedAt)
+      expect(delays).toHaveLength(12)
+      expect(Math.max(...delays)).toBeLessThanOrEqual(1000)
+    } finally {
+      window.close()
+      sre.close()
+      circuit.close()
     }
   })
 

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest'
 
-import { BbrLimiter, InvalidOptionError, Shed, TokenBucket } from '../../lib/index'
+import {
+  BbrLimiter,
+  CircuitBreaker,
+  InvalidOptionError,
+  Shed,
+  SlidingWindowLimiter,
+  SreBreaker,
+  TokenBucket,
+} from '../../lib/index'
 import { parseAssignments } from '../../lib/rules/set-command'
 import { ManualClock } from '../helpers/manual-clock'
 import { uniqueName } from '../helpers/unique-name'
@@ -118,5 +126,101 @@ describe('bulwark set arguments', () => {
     expect(() => parseAssignments(['rate'])).toThrow(/field=value/)
     expect(() => parseAssignments(['rate=fast'])).toThrow(/`rate` must be a number/)
     expect(() => parseAssignments(['rate='])).toThrow(/a number/)
+  })
+})
+
+describe('SlidingWindowLimiter.configure', () => {
+  it('changes the limit for every member; permits taken stay taken; a bad limit is refused', () => {
+    const clock = new ManualClock()
+    const options = { limit: 3, window: 1000, shared: uniqueName('rules-sw'), now: clock.now }
+    const a = new SlidingWindowLimiter(options)
+    const b = new SlidingWindowLimiter(options)
+    try {
+      expect([a.tryAcquire(), a.tryAcquire(), a.tryAcquire(), a.tryAcquire()]).toEqual([true, true, true, false])
+      expect(b.configure({ limit: 5 })).toEqual({ version: 1, values: { limit: 5 } })
+      expect([a.tryAcquire(), a.tryAcquire(), a.tryAcquire()]).toEqual([true, true, false])
+      expect(() => a.configure({ limit: -1 })).toThrow(/`limit`/)
+      expect(a.stats()).toMatchObject({ limit: 5, available: 0, rules: { version: 1 } })
+    } finally {
+      a.close()
+      b.close()
+    }
+  })
+})
+
+describe('SreBreaker.configure', () => {
+  it('changes success and minimumCalls for every member; the window keeps its counts; a bad value is refused', () => {
+    const clock = new ManualClock()
+    const options = { shared: uniqueName('rules-sre'), minimumCalls: 10, random: () => 0, now: clock.now }
+    const a = new SreBreaker(options)
+    const b = new SreBreaker(options)
+    try {
+      for (let i = 0; i < 20; i++) a.recordFailure()
+      expect(a.tryAcquire()).toBe(false)
+      expect(b.configure({ minimumCalls: 1000 })).toEqual({ version: 1, values: { success: 0.6, minimumCalls: 1000 } })
+      expect(a.tryAcquire()).toBe(true) // 21 calls < 1000: the breaker lets calls through
+      expect(() => a.configure({ success: 0 })).toThrow(/`success`/)
+      expect(() => a.configure({ window: 5 } as never)).toThrow(/`window`/) // not a field that changes at run time
+      expect(a.stats()).toMatchObject({ state: 'closed', rules: { version: 1, values: { minimumCalls: 1000 } } })
+      b.configure({ minimumCalls: 10, success: 1 })
+      expect(a.tryAcquire()).toBe(false)
+    } finally {
+      a.close()
+      b.close()
+    }
+  })
+})
+
+describe('CircuitBreaker.configure', () => {
+  it("changes its strategy's thresholds, minimumCalls and openDuration for every member; refuses another strategy's field", () => {
+    const clock = new ManualClock()
+    const shared = uniqueName('rules-circuit')
+    const options = { shared, strategy: 'errorCount' as const, failureCount: 5, minimumCalls: 1, now: clock.now }
+    const a = new CircuitBreaker(options)
+    const b = new CircuitBreaker(options)
+    try {
+      expect(b.configure({ failureCount: 2, openDuration: 100 })).toEqual({
+        version: 1,
+        values: { failureCount: 2, minimumCalls: 1, openDuration: 100 },
+      })
+      a.recordFailure()
+      a.recordFailure() // 2 failures: the new count trips it
+      expect(b.state).toBe('open')
+      clock.advance(101) // the new openDuration: a probe goes through
+      expect(b.tryAcquire()).toBe(true)
+      expect(() => a.configure({ failureRatio: 0.5 })).toThrow(/`failureRatio`/)
+      expect(() => a.configure({ failureCount: 0 })).toThrow(/`failureCount`/)
+      expect(a.stats().rules).toEqual({ version: 1, values: { failureCount: 2, minimumCalls: 1, openDuration: 100 } })
+    } finally {
+      a.close()
+      b.close()
+    }
+  })
+
+  it('a shorter openDuration set while a member waits out the old one lets its next call probe', () => {
+    const clock = new ManualClock()
+    const shared = uniqueName('rules-circuit-open')
+    const options = { shared, strategy: 'errorCount' as const, failureCount: 1, minimumCalls: 1, now: clock.now }
+    const a = new CircuitBreaker({ ...options, openDuration: 60_000 })
+    const b = new CircuitBreaker({ ...options, openDuration: 60_000 })
+    try {
+      a.recordFailure()
+      expect(a.tryAcquire()).toBe(false) // open: a waits until 60 s after the trip
+      clock.advance(1000)
+      b.configure({ openDuration: 500 })
+      expect(a.tryAcquire()).toBe(true) // 1 s > 500 ms: a probe
+    } finally {
+      a.close()
+      b.close()
+    }
+  })
+
+  it('slowCallRatio: slowCallDuration changes what counts as slow', () => {
+    const breaker = new CircuitBreaker({ strategy: 'slowCallRatio', slowCallDuration: 1000, minimumCalls: 2 })
+    breaker.recordSuccess(500)
+    breaker.configure({ slowCallDuration: 100 })
+    breaker.recordSuccess(500)
+    expect(breaker.stats()).toMatchObject({ calls: 2, badCalls: 1 })
+    breaker.close()
   })
 })

@@ -86,7 +86,13 @@ describe('bulwark top', () => {
     expect(limiter.rates).toEqual({ admitted: 0, shed: 0, shedInFlight: 0, shedQueueDelay: 0, shedLatency: 0 })
 
     expect(byKind.sre.view).toEqual({ type: 'sre-breaker', ...own.sre, failureRatio: 20 / 25 })
-    expect(own.sre).toEqual({ accepts: 5, calls: 25, dropProbability: 15 / 26, state: 'open' })
+    expect(own.sre).toEqual({
+      accepts: 5,
+      calls: 25,
+      dropProbability: 15 / 26,
+      state: 'open',
+      rules: { version: 0, values: { success: 0.5, minimumCalls: 10 } },
+    })
 
     const circuit = byKind.circuit.view
     expect(circuit).toMatchObject({
@@ -94,6 +100,7 @@ describe('bulwark top', () => {
       state: 'open',
       calls: own.circuit.calls,
       badCalls: own.circuit.badCalls,
+      rules: own.circuit.rules, // the thresholds in force, as the members see them
     })
     expect(own.circuit).toMatchObject({ state: 'open', calls: 5, badCalls: 5 })
     expect(circuit.stateAge as number).toBeGreaterThanOrEqual(0)
@@ -116,6 +123,7 @@ describe('bulwark top', () => {
       window: 600_000,
       used: 20,
       available: own.windowAvailable,
+      rules: { version: 0, values: { limit: 50 } },
     })
     expect(own.windowAvailable).toBe(30)
   })

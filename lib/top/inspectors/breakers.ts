@@ -8,7 +8,10 @@ import {
   placeBreakerState,
   stateOf,
 } from '../../breakers/breaker-state'
-import { sreStats } from '../../breakers/sre-breaker'
+import { circuitRuleFields, type CircuitStrategy } from '../../breakers/circuit-breaker-options'
+import { placeSreRules, SRE_RULE_FIELDS, sreStats } from '../../breakers/sre-breaker'
+import { readRule } from '../../rules/live-rules'
+import { placeRules, RuleBlock } from '../../rules/rule-block'
 import { type ResolvedWindowOptions, windowLayout } from '../../breakers/window-options'
 import { WindowTally } from '../../breakers/window-tally'
 import type { Fingerprint } from '../fingerprint'
@@ -20,6 +23,8 @@ const STATE_NAMES: Record<number, CircuitBreakerView['state']> = {
   [OPEN]: 'open',
   [HALF_OPEN]: 'half-open',
 }
+
+const STRATEGIES: readonly CircuitStrategy[] = ['errorRatio', 'slowCallRatio', 'errorCount']
 
 function windowOptions(f: Fingerprint, shared: string): ResolvedWindowOptions {
   return {
@@ -35,25 +40,31 @@ function windowOptions(f: Fingerprint, shared: string): ResolvedWindowOptions {
 /** An SreBreaker's region: the window's requests and accepts, and the state and drop probability they give. */
 export function inspectSre(snapshot: RegionSnapshot, now: number): SreBreakerView {
   const f = snapshot.fingerprint
-  const success = f.number('success')
-  const minimumCalls = f.number('minimumCalls')
-  const { layout, placement } = windowLayout(
-    'sre',
-    windowOptions(f, snapshot.sharedName),
-    `success=${success} minimumCalls=${minimumCalls}`,
-  )
-  const tally = new WindowTally(snapshot.region(layout), placement)
+  const settings = `success=${f.number('success')} minimumCalls=${f.number('minimumCalls')} rules`
+  const { layout, placement } = windowLayout('sre', windowOptions(f, snapshot.sharedName), settings)
+  const rulePlacement = placeSreRules(layout, 0, 0)
+  const region = snapshot.region(layout)
+  const tally = new WindowTally(region, placement)
   tally.refresh(now)
-  const stats = sreStats(tally.sum, tally.count, 1 / success, minimumCalls)
-  return { type: 'sre-breaker', ...stats, failureRatio: stats.calls > 0 ? 1 - stats.accepts / stats.calls : 0 }
+  // The rule in force (the constructor's values until a change): what the members decide with.
+  const rules = readRule(new RuleBlock(region, rulePlacement), SRE_RULE_FIELDS)
+  const stats = sreStats(tally.sum, tally.count, 1 / rules.values.success, rules.values.minimumCalls)
+  const failureRatio = stats.calls > 0 ? 1 - stats.accepts / stats.calls : 0
+  return { type: 'sre-breaker', ...stats, failureRatio, rules }
 }
 
 /** A CircuitBreaker's region: the stored state, since when, and the window counted since the breaker last closed. */
 export function inspectCircuit(snapshot: RegionSnapshot, now: number): CircuitBreakerView {
   const f = snapshot.fingerprint
-  const half = f.number('half')
-  const { layout, placement } = windowLayout('circuit', windowOptions(f, snapshot.sharedName), `half=${half}`)
+  const strategy = STRATEGIES.find((s) => f.has(s)) ?? 'errorRatio'
+  const settings = `half=${f.number('half')} ${strategy} rules`
+  const { layout, placement } = windowLayout('circuit', windowOptions(f, snapshot.sharedName), settings)
   const statePlacement = placeBreakerState(layout)
+  const fields = circuitRuleFields(strategy)
+  const rulePlacement = placeRules(
+    layout,
+    fields.map(() => 0),
+  )
   const region = snapshot.region(layout)
   const cell = new BreakerStateCell(region, statePlacement)
   const word = cell.load()
@@ -69,5 +80,6 @@ export function inspectCircuit(snapshot: RegionSnapshot, now: number): CircuitBr
     badRatio: tally.count > 0 ? tally.sum / tally.count : 0,
     probesIssued: halfOpen ? permitsOf(word) : 0,
     probesPassed: halfOpen ? cell.passesOf(genOf(word)) : 0,
+    rules: readRule(new RuleBlock(region, rulePlacement), fields),
   }
 }

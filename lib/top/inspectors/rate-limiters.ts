@@ -28,18 +28,19 @@ export function inspectTokenBucket(snapshot: RegionSnapshot, now: number): Token
 /** A SlidingWindowLimiter's region: the permits used in the window that ends now, and those left. */
 export function inspectSlidingWindow(snapshot: RegionSnapshot, now: number): SlidingWindowView {
   const f = snapshot.fingerprint
-  const limit = f.number('limit')
   const window = f.number('window')
   const buckets = f.number('buckets')
   const layout = new RegionLayout('sliding-window', f.number('lanes'))
-  const cells = placeSlidingWindow(layout, limit, window, buckets, 0)
+  const cells = placeSlidingWindow(layout, f.number('limit'), window, buckets, 0)
   const region = snapshot.region(layout)
   const at = (offset: number) => region.f64[(region.base + offset) / 8]
+  const rules = readRule(new RuleBlock(region, cells.rules), ['limit'])
+  const limit = rules.values.limit
   const newest = at(cells.epoch)
   const current = Math.max(newest, Math.floor((now - at(cells.origin)) / (window / buckets)))
   // A bucket counts while it is among the last `buckets` both as the region stores them and as of now.
   let used = 0
   for (let k = Math.max(0, current - buckets + 1, newest - buckets + 1); k <= newest; k++)
     used += at(cells.counts + (k % buckets) * 8)
-  return { type: 'sliding-window', limit, window, used, available: Math.max(0, limit - used) }
+  return { type: 'sliding-window', limit, window, used, available: Math.max(0, limit - used), rules }
 }
