@@ -7,6 +7,7 @@
 #include "core/hotkeys/heavy_keeper_layout.h"
 #include "core/hotkeys/key_identity.h"
 #include "core/util/murmur3.h"
+#include "core/util/raw_atomic.h"
 
 namespace bulwark {
 
@@ -73,33 +74,36 @@ uint32_t HeavyKeeper::Generation() const {
   return __atomic_load_n(reinterpret_cast<const uint32_t*>(control_ + hl::kGenerationOffset), __ATOMIC_ACQUIRE);
 }
 
-// One row: returns the count this key holds in the bucket afterwards (0 when another key keeps it).
+// One row: returns the count this key holds in the bucket afterwards (0 when another key keeps it). In a shared
+// sketch, a bucket another writer changes between every load and swap for kCasTries tries in a row (a member gone
+// wrong) is left to it and the row answers 0: this add is not counted there, as if the key had lost the bucket.
 uint32_t HeavyKeeper::UpdateRow(uint64_t* bucket, uint32_t fingerprint, uint32_t incr) {
-  uint64_t old = __atomic_load_n(bucket, __ATOMIC_RELAXED);
-  for (;;) {
+  uint32_t mine = 0;
+  auto step = [&](uint64_t old, uint64_t* next) {
     const uint32_t owner = static_cast<uint32_t>(old >> 32);
     const uint32_t count = static_cast<uint32_t>(old);
-    uint32_t mine = 0;
-    uint64_t next = old;
+    mine = 0;
+    *next = old;
     if (count == 0) {
       mine = incr;
-      next = incr ? Pack(fingerprint, incr) : old;
+      *next = incr ? Pack(fingerprint, incr) : old;
     } else if (owner == fingerprint) {
       mine = SaturatingAdd(count, incr);
-      next = Pack(owner, mine);
+      *next = Pack(owner, mine);
     } else if (incr > 0) {
       DecayOutcome d = Decay(count, incr, lookup_, rng_);
       mine = d.taken ? d.count : 0;
-      next = Pack(d.taken ? fingerprint : owner, d.count);
+      *next = Pack(d.taken ? fingerprint : owner, d.count);
     }
-    if (next == old) return mine;
-    if (!config_.shared) {
-      __atomic_store_n(bucket, next, __ATOMIC_RELAXED);
-      return mine;
-    }
-    // Another member changed the bucket: redo the update on what it holds now.
-    if (__atomic_compare_exchange_n(bucket, &old, next, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return mine;
+    return *next != old;
+  };
+  if (!config_.shared) {
+    uint64_t next = 0;
+    if (step(__atomic_load_n(bucket, __ATOMIC_RELAXED), &next)) __atomic_store_n(bucket, next, __ATOMIC_RELAXED);
+    return mine;
   }
+  // Another member changed the bucket: redo the update on what it holds now.
+  return CasUpdate(bucket, step) ? mine : 0;
 }
 
 int HeavyKeeper::Add(const uint8_t* key, size_t length, uint32_t incr, bool binary) {
@@ -160,31 +164,38 @@ uint64_t HeavyKeeper::Count(const uint8_t* key, size_t length) {
   return best;
 }
 
+// A shared bucket another writer keeps changing for kCasTries tries in a row is left unhalved: it is being
+// rewritten anyway, and the next fading halves it.
 void HeavyKeeper::Fading() {
   const size_t buckets = size_t(config_.width) * config_.depth;
+  auto halve = [](uint64_t old, uint64_t* next) {
+    *next = (old & 0xffffffff00000000ull) | (static_cast<uint32_t>(old) >> 1);
+    return *next != old;
+  };
   for (size_t i = 0; i < buckets; i++) {
-    uint64_t old = __atomic_load_n(sketch_ + i, __ATOMIC_RELAXED);
-    for (;;) {
-      uint64_t next = (old & 0xffffffff00000000ull) | (static_cast<uint32_t>(old) >> 1);
-      if (next == old) break;
-      if (!config_.shared) {
+    uint64_t next = 0;
+    if (!config_.shared) {
+      if (halve(__atomic_load_n(sketch_ + i, __ATOMIC_RELAXED), &next))
         __atomic_store_n(sketch_ + i, next, __ATOMIC_RELAXED);
-        break;
-      }
-      if (__atomic_compare_exchange_n(sketch_ + i, &old, next, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) break;
+      continue;
     }
+    CasUpdate(sketch_ + i, halve);
   }
   __atomic_add_fetch(reinterpret_cast<uint32_t*>(control_ + hl::kGenerationOffset), 1u, __ATOMIC_ACQ_REL);
   CatchUp();
 }
 
+// The claim moves only forward, so a writer that keeps moving it is another member fading: after kCasTries lost
+// races this member lets it (false: it did not fade).
 bool HeavyKeeper::FadeOnce(int64_t epoch) {
   int64_t* claimed = reinterpret_cast<int64_t*>(control_ + hl::kFadeEpochOffset);
-  int64_t current = __atomic_load_n(claimed, __ATOMIC_ACQUIRE);
-  for (;;) {
-    if (current >= epoch + 1) return false;
-    if (__atomic_compare_exchange_n(claimed, &current, epoch + 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) break;
-  }
+  bool mine = false;
+  const bool settled = CasUpdate(claimed, [&](int64_t current, int64_t* next) {
+    *next = epoch + 1;
+    mine = current < epoch + 1;
+    return mine;
+  });
+  if (!settled || !mine) return false;
   Fading();
   return true;
 }

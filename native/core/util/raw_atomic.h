@@ -28,26 +28,45 @@ inline void StoreF64(void* p, double v) {
   std::memcpy(&bits, &v, sizeof bits);
   __atomic_store_n(static_cast<uint64_t*>(p), bits, __ATOMIC_RELEASE);
 }
-// Replace a cell's value with v when better(v, current), atomically. Used for clocks several writers advance and
-// for the longest / shortest busy stretch of a tick.
-template <typename Better>
-inline void ReplaceF64If(void* p, double v, Better better) {
-  uint64_t* cell = static_cast<uint64_t*>(p);
-  uint64_t cur = __atomic_load_n(cell, __ATOMIC_RELAXED);
-  for (;;) {
-    double curValue;
-    std::memcpy(&curValue, &cur, sizeof curValue);
-    if (!better(v, curValue)) return;
-    uint64_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    if (__atomic_compare_exchange_n(cell, &cur, bits, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) return;
+// Every wait on shared memory is bounded (docs/guide/trust.md): a compare-and-swap loop gives up after this many
+// lost races. Losing 64 in a row takes a writer that changes the word between every load and swap: another member
+// gone wrong, or a hostile same-user process; honest contention loses one or two.
+constexpr int kCasTries = 64;
+
+// Moves a word of shared memory from `current` to `next` by compare-and-swap, where `step(current, &next)` computes
+// next and returns false to leave the word as it is. A lost race reloads the word and steps again, at most
+// kCasTries times. Returns false when every try lost (the word is then left to whoever keeps writing it; each call
+// site documents what it answers then), true otherwise.
+template <typename T, typename Step>
+inline bool CasUpdate(T* word, Step step) {
+  T current = __atomic_load_n(word, __ATOMIC_RELAXED);
+  for (int tries = 0; tries < kCasTries; tries++) {
+    T next;
+    if (!step(current, &next)) return true;
+    if (__atomic_compare_exchange_n(word, &current, next, true, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return true;
   }
+  return false;
 }
-inline void MaxF64(void* p, double v) {
-  ReplaceF64If(p, v, [](double a, double b) { return a > b; });
+
+// Replace a cell's value with v when better(v, current), atomically. Used for clocks several writers advance and
+// for the longest / shortest busy stretch of a tick. Returns false when the bound was reached: the cell then keeps
+// what the other writers put there (a clock they are advancing, a stretch they are recording).
+template <typename Better>
+inline bool ReplaceF64If(void* p, double v, Better better) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return CasUpdate(static_cast<uint64_t*>(p), [&](uint64_t current, uint64_t* next) {
+    double currentValue;
+    std::memcpy(&currentValue, &current, sizeof currentValue);
+    *next = bits;
+    return better(v, currentValue);
+  });
 }
-inline void MinF64(void* p, double v) {
-  ReplaceF64If(p, v, [](double a, double b) { return a < b; });
+inline bool MaxF64(void* p, double v) {
+  return ReplaceF64If(p, v, [](double a, double b) { return a > b; });
+}
+inline bool MinF64(void* p, double v) {
+  return ReplaceF64If(p, v, [](double a, double b) { return a < b; });
 }
 
 // Replace a cell with v and return what it held.
