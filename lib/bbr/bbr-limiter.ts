@@ -174,7 +174,9 @@ export class BbrLimiter {
     if (typeof signal === 'function') this.loadFn = signal
     else if (typeof signal === 'object') this.loadFn = signal.load
     else this.loadFn = signal === 'elu' && elu < 0 ? NO_LOOP : undefined
-    const serviceTime = () => this.capacity.minRt
+    // minRt as of now: the cached estimate moves only when something asks for the limit, and while the load stays
+    // under the threshold nothing else does (the rule's target would stay at the floor a fresh limiter starts with).
+    const serviceTime = () => this.expectedServiceMs()
     const onFraction = this.publishFraction
     const requestsSince = (since: number) => this.lastActiveAt >= since || this.f64[this.ownInFlight] > 0
     this.delayRule = o.queueDelay

@@ -25,7 +25,8 @@ export interface QueueRuleHost {
 /**
  * The queueing-delay rule for a load signal. A function signal replaces every measured input, the queueing delay
  * included (no rule); { load, delay } injects both (the loop then counts as saturated while the injected load is
- * at or over the threshold); a measured signal reads this thread's loop.
+ * at or over the threshold); a measured signal reads this thread's loop. Either way the target is never below 0.75
+ * of the requests' service time (queue-delay-controller.ts, SERVICE_TIME_SHARE).
  */
 export function queueRule(
   options: QueueDelayOptions,
@@ -41,6 +42,7 @@ export function queueRule(
     return new QueueDelayController(options, {
       delay,
       saturated,
+      serviceTime: host.serviceTime,
       onFraction: host.onFraction,
       requestsSince: host.requestsSince,
     })

@@ -169,3 +169,31 @@ describe('QueueDelayController: a loop busy without requests', () => {
     expect(c.fraction).toBeLessThan(1)
   })
 })
+
+describe("BbrLimiter: the queueing-delay rule's target follows the service time", () => {
+  it('reads minRt as the windows hold it now, even while the load stays under the threshold', () => {
+    const clock = new ManualClock(1000)
+    // The measured signal (the loop's own delay; the target is floored by 0.75 of minRt), a threshold the loop of
+    // this test never reaches (the CPU rule would ask for the estimate too).
+    const limiter = new BbrLimiter({
+      window: 1000,
+      buckets: 10,
+      now: clock.now,
+      latency: false,
+      signal: 'elu',
+      cpuThreshold: 1000,
+    })
+    // Requests of 30 ms each, load under the threshold: nothing but this rule asks for the estimate.
+    for (let at = 1000; at < 1600; at += 5) {
+      clock.time = at
+      const token = limiter.tryAcquire()
+      clock.time = at + 30
+      limiter.release(token)
+    }
+    clock.time = 1700
+    // The service time the rule's target is floored by (white box: the target is not in stats()).
+    const rule = (limiter as unknown as { delayRule: { signal: { serviceTime: () => number } } }).delayRule
+    expect(rule.signal.serviceTime()).toBeCloseTo(30, 6)
+    limiter.close()
+  })
+})
