@@ -2,12 +2,15 @@
 // waiting is driven by an open-loop generator at 0.5x, 1x, 2x and 4x of its measured capacity, then back to 0.5x,
 // for each contender: no protection, a static concurrency limit tuned at 1x, overload-protection (event-loop-delay
 // shedding in the style of toobusy), Fastify with @fastify/under-pressure (the Fastify ecosystem's own answer), and
-// bulwark's BbrLimiter shared by the workers with 10 % critical traffic. Writes bench/results/overload.{md,json,svg}.
+// bulwark's BbrLimiter shared by the workers with 10 % critical traffic (with its latency rule on, the default, and
+// off). Each bulwark row says which rule shed, and the load average of its step. Writes
+// bench/results/overload.{md,json,svg}; with CONTENDERS=<regex> only the matching contenders run (beside `none`,
+// which gives the unloaded p99) and nothing is written.
 import { createRequire } from 'module'
 import * as os from 'os'
 import { machine, peer } from '../../harness.mjs'
 import { overloadChart } from '../lib/chart.mjs'
-import { startServer, stopServer } from '../lib/processes.mjs'
+import { getJson, startServer, stopServer } from '../lib/processes.mjs'
 import { fmt, goalsTable, machineLine, table, writeResults } from '../lib/report.mjs'
 
 const require = createRequire(import.meta.url)
@@ -18,6 +21,8 @@ const STEP_SECONDS = Number(process.env.STEP_SECONDS ?? 8)
 const SETTLE_SECONDS = 2 // each step's first seconds are the transition, not the steady state
 const SLO_MS = 500
 const LOADS = [0.5, 1, 2, 4]
+const BULWARK = 'bulwark BbrLimiter'
+const ONLY = process.env.CONTENDERS ? new RegExp(process.env.CONTENDERS) : undefined
 
 export function startCluster(mode, extraEnv = {}) {
   return startServer('cpu-cluster.cjs', {
@@ -43,15 +48,35 @@ function firstBinWhere(bins, binMs, predicate) {
   return i < 0 ? Infinity : (i * binMs) / 1000
 }
 
+/** The limiter's shed counters by rule (host-wide: the workers share it), or undefined for the other modes. */
+async function shedByRule(mode, port) {
+  if (mode !== 'bulwark') return undefined
+  const s = await getJson(port, '/__stats')
+  return { inFlight: s.shedInFlight, queueDelay: s.shedQueueDelay, latency: s.shedLatency }
+}
+
 async function runContender(name, mode, capacity, extraEnv) {
   const { child, port } = await startCluster(mode, extraEnv)
   const schedule = [...LOADS, 0.5].map((load) => ({ rate: load * capacity, seconds: STEP_SECONDS }))
+  // At each step's end: the load average and the limiter's counters, to say what each step shed and how busy the
+  // machine was meanwhile.
+  const marks = []
+  const timers = schedule.map((_, i) =>
+    setTimeout(
+      async () => (marks[i] = { load: os.loadavg()[0], shed: await shedByRule(mode, port).catch(() => undefined) }),
+      (i + 1) * STEP_SECONDS * 1000,
+    ),
+  )
   const run = await runOpenLoop({ port, schedule, criticalEvery: 10, drainSeconds: 3 })
+  timers.forEach(clearTimeout)
   await stopServer(child)
   const step = STEP_SECONDS * 1000
   const rows = LOADS.map((load, i) => {
     const s = summarize(run, i * step + SETTLE_SECONDS * 1000, (i + 1) * step, SLO_MS)
-    return { contender: name, load, ...s, goodput: s.goodputPerSecond }
+    const before = marks[i - 1]?.shed ?? { inFlight: 0, queueDelay: 0, latency: 0 }
+    const after = marks[i]?.shed
+    const shedBy = after && Object.fromEntries(Object.entries(after).map(([rule, n]) => [rule, n - before[rule]]))
+    return { contender: name, load, ...s, goodput: s.goodputPerSecond, loadAverage: marks[i]?.load, shedBy }
   })
   // Onset: after the step to 4x, the first 250 ms in which at least half of the excess is shed.
   const binMs = 250
@@ -80,8 +105,9 @@ export async function run() {
     [`static limit ${staticLimit}/worker`, 'static', { STATIC_LIMIT: String(staticLimit) }],
     [peer('overload-protection'), 'overload-protection', {}],
     [peer('@fastify/under-pressure'), 'under-pressure', {}],
-    ['bulwark BbrLimiter', 'bulwark', {}],
-  ]
+    [BULWARK, 'bulwark', {}],
+    [`${BULWARK}, latency rule off`, 'bulwark', { LATENCY: 'off' }],
+  ].filter(([name]) => name === 'none' || ONLY === undefined || ONLY.test(name))
   const all = []
   const summary = []
   for (const [name, mode, env] of contenders) {
@@ -111,6 +137,8 @@ export async function run() {
         'p99 ms (not shed)',
         'shed %',
         'critical ok %',
+        'shed by rule (whole step): in-flight / queue delay / latency',
+        'load average',
       ],
       all.map((r) => [
         r.contender,
@@ -122,6 +150,8 @@ export async function run() {
         fmt(r.p99, 0, 'timeout'),
         fmt(100 * r.shedRate, 1),
         fmt(100 * r.criticalSuccess, 1),
+        r.shedBy ? `${r.shedBy.inFlight} / ${r.shedBy.queueDelay} / ${r.shedBy.latency}` : '',
+        fmt(r.loadAverage, 1, ''),
       ]),
     ),
     '',
@@ -131,8 +161,12 @@ export async function run() {
     ),
     '',
   ]
-  const bulwark4x = all.find((r) => r.contender === 'bulwark BbrLimiter' && r.load === 4)
-  const b = summary.find((s) => s.name === 'bulwark BbrLimiter')
+  const bulwark4x = all.find((r) => r.contender === BULWARK && r.load === 4)
+  const b = summary.find((s) => s.name === BULWARK)
+  if (ONLY !== undefined || !bulwark4x) {
+    console.log([...lines, '(CONTENDERS set: nothing written)'].join('\n'))
+    return
+  }
   lines.push(
     ...goalsTable('goal (bulwark)', [
       [

@@ -2,7 +2,8 @@
 // (a downstream call). MODE picks the protection: none | static | overload-protection | under-pressure (Fastify
 // with @fastify/under-pressure) | bulwark. With FAIR=1, bulwark's limiter sheds heavy tenants first (the tenant is
 // the path: /t/<tenant>). With MAX_WAIT (ms), bulwark's handler runs through limiter.execute() on a limiter made
-// with that maxWait (0: execute() without a queue), so that a refused request may wait for a slot.
+// with that maxWait (0: execute() without a queue), so that a refused request may wait for a slot. With
+// LATENCY=off, its latency rule is off. GET /__stats answers the limiter's stats (host-wide: the workers share it).
 // The primary prints the port once every worker listens.
 'use strict'
 const cluster = require('cluster')
@@ -50,7 +51,12 @@ if (cluster.isPrimary) {
   if (MODE === 'bulwark') {
     const fair = process.env.FAIR === '1'
     const maxWait = process.env.MAX_WAIT === undefined ? undefined : Number(process.env.MAX_WAIT)
-    const limiter = new BbrLimiter({ shared: SHARED, fairness: fair, maxWait })
+    const limiter = new BbrLimiter({
+      shared: SHARED,
+      fairness: fair,
+      maxWait,
+      ...(process.env.LATENCY === 'off' && { latency: false }),
+    })
     if (process.env.TRACE) {
       setInterval(() => {
         const s = limiter.stats()
@@ -64,6 +70,7 @@ if (cluster.isPrimary) {
       limiter.execute(() => new Promise((resolve) => work(res, resolve)), { priority }).catch(() => shed(res))
     }
     handler = (req, res) => {
+      if (req.url === '/__stats') return res.end(JSON.stringify(limiter.stats()))
       if (maxWait !== undefined) return viaExecute(req, res)
       const priority = req.headers['x-priority'] === 'critical' ? Priority.critical : Priority.normal
       const token = limiter.tryAcquire(priority, fair && req.url.startsWith('/t/') ? req.url.slice(3) : undefined)
