@@ -1,5 +1,4 @@
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
-import { checkSharedName } from '../validate'
 import { native } from '../native/load-native'
 import { checkNamespace, splitRegionName } from './namespace'
 import { toRegionError } from './region-errors'
@@ -16,9 +15,24 @@ export function listRegions(options?: { namespace?: string }): string[] {
   return all.filter((name) => splitRegionName(name).namespace === namespace)
 }
 
+// A listed region name: its kind (no dots, as native/core/region/region_names.cc takes it), a dot, then its name.
+const listedNamePattern = /^[A-Za-z0-9_-]{1,31}\.[A-Za-z0-9._-]{1,200}$/
+
+/** Checks a region name given to the functions below: `<kind>.<name>`, as `listRegions()` gives it. */
+function checkListedName(name: unknown): string {
+  if (typeof name !== 'string' || !listedNamePattern.test(name)) {
+    throw new InvalidArgumentError(
+      'name',
+      name,
+      'a region name `<kind>.<name>` as listRegions() gives (A-Z a-z 0-9 . _ -)',
+    )
+  }
+  return name
+}
+
 /** Where the region `name` (`<kind>.<name>`) lives: its file, or its object name on Windows. */
 export function regionLocation(name: string): string {
-  checkSharedName('name', name)
+  checkListedName(name)
   try {
     return native.regionLocation(name)
   } catch (error) {
@@ -31,7 +45,7 @@ export function regionLocation(name: string): string {
  * For operators cleaning up after a crash; bulwark removes regions itself when their last member leaves.
  */
 export function removeRegion(name: string): void {
-  checkSharedName('name', name)
+  checkListedName(name)
   try {
     native.regionUnlink(name)
   } catch (error) {

@@ -64,8 +64,7 @@ export function createLoad(prefix, redisUrl) {
     await extras.close()
     await redisLeg?.close()
     for (const t of held.splice(0)) bbr.release(t)
-    for (const x of [bbr, sre, circuit, group, topk, cache, bucket, window]) x.close()
-    keyed.clear()
+    for (const x of [bbr, sre, circuit, group, topk, cache, bucket, window, keyed]) x.close()
   }
   return { step, close }
 }

@@ -6,7 +6,7 @@ import * as http from 'http'
 import * as path from 'path'
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { BbrLimiter, RegionCorruptError, RegionMismatchError, loadInfo } from '../../dist/cjs'
+import { BbrLimiter, RegionCorruptError, RegionMismatchError, defaultNamespace, loadInfo } from '../../dist/cjs'
 import { regionLocation } from '../../lib/shared/regions'
 import { reaperPasses } from '../helpers/reaper-passes'
 import { uniqueName } from '../helpers/unique-name'
@@ -15,6 +15,8 @@ import { waitFor } from '../helpers/wait-for'
 const fixtures = path.join(__dirname, 'fixtures')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const regionLayout = require('../../dist/cjs/native/load-native').native.layout.region
+// The file of the BbrLimiter region `shared` of this application (its namespace: the fixtures share the root).
+const bbrFile = (shared: string) => regionLocation(`bbr.${defaultNamespace()}.${shared}`)
 const children: ChildProcess[] = []
 afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
@@ -104,7 +106,7 @@ describe('regions that are not what they should be', () => {
     const name = uniqueName('version')
     const holder = spawnFixture(path.join('..', '..', 'fixtures', 'bbr-member.cjs'), [name])
     await nextMessage(holder)
-    const file = regionLocation(`bbr.${name}`)
+    const file = bbrFile(name)
     const fd = fs.openSync(file, 'r+')
     const version = Buffer.alloc(4)
     version.writeUInt32LE(regionLayout.version + 1)
@@ -129,7 +131,7 @@ describe('regions that are not what they should be', () => {
   it('a truncated file left by a dead process: RegionCorruptError at attach for every size that cuts the header', () => {
     const name = uniqueName('truncated')
     const limiter = new BbrLimiter({ shared: name, queueDelay: false })
-    const file = regionLocation(`bbr.${name}`)
+    const file = bbrFile(name)
     const whole = fs.readFileSync(file)
     limiter.close()
     for (const size of [1, 7, 100, regionLayout.headerSize - 1, regionLayout.headerSize + 8, whole.length - 64]) {
@@ -150,7 +152,7 @@ describe('regions that are not what they should be', () => {
   it('a header overwritten while a member is attached: new attachers get RegionCorruptError, the member and the reaper carry on', async () => {
     const name = uniqueName('overwritten')
     const limiter = new BbrLimiter({ shared: name, signal: () => 0, queueDelay: false })
-    const file = regionLocation(`bbr.${name}`)
+    const file = bbrFile(name)
     const fd = fs.openSync(file, 'r+')
     const original = Buffer.alloc(regionLayout.headerSize)
     fs.readSync(fd, original, 0, original.length, 0)

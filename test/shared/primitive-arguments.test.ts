@@ -5,7 +5,7 @@ import { native } from '../../lib/native/load-native'
 import { AtomicCounter } from '../../lib/shared/atomic-counter'
 import { LaneCounter } from '../../lib/shared/lane-counter'
 import { RegionLayout } from '../../lib/shared/region-layout'
-import { removeStaleRegions } from '../../lib/shared/regions'
+import { regionLocation, removeRegion, removeStaleRegions } from '../../lib/shared/regions'
 import { RollingWindow } from '../../lib/shared/rolling-window'
 import { SharedRegion } from '../../lib/shared/shared-region'
 import { runScript } from '../helpers/run-script'
@@ -86,6 +86,14 @@ describe('region primitives refuse bad arguments with InvalidArgumentError namin
 
   it('removeStaleRegions with a filter that is not a function is an InvalidArgumentError, not a TypeError', () => {
     expect(argumentOf(() => removeStaleRegions(5 as never))).toBe('filter')
+  })
+
+  it('removeRegion and regionLocation refuse a name that is not <kind>.<name> with an InvalidArgumentError', () => {
+    for (const bad of ['-', '', 'bbr', 'bbr.', '.x', 'a b.c', 7]) {
+      expect(argumentOf(() => removeRegion(bad as never))).toBe('name')
+      expect(argumentOf(() => regionLocation(bad as never))).toBe('name')
+    }
+    expect(regionLocation('bbr.some-app.api')).toContain('bbr.some-app.api')
   })
 
   it('AtomicCounter.add returns the value the cell holds, also when it wraps', () => {
