@@ -124,6 +124,24 @@ export class BreakerStateCell {
     return -1
   }
 
+  /**
+   * Ends half-open round `gen` by moving to `to` (OPEN or CLOSED), unless another member ended it first. Closing
+   * sets the window's floor: the bucket of closing (`epoch`), or the next one if the outcomes that tripped the
+   * breaker share it. Gives up after MAX_SWAP_ATTEMPTS, counted.
+   */
+  endRound(gen: number, to: number, now: number, epoch: number): void {
+    for (let attempt = 0; ; attempt++) {
+      const word = this.load()
+      if (stateOf(word) !== HALF_OPEN || genOf(word) !== gen) return
+      if (attempt === MAX_SWAP_ATTEMPTS) {
+        this.contentionTimeouts++
+        return
+      }
+      if (to === CLOSED) this.floor = epoch > this.tripEpoch ? epoch : epoch + 1
+      if (this.advance(word, to, now) >= 0) return
+    }
+  }
+
   /** Probes of half-open round `gen` that passed so far. */
   passesOf(gen: number): number {
     const seen = Atomics.load(this.i32, this.passesIndex)
@@ -146,5 +164,27 @@ export class BreakerStateCell {
 
   set tripEpoch(epoch: number) {
     this.f64[this.tripEpochIndex] = epoch
+  }
+}
+
+/** The half-open probes this member holds: a probe's outcome counts only in the round it was taken in. */
+export class ProbeHolds {
+  private gen = -1
+  private held = 0
+
+  /** Notes a permit taken in half-open round `gen`. */
+  take(gen: number): void {
+    if (this.gen !== gen) {
+      this.gen = gen
+      this.held = 0
+    }
+    this.held++
+  }
+
+  /** Gives back one probe of round `gen`; false when this member holds none of that round. */
+  giveBack(gen: number): boolean {
+    if (this.held === 0 || this.gen !== gen) return false
+    this.held--
+    return true
   }
 }

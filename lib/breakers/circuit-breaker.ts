@@ -8,14 +8,13 @@ import {
   startError,
 } from '../execution/run-guarded'
 import { type Event, EventSource } from '../events/event-source'
-import { LiveRules, type RuleStats } from '../rules/live-rules'
-import { placeRules } from '../rules/rule-block'
-import { SharedRegion } from '../shared/shared-region'
+import type { LiveRules, RuleStats } from '../rules/live-rules'
+import type { SharedRegion } from '../shared/shared-region'
 import { forcedBreaker, resolveSwitches, type Switchboard } from '../switches/breaker-switch'
 import { type Clock, preciseNow } from '../signals/clock'
 import type { Breaker, BreakerState } from './breaker'
 import {
-  BreakerStateCell,
+  type BreakerStateCell,
   CLOSED,
   genOf,
   HALF_OPEN,
@@ -23,7 +22,7 @@ import {
   OPEN,
   permitsOf,
   phaseOf,
-  placeBreakerState,
+  ProbeHolds,
   stateOf,
 } from './breaker-state'
 import {
@@ -32,16 +31,11 @@ import {
   type CircuitBreakerStats,
   type CircuitStateChange,
   type CircuitStrategy,
-  circuitRuleFields,
-  circuitRuleValues,
   resolveCircuitOptions,
-  resolveCircuitRule,
 } from './circuit-breaker-options'
-import { windowLayout } from './window-options'
-import { WindowTally } from './window-tally'
+import { type CircuitThresholds, circuitStats, openCircuitRegion, STATE_NAMES } from './circuit-region'
+import type { WindowTally } from './window-tally'
 import { registerComponent } from '../metrics/component-registry'
-
-const STATE_NAMES: readonly BreakerState[] = ['closed', 'open', 'half-open']
 
 /**
  * A closed / open / half-open circuit breaker. Closed, it counts outcomes in a rolling window and opens when at
@@ -63,12 +57,7 @@ export class CircuitBreaker implements Breaker {
   readonly onStateChange: Event<CircuitStateChange>
   private readonly changes = new EventSource<CircuitStateChange>()
   private readonly slowOnly: boolean
-  private slowCallDuration = 0
-  private minimumCalls = 0
-  // A call trips the breaker when badCalls >= perCall * calls + fixed (one test serves every strategy).
-  private perCall = 0
-  private fixed = 0
-  private openDuration = 0
+  private readonly thresholds: CircuitThresholds
   private readonly rules: LiveRules
   private readonly halfOpenCalls: number
   private readonly probeTimeout: number
@@ -86,8 +75,7 @@ export class CircuitBreaker implements Breaker {
   private blockedWord = -1
   private blockedUntil = 0
   private seenPhase: number
-  private probeGen = -1
-  private probesHeld = 0
+  private readonly probes = new ProbeHolds()
   private readonly switches: Switchboard | undefined
 
   constructor(options?: CircuitBreakerOptions) {
@@ -102,22 +90,10 @@ export class CircuitBreaker implements Breaker {
     this.now = o.w.now
     this.onStateChange = this.changes.event
     this.untimed = outcome(this)
-    // Members must agree on the permit count, or "exactly halfOpenCalls probes" would not hold.
-    const { layout, placement } = windowLayout('circuit', o.w, `half=${o.halfOpenCalls} ${o.strategy} rules`)
-    const statePlacement = placeBreakerState(layout)
-    const values = circuitRuleValues(o)
-    const rulePlacement = placeRules(layout, values)
-    this.region = SharedRegion.forComponent(o.w.shared, layout, o.w.namespace)
-    this.tally = new WindowTally(this.region, placement)
-    this.cell = new BreakerStateCell(this.region, statePlacement)
+    ;({ region: this.region, tally: this.tally, cell: this.cell, thresholds: this.thresholds } = openCircuitRegion(o))
     this.i32 = this.cell.i32
     this.wordIndex = this.cell.wordIndex
-    this.applyRule(values) // the constructor's, until a live rule (applied here if one is in force) replaces it
-    this.rules = new LiveRules(this.region, rulePlacement, {
-      fields: circuitRuleFields(o.strategy),
-      resolve: (rule) => resolveCircuitRule(o.strategy, rule),
-      apply: (v) => this.applyRule(v),
-    })
+    this.rules = this.thresholds.rules
     const word = this.cell.load()
     this.seenPhase = phaseOf(word)
     if (stateOf(word) === CLOSED) {
@@ -161,14 +137,14 @@ export class CircuitBreaker implements Breaker {
 
   /** The permitted call succeeded after `durationMs` (missing: fast). */
   recordSuccess(durationMs?: number): void {
-    const bad = this.slowOnly && this.isSlow(durationMs) ? 1 : 0
+    const bad = this.slowOnly && this.thresholds.isSlow(durationMs) ? 1 : 0
     if (this.i32[this.wordIndex] === this.closedWord) this.count(bad, this.now())
     else this.settle(bad, false)
   }
 
   /** The permitted call failed after `durationMs` (missing: fast; with 'slowCallRatio' only slow calls are bad). */
   recordFailure(durationMs?: number): void {
-    const bad = this.slowOnly ? (this.isSlow(durationMs) ? 1 : 0) : 1
+    const bad = this.slowOnly ? (this.thresholds.isSlow(durationMs) ? 1 : 0) : 1
     if (this.i32[this.wordIndex] === this.closedWord) this.count(bad, this.now())
     else this.settle(bad, true)
   }
@@ -198,7 +174,8 @@ export class CircuitBreaker implements Breaker {
     const word = this.cell.load()
     const state = stateOf(word)
     if (state === CLOSED) return 0
-    const wait = (state === OPEN ? this.openDuration : this.probeTimeout) - (now - this.cell.since(word, now))
+    const wait =
+      (state === OPEN ? this.thresholds.openDuration : this.probeTimeout) - (now - this.cell.since(word, now))
     return wait > 0 ? wait : 0
   }
 
@@ -207,19 +184,7 @@ export class CircuitBreaker implements Breaker {
     const word = this.cell.load()
     this.observe(word, now) // a close made by another member restarts this instance's window count
     this.tally.sync(now)
-    const { count, sum } = this.tally
-    const half = stateOf(word) === HALF_OPEN
-    return {
-      state: STATE_NAMES[stateOf(word)],
-      strategy: this.strategy,
-      calls: count,
-      badCalls: sum,
-      badRatio: count > 0 ? sum / count : 0,
-      probesIssued: half ? permitsOf(word) : 0,
-      probesPassed: half ? this.cell.passesOf(genOf(word)) : 0,
-      contentionTimeouts: this.cell.contentionTimeouts,
-      rules: this.rules.stats(),
-    }
+    return circuitStats(word, this.strategy, this.tally, this.cell, this.rules.stats())
   }
 
   /** Detaches from shared memory (a local breaker just stops counting). Idempotent. */
@@ -239,29 +204,13 @@ export class CircuitBreaker implements Breaker {
     })
   }
 
-  /** Whether a reported duration is slow; a duration that is not a number is not (comparing a Symbol would throw). */
-  private isSlow(durationMs: unknown): boolean {
-    return typeof durationMs === 'number' && durationMs > this.slowCallDuration
-  }
-
-  /** The rule's values, in circuitRuleFields order, as this member's thresholds. */
-  private applyRule(v: ArrayLike<number>): void {
-    const count = this.strategy === 'errorCount'
-    const next = this.strategy === 'slowCallRatio' ? 2 : 1
-    this.perCall = count ? 0 : v[0]
-    this.fixed = count ? v[0] : 0
-    if (next === 2) this.slowCallDuration = v[1]
-    this.minimumCalls = v[next]
-    this.openDuration = v[next + 1]
-  }
-
   /** Counts a closed-state outcome and trips the breaker when the threshold is reached. */
   private count(bad: number, now: number): void {
     const rules = this.rules
     if (rules.i32[rules.index] !== rules.seen) rules.refresh()
     const tally = this.tally
     tally.record(bad, now)
-    if (tally.count >= this.minimumCalls && tally.sum >= this.perCall * tally.count + this.fixed) this.trip(now)
+    if (this.thresholds.trips(tally.count, tally.sum)) this.trip(now)
   }
 
   private trip(now: number): void {
@@ -282,14 +231,14 @@ export class CircuitBreaker implements Breaker {
       if (state === CLOSED) return true
       if (state === HALF_OPEN && permitsOf(word) < this.halfOpenCalls) {
         if (this.cell.takePermit(word)) {
-          this.holdProbe(genOf(word))
+          this.probes.take(genOf(word))
           return true
         }
         continue
       }
       // Open, or half-open with every permit out: after openDuration (or probeTimeout, giving up on probes that
       // never reported) a new half-open round begins; whoever wins the swap, loop and try for a permit.
-      const until = this.cell.since(word, now) + (state === OPEN ? this.openDuration : this.probeTimeout)
+      const until = this.cell.since(word, now) + (state === OPEN ? this.thresholds.openDuration : this.probeTimeout)
       if (now < until) {
         this.blockedWord = word
         this.blockedUntil = until
@@ -301,14 +250,6 @@ export class CircuitBreaker implements Breaker {
     return false
   }
 
-  private holdProbe(gen: number): void {
-    if (this.probeGen !== gen) {
-      this.probeGen = gen
-      this.probesHeld = 0
-    }
-    this.probesHeld++
-  }
-
   /** An outcome that arrived while this instance did not see the breaker closed. */
   private settle(bad: number, failed: boolean): void {
     const now = this.now()
@@ -318,28 +259,15 @@ export class CircuitBreaker implements Breaker {
       this.count(bad, now)
       return
     }
-    const gen = this.probeGen
-    if (this.probesHeld === 0 || stateOf(word) !== HALF_OPEN || genOf(word) !== gen) return
-    this.probesHeld--
+    const gen = genOf(word)
+    if (stateOf(word) !== HALF_OPEN || !this.probes.giveBack(gen)) return
     if (failed || bad === 1) this.endRound(gen, OPEN, now)
     else if (this.cell.addPass(gen) >= this.halfOpenCalls) this.endRound(gen, CLOSED, now)
   }
 
   /** Ends half-open round `gen` by opening again or closing, unless another member ended it first. */
   private endRound(gen: number, to: number, now: number): void {
-    // Closed, the window counts afresh from the bucket of closing, or from the next one if the outcomes that
-    // tripped the breaker share it.
-    const epoch = this.tally.window.epochAt(now)
-    for (let attempt = 0; ; attempt++) {
-      const word = this.cell.load()
-      if (stateOf(word) !== HALF_OPEN || genOf(word) !== gen) break
-      if (attempt === MAX_SWAP_ATTEMPTS) {
-        this.cell.contentionTimeouts++
-        break
-      }
-      if (to === CLOSED) this.cell.floor = epoch > this.cell.tripEpoch ? epoch : epoch + 1
-      if (this.cell.advance(word, to, now) >= 0) break
-    }
+    this.cell.endRound(gen, to, now, this.tally.window.epochAt(now))
     this.observe(this.cell.load(), now)
   }
 

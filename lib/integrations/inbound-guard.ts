@@ -1,80 +1,29 @@
-import type { BbrLimiter, BbrLimiterStats } from '../bbr/bbr-limiter'
-import { PRIORITY_NAMES, type PriorityName } from '../bbr/priority'
+import type { BbrLimiter } from '../bbr/bbr-limiter'
+import { PRIORITY_NAMES } from '../bbr/priority'
 import type { Waiter } from '../policies/admission-queue'
 import { type Event, EventSource } from '../events/event-source'
 import { Shed, shedReason, type ShedReason } from '../shed/shed'
-import { MODE } from '../switches/switch-layout'
-import type { Switchboard } from '../switches/switchboard'
-import { type ResolvedDegrade, timeoutFor } from './degrade-options'
-import { addressKey, classOf, deadlineReader, retrySeconds } from './inbound-helpers'
-import { checkFallbackResponse, type DegradedAnswer, type Fallback, type FallbackReason } from './fallback'
-import type { KeyConcurrencyLimiter, KeyConcurrencyLimiterStats } from '../policies/key-concurrency-limiter'
+import type { KeyConcurrencyLimiter } from '../policies/key-concurrency-limiter'
+import type { DegradedAnswer, Fallback, FallbackReason } from './fallback'
+import { GuardAnswers } from './guard-answers'
+import { classOf, jittered } from './inbound-helpers'
+import { type InboundGuardStats, QUEUED, type RequestAccess, type ShedEvent } from './inbound-guard-types'
+import { type InboundGuardOptions, resolveInboundOptions } from './inbound-options'
 import { type KeyConcurrencyPort, NO_TOKEN } from './key-concurrency-port'
-import {
-  type GlobalRateLimiter,
-  type InboundGuardOptions,
-  type KeyedRateLimiter,
-  MAX_RETRY_AFTER,
-  resolveInboundOptions,
-} from './inbound-options'
+import { RequestGate } from './request-gate'
 import { registerComponent } from '../metrics/component-registry'
 
-export interface ShedEvent {
-  reason: ShedReason
-  priority: PriorityName
-  /** Seconds the answer asks the client to wait. */
-  retryAfter: number
-}
+export { FALLBACK_FAILED, QUEUED } from './inbound-guard-types'
+export type { InboundGuardStats, RequestAccess, ShedEvent } from './inbound-guard-types'
 
-export interface InboundGuardStats {
-  /** Requests answered 429 by the rate limit. */
-  rateLimited: number
-  /** Requests answered 429 because their key had its `keyConcurrency` requests in flight (Shed.keyConcurrency). */
-  shedKeyConcurrency: number
-  /** Requests refused by an operator's switch (Shed.forced), answered from the fallback when that switch says so. */
-  shedForced: number
-  /** Requests refused at once because their deadline was shorter than the expected service time (Shed.deadline). */
-  shedDeadline: number
-  /** Admitted requests dropped before their handler ran because their client was already gone. */
-  clientGone: number
-  /** Requests whose handler did not answer within `timeout`. */
-  timedOut: number
-  /** Requests answered by the fallback. */
-  fallbacks: number
-  /** Fallback calls that threw or returned something that is not an answer (answered plainly instead). */
-  fallbackErrors: number
-  /** The adaptive limiter's stats (undefined without one). */
-  limiter: BbrLimiterStats | undefined
-  /** The per-key concurrency limiter's stats (undefined without `keyConcurrency`). */
-  keyConcurrency: KeyConcurrencyLimiterStats | undefined
-}
-
-/** How the guard reads a framework's request: a header's value and the client's address. */
-export interface RequestAccess<Req> {
-  header(request: Req, name: string): unknown
-  address(request: Req): string | undefined
-  /** Milliseconds the caller will still wait, from the transport itself (gRPC's deadline); NaN for none. */
-  remaining?(request: Req): number
-  /** Checks what the fallback returned (default: an HTTP answer); throws when it is not an answer. */
-  checkAnswer?(value: unknown): unknown
-}
-
-/** What `answer` returns when the fallback failed: the request gets the plain 503. */
-export const FALLBACK_FAILED = null
-
-/** What tryAcquire returns for a request that may wait in the limiter's queue: call `waitForSlot` next. */
-export const QUEUED = -100
-
-const MODE_NONE = 0
-const MODE_KEYED = 1 // tryAcquire(key)
-const MODE_GLOBAL = 2 // tryAcquire()
 const NO_CLASS = 4 // a header that names no class (classes are 0-3)
 
 /**
- * The decision every inbound adapter (node:http, Express, Fastify, Koa, gRPC) makes, in one place: the rate
- * limit, then the adaptive limiter at the request's priority. `tryAcquire` returns a token >= 0 to give back with
- * `release` exactly once when the response is over, or a negative Shed code; after a shed, `retryAfter` holds
- * the seconds to announce. With a limiter made with `maxWait`, it may answer QUEUED: the request waits for a slot
+ * The decision every inbound adapter (node:http, Express, Fastify, Koa, gRPC) makes, in one place: an operator's
+ * switch, the deadline and the rate limit (a RequestGate, when configured), the key's concurrency, then the
+ * adaptive limiter at the request's priority. `tryAcquire` returns a token >= 0 to give back with `release`
+ * exactly once when the response is over, or a negative Shed code; after a shed, `retryAfter` holds the seconds
+ * to announce. With a limiter made with `maxWait`, it may answer QUEUED: the request waits for a slot
  * (`waitForSlot`, docs/rules/queue.md). Neither allocates (unless a shed listener is subscribed) nor throws.
  */
 export class InboundGuard<Req> {
@@ -93,25 +42,11 @@ export class InboundGuard<Req> {
   readonly propagatesDeadline: boolean
   /** @internal Whether the guard answers in place of a slow handler (a `timeout` is set). */
   readonly timesOut: boolean
-  private readonly degrade: ResolvedDegrade<Req>
-  private readonly switches: Switchboard | undefined
-  private readonly routeOf: ((request: Req) => string) | undefined
-  /** The last Shed.forced came from a fallback switch (answered with reason 'forced'). */
-  private forcedFallback = false
-  private shedForcedCount = 0
-  private readonly checkAnswer: (value: unknown) => unknown
-  private readonly remainingOf: ((request: Req) => number) | undefined
-  private shedDeadlineCount = 0
-  private clientGoneCount = 0
-  private timedOutCount = 0
-  private fallbackCount = 0
-  private fallbackErrorCount = 0
+  private readonly answers: GuardAnswers<Req>
+  private readonly gate: RequestGate<Req> | undefined
   private readonly sheds = new EventSource<ShedEvent>()
   private readonly access: RequestAccess<Req>
   private readonly ownsLimiter: boolean
-  private readonly mode: number
-  private readonly rateLimiter: KeyedRateLimiter | GlobalRateLimiter | undefined
-  private readonly keyOf: ((request: Req) => string) | undefined
   private readonly header: string | undefined
   private readonly priorityOf: ((request: Req) => unknown) | undefined
   private readonly trusts: ((request: Req) => boolean) | undefined
@@ -120,18 +55,13 @@ export class InboundGuard<Req> {
   private readonly overloadRetryAfter: number
   private readonly jitter: number
   private readonly random: () => number
-  private rateLimitedCount = 0
   private shedKeyConcurrencyCount = 0
-  /** The key of the request tryAcquire last answered QUEUED for, with keyConcurrency. */
-  private pendingConcurrencyKey: string | undefined = undefined
   private readonly keys: KeyConcurrencyPort<Req> | undefined
-  // The last client address and its key: a keep-alive connection's requests reuse it without parsing again.
-  private lastAddress: unknown = undefined
-  private lastKey = 'unknown'
-  // The request tryAcquire last answered QUEUED: its refusal, class and fairness key, for waitForSlot.
+  // The request tryAcquire last answered QUEUED: its refusal, class, fairness key and concurrency key.
   private pendingCode = 0
   private pendingClass = 0
   private pendingKey: string | undefined = undefined
+  private pendingConcurrencyKey: string | undefined = undefined
 
   constructor(options: InboundGuardOptions<Req> | undefined, access: RequestAccess<Req>) {
     const o = resolveInboundOptions<Req>(options, access.remaining !== undefined)
@@ -147,22 +77,11 @@ export class InboundGuard<Req> {
     this.jitter = o.retryAfterJitter
     this.random = o.random
     this.onShed = this.sheds.event
-    this.degrade = o.degrade
-    this.switches = o.switches
-    this.routeOf = o.route
-    this.checkAnswer = access.checkAnswer ?? checkFallbackResponse
-    this.fallback = this.degrade.fallback
-    this.timesOut = this.degrade.timeout !== 0
-    this.propagatesDeadline = this.degrade.deadline?.propagate === true
-    this.remainingOf = deadlineReader(o.degrade.deadline, access)
-    const rate = o.rateLimit
-    this.rateLimiter = rate?.limiter
-    this.keyOf = rate?.key
-    if (rate === undefined) this.mode = MODE_NONE
-    // A KeyedLimiter (it has get) is keyed even without a key function: by the client's address.
-    else if (rate.key !== undefined || typeof (rate.limiter as { get?: unknown }).get === 'function')
-      this.mode = MODE_KEYED
-    else this.mode = MODE_GLOBAL
+    this.answers = new GuardAnswers(o.degrade, access.checkAnswer)
+    this.fallback = this.answers.fallback
+    this.timesOut = this.answers.timesOut
+    this.propagatesDeadline = o.degrade.deadline?.propagate === true
+    this.gate = RequestGate.of(o, access)
     this.keys = o.keyConcurrency
     this.keyConcurrency = this.keys?.limiter
   }
@@ -175,23 +94,14 @@ export class InboundGuard<Req> {
   /** Decides one request: a token >= 0 to release when its response is over, a Shed code (negative), or QUEUED. */
   tryAcquire(request: Req): number {
     const p = this.classOfRequest(request)
-    const board = this.switches
-    if (board !== undefined) {
-      board.refresh() // one atomic load unless an operator changed a switch
-      if (board.hasTrafficSwitches && this.forced(board, request, p)) {
-        this.shedForcedCount++
-        this.retryAfter = this.spread(this.overloadRetryAfter)
-        return this.shed(Shed.forced, p)
+    const gate = this.gate
+    if (gate !== undefined) {
+      const code = gate.check(request, p)
+      this.deadlineAt = gate.deadlineAt
+      if (code !== 0) {
+        this.retryAfter = gate.retryAfter
+        return this.shed(code, p)
       }
-    }
-    if (this.remainingOf !== undefined && this.pastDeadline(request)) {
-      this.shedDeadlineCount++
-      this.retryAfter = this.spread(this.overloadRetryAfter)
-      return this.shed(Shed.deadline, p)
-    }
-    if (this.mode !== MODE_NONE && !this.withinRate(request)) {
-      this.rateLimitedCount++
-      return this.shed(Shed.rateLimit, p)
     }
     const keys = this.keys
     if (keys === undefined) return this.admit(request, p)
@@ -208,32 +118,14 @@ export class InboundGuard<Req> {
         return token
       }
     }
-    return this.pairOrShed(keys, keyToken, token, p)
-  }
-
-  /** One token for the key's slot and the adaptive limiter's `token`; both given back when that cannot be. */
-  private pairOrShed(keys: KeyConcurrencyPort<Req>, keyToken: number, token: number, p: number): number {
-    const paired = keys.pair(keyToken, token)
-    if (paired >= 0) return paired
-    // A million requests in flight in this guard: refused like a key at its limit.
-    keys.limiter.release(keyToken)
-    if (token >= 0) this.limiter?.release(token, false)
-    return this.shedKey(p)
+    const paired = keys.pairOrRelease(keyToken, token, this.limiter)
+    return paired >= 0 ? paired : this.shedKey(p)
   }
 
   private shedKey(p: number): number {
     this.shedKeyConcurrencyCount++
-    this.retryAfter = this.spread(this.overloadRetryAfter)
+    this.retryAfter = jittered(this.overloadRetryAfter, this.jitter, this.random)
     return this.shed(Shed.keyConcurrency, p)
-  }
-
-  /** A queued request the limiter admitted: its key's slot now, or Shed.keyConcurrency (its token given back). */
-  private admitQueued(key: string, token: number, p: number): number {
-    const keys = this.keys as KeyConcurrencyPort<Req>
-    const keyToken = keys.limiter.tryAcquire(key)
-    if (keyToken >= 0) return this.pairOrShed(keys, keyToken, token, p)
-    this.limiter?.release(token, false)
-    return this.shedKey(p)
   }
 
   /** The adaptive limiter's decision: a token >= 0, or a Shed code (counted). */
@@ -253,7 +145,7 @@ export class InboundGuard<Req> {
       }
       queue.countFull()
     }
-    this.retryAfter = this.spread(this.overloadRetryAfter)
+    this.retryAfter = jittered(this.overloadRetryAfter, this.jitter, this.random)
     return this.shed(token, p)
   }
 
@@ -270,7 +162,7 @@ export class InboundGuard<Req> {
     const waiter = limiter.waitForSlot(this.pendingCode, p, this.pendingKey, (token) => {
       this.deadlineAt = deadlineAt // the adapters read it for the request they admit
       if (token < 0) {
-        this.retryAfter = this.spread(this.overloadRetryAfter)
+        this.retryAfter = jittered(this.overloadRetryAfter, this.jitter, this.random)
         this.shed(token, p)
       }
       done(token >= 0 && concurrencyKey !== undefined ? this.admitQueued(concurrencyKey, token, p) : token)
@@ -278,6 +170,18 @@ export class InboundGuard<Req> {
     this.pendingKey = undefined
     this.pendingConcurrencyKey = undefined
     return waiter as Waiter // tryAcquire saw room in the queue, in this same turn
+  }
+
+  /** A queued request the limiter admitted: its key's slot now, or Shed.keyConcurrency (its token given back). */
+  private admitQueued(key: string, token: number, p: number): number {
+    const keys = this.keys as KeyConcurrencyPort<Req>
+    const keyToken = keys.limiter.tryAcquire(key)
+    if (keyToken >= 0) {
+      const paired = keys.pairOrRelease(keyToken, token, this.limiter)
+      return paired >= 0 ? paired : this.shedKey(p)
+    }
+    this.limiter?.release(token, false)
+    return this.shedKey(p)
   }
 
   /**
@@ -292,14 +196,6 @@ export class InboundGuard<Req> {
     if (asked === NO_CLASS || asked === p) return p
     if (asked > p) return asked
     return this.trusts !== undefined && this.trusts(request) === true ? asked : p
-  }
-
-  /** `seconds` plus the jitter: a whole number of seconds in [seconds, seconds + retryAfterJitter], at most a day. */
-  private spread(seconds: number): number {
-    if (this.jitter === 0) return seconds
-    const r = this.random()
-    const s = r >= 0 && r < 1 ? seconds + Math.floor(r * (this.jitter + 1)) : seconds
-    return s < MAX_RETRY_AFTER ? s : MAX_RETRY_AFTER
   }
 
   /**
@@ -321,49 +217,42 @@ export class InboundGuard<Req> {
    * FALLBACK_FAILED (null) when it threw or returned something that is not an answer. Never throws.
    */
   answer(request: Req, reason: FallbackReason): DegradedAnswer | undefined | null {
-    const fallback = this.fallback
-    if (fallback === undefined) return undefined
-    try {
-      const answer = this.checkAnswer(fallback(request, reason)) as DegradedAnswer | undefined
-      if (answer !== undefined) this.fallbackCount++
-      return answer
-    } catch {
-      this.fallbackErrorCount++
-      return FALLBACK_FAILED
-    }
+    return this.answers.answer(request, reason)
   }
 
   /** @internal The fallback reason of a refusal: 'forced' for a fallback switch, 'rate-limit', else 'overload'. */
   reasonOf(code: number): FallbackReason {
-    if (code === Shed.forced && this.forcedFallback) return 'forced'
+    if (code === Shed.forced && this.gate?.forcedFallback === true) return 'forced'
     return code === Shed.rateLimit || code === Shed.keyConcurrency ? 'rate-limit' : 'overload'
   }
 
   /** @internal Milliseconds `request`'s handler has to answer (0: no timeout). */
   timeoutOf(request: Req): number {
-    return timeoutFor(this.degrade.timeout, request)
+    return this.answers.timeoutOf(request)
   }
 
   /** @internal Counts a handler that did not answer in time. */
   countTimeout(): void {
-    this.timedOutCount++
+    this.answers.timedOut++
   }
 
   /** @internal Counts an admitted request dropped before its handler because its client was gone. */
   countClientGone(): void {
-    this.clientGoneCount++
+    this.answers.clientGone++
   }
 
   stats(): InboundGuardStats {
+    const gate = this.gate
+    const answers = this.answers
     return {
-      rateLimited: this.rateLimitedCount,
+      rateLimited: gate?.rateLimited ?? 0,
       shedKeyConcurrency: this.shedKeyConcurrencyCount,
-      shedForced: this.shedForcedCount,
-      shedDeadline: this.shedDeadlineCount,
-      clientGone: this.clientGoneCount,
-      timedOut: this.timedOutCount,
-      fallbacks: this.fallbackCount,
-      fallbackErrors: this.fallbackErrorCount,
+      shedForced: gate?.shedForced ?? 0,
+      shedDeadline: gate?.shedDeadline ?? 0,
+      clientGone: answers.clientGone,
+      timedOut: answers.timedOut,
+      fallbacks: answers.fallbacks,
+      fallbackErrors: answers.fallbackErrors,
       limiter: this.limiter?.stats(),
       keyConcurrency: this.keyConcurrency?.stats(),
     }
@@ -377,52 +266,6 @@ export class InboundGuard<Req> {
 
   [Symbol.dispose](): void {
     this.close()
-  }
-
-  /** Whether a switch on the request's class or route forces it off (its mode kept for reasonOf). */
-  private forced(board: Switchboard, request: Req, p: number): boolean {
-    let mode = board.priorityMode(p)
-    if (mode === 0 && this.routeOf !== undefined) mode = board.routeMode(this.routeOf(request))
-    if (mode === 0) return false
-    this.forcedFallback = mode === MODE.fallback
-    return true
-  }
-
-  /**
-   * Whether `request`'s deadline leaves less than the service time the limiter expects (its minRt, the fastest
-   * recent bucket's mean: docs/guide/degrade.md); sets `deadlineAt` for propagation.
-   */
-  private pastDeadline(request: Req): boolean {
-    const remaining = (this.remainingOf as (request: Req) => number)(request)
-    if (remaining !== remaining) {
-      this.deadlineAt = NaN
-      return false
-    }
-    this.deadlineAt = Date.now() + remaining
-    return remaining <= 0 || (this.limiter !== undefined && remaining < this.limiter.expectedServiceMs())
-  }
-
-  private withinRate(request: Req): boolean {
-    const rate = this.rateLimiter as KeyedRateLimiter & GlobalRateLimiter
-    if (this.mode === MODE_GLOBAL) {
-      if (rate.tryAcquire()) return true
-      this.retryAfter = this.spread(retrySeconds(rate.retryAfterMs()))
-      return false
-    }
-    const key = this.keyOf !== undefined ? String(this.keyOf(request)) : this.clientKey(this.access.address(request))
-    if (rate.tryAcquire(key as never)) return true
-    this.retryAfter = this.spread(
-      rate.retryAfterMs !== undefined ? retrySeconds(rate.retryAfterMs(key as never)) : this.overloadRetryAfter,
-    )
-    return false
-  }
-
-  private clientKey(address: unknown): string {
-    if (address !== this.lastAddress) {
-      this.lastAddress = address
-      this.lastKey = addressKey(address)
-    }
-    return this.lastKey
   }
 
   private shed(code: number, p: number): number {

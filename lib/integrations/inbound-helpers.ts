@@ -1,6 +1,6 @@
 // What the inbound guard computes from a request's parts: its class, its rate-limit key, its deadline.
 import type { ResolvedDeadline } from './degrade-options'
-import type { RequestAccess } from './inbound-guard'
+import type { RequestAccess } from './inbound-guard-types'
 import { MAX_RETRY_AFTER } from './inbound-options'
 
 // The default rate-limit key (an IPv6 client's /64): its own file, tested on its own.
@@ -31,6 +31,14 @@ function remainingFromHeader(value: unknown): number {
   if (typeof value !== 'string' || value === '') return NaN
   const ms = Number(value)
   return ms >= 0 && ms < Infinity ? ms : NaN
+}
+
+/** `seconds` plus a jitter: a whole number of seconds in [seconds, seconds + jitter], at most a day. */
+export function jittered(seconds: number, jitter: number, random: () => number): number {
+  if (jitter === 0) return seconds
+  const r = random()
+  const s = r >= 0 && r < 1 ? seconds + Math.floor(r * (jitter + 1)) : seconds
+  return s < MAX_RETRY_AFTER ? s : MAX_RETRY_AFTER
 }
 
 export function retrySeconds(ms: number): number {

@@ -1,3 +1,4 @@
+import type { BbrLimiter } from '../bbr/bbr-limiter'
 import { INVALID, TokenTable } from '../bbr/token-table'
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { KeyConcurrencyLimiter, type KeyConcurrencyLimiterOptions } from '../policies/key-concurrency-limiter'
@@ -51,6 +52,18 @@ export class KeyConcurrencyPort<Req> {
     if (slot < this.keyTokens.length) this.keyTokens[slot] = keyToken
     else this.keyTokens.push(keyToken) // slots are handed out lowest first: the list stays dense
     return t
+  }
+
+  /**
+   * `pair`, or, when this guard's table is full (a million requests in flight), both tokens given back (the
+   * adaptive limiter's unmeasured) and -1: the request is then refused like a key at its limit.
+   */
+  pairOrRelease(keyToken: number, token: number, adaptive: BbrLimiter | undefined): number {
+    const paired = this.pair(keyToken, token)
+    if (paired >= 0) return paired
+    this.limiter.release(keyToken)
+    if (token >= 0) adaptive?.release(token, false)
+    return -1
   }
 
   /** Releases the key's slot of `t` and returns its adaptive limiter token, or INVALID if `t` is not outstanding. */
