@@ -159,14 +159,17 @@ export class InboundGuard<Req> {
     const deadlineAt = this.deadlineAt
     const limiter = this.limiter as BbrLimiter
     const concurrencyKey = this.pendingConcurrencyKey
-    const waiter = limiter.waitForSlot(this.pendingCode, p, this.pendingKey, (token) => {
+    const onSlot = (token: number): void => {
       this.deadlineAt = deadlineAt // the adapters read it for the request they admit
       if (token < 0) {
         this.retryAfter = jittered(this.overloadRetryAfter, this.jitter, this.random)
         this.shed(token, p)
       }
       done(token >= 0 && concurrencyKey !== undefined ? this.admitQueued(concurrencyKey, token, p) : token)
-    })
+    }
+    // A request with a deadline waits no longer than it leaves time to serve it (docs/rules/queue.md).
+    const left = deadlineAt === deadlineAt ? deadlineAt - Date.now() : undefined
+    const waiter = limiter.waitForSlot(this.pendingCode, p, this.pendingKey, onSlot, left)
     this.pendingKey = undefined
     this.pendingConcurrencyKey = undefined
     return waiter as Waiter // tryAcquire saw room in the queue, in this same turn

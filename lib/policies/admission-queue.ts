@@ -21,7 +21,10 @@ export interface AdmissionQueueStats {
   queued: number
   /** Queued requests later admitted. */
   admitted: number
-  /** Queued requests shed with Shed.queueTimeout (they waited their deadline out, or the limiter closed). */
+  /**
+   * Queued requests shed before a slot came: with Shed.queueTimeout (they waited maxWait, or the limiter closed) or
+   * Shed.deadline (their own deadline would pass before they could be served).
+   */
   timedOut: number
   /** Queued requests whose caller went away before a slot came (their place freed). */
   abandoned: number
@@ -59,6 +62,8 @@ class Entry implements Waiter {
     readonly p: number,
     readonly key: string | undefined,
     readonly at: number,
+    /** When it stops waiting: at + maxWait, or sooner for a request with its own deadline (the limiter's clock). */
+    readonly until: number,
     public done: ((token: number) => void) | undefined,
   ) {}
 
@@ -84,6 +89,11 @@ export class AdmissionQueue {
   private readonly heads = new Int32Array(CLASSES)
   private live = 0
   private timer: ReturnType<typeof setTimeout> | undefined = undefined
+  /** When the timer fires (the limiter's clock). */
+  private timerAt = Infinity
+  /** Live waiters whose own deadline comes before at + maxWait, and the soonest of those deadlines. */
+  private early = 0
+  private earliest = Infinity
   private drainQueued = false
   private closed = false
   private queuedCount = 0
@@ -121,15 +131,34 @@ export class AdmissionQueue {
   }
 
   /**
-   * Queues a refused request of class `p` (check `hasRoom` first). `done(token)` is called once, never before this
-   * returns: a token >= 0 when it was admitted (release it as any other), or Shed.queueTimeout.
+   * Whether a slot was freed for the waiters and they have not had it yet (their retry runs in a microtask): a new
+   * arrival then must not take that slot ahead of them.
    */
-  wait(p: number, key: string | undefined, done: (token: number) => void): Waiter {
-    const entry = new Entry(this, p, key, this.now(), done)
+  get owed(): boolean {
+    return this.drainQueued
+  }
+
+  /**
+   * Queues a refused request of class `p` (check `hasRoom` first). `done(token)` is called once, never before this
+   * returns: a token >= 0 when it was admitted (release it as any other), Shed.queueTimeout after maxWait, or
+   * Shed.deadline at `until` (the limiter's clock) when that comes first: the request's own deadline, less the time
+   * its service takes.
+   */
+  wait(p: number, key: string | undefined, done: (token: number) => void, until = Infinity): Waiter {
+    const at = this.now()
+    const entry = new Entry(this, p, key, at, Math.min(until, at + this.maxWait), done)
     this.classes[p].push(entry)
     this.live++
     this.queuedCount++
-    if (this.timer === undefined) this.arm(entry.at)
+    if (entry.until < at + this.maxWait) {
+      this.early++
+      if (entry.until < this.earliest) this.earliest = entry.until
+    }
+    if (this.timer === undefined) this.arm(this.oldestAt())
+    else if (entry.until < this.timerAt) {
+      clearTimeout(this.timer)
+      this.arm(this.oldestAt())
+    }
     return entry
   }
 
@@ -151,6 +180,7 @@ export class AdmissionQueue {
       const token = this.tryAdmit(p, entry.key)
       if (token < 0) break
       this.take(p, lifo)
+      if (entry.until < entry.at + this.maxWait) this.early--
       this.admittedCount++
       this.finish(entry, token)
     }
@@ -161,6 +191,7 @@ export class AdmissionQueue {
     if (entry.done === undefined) return false
     entry.done = undefined
     this.live--
+    if (entry.until < entry.at + this.maxWait) this.early--
     this.abandonedCount++
     this.compact(entry.p)
     return true
@@ -184,11 +215,13 @@ export class AdmissionQueue {
   close(): void {
     this.closed = true
     this.live = 0
+    this.early = 0
     if (this.timer !== undefined) clearTimeout(this.timer)
     this.timer = undefined
+    this.timerAt = Infinity
     for (let p = 0; p < CLASSES; p++) {
       const list = this.classes[p]
-      for (let i = this.heads[p]; i < list.length; i++) this.timeOut(list[i])
+      for (let i = this.heads[p]; i < list.length; i++) this.timeOut(list[i], Shed.queueTimeout)
       list.length = 0
       this.heads[p] = 0
     }
@@ -201,6 +234,7 @@ export class AdmissionQueue {
 
   private readonly onTimer = (): void => {
     this.timer = undefined
+    this.timerAt = Infinity
     try {
       this.drain()
     } finally {
@@ -209,16 +243,21 @@ export class AdmissionQueue {
     }
   }
 
-  /** Sets the timer: at the oldest waiter's deadline, or sooner to look for slots freed elsewhere on the host. */
+  /**
+   * Sets the timer: at the oldest waiter's maxWait or the soonest own deadline, or sooner to look for slots freed
+   * elsewhere on the host.
+   */
   private arm(oldestAt: number): void {
-    const untilDeadline = oldestAt + this.maxWait - this.now()
+    const now = this.now()
+    const untilDeadline = Math.min(oldestAt + this.maxWait, this.early > 0 ? this.earliest : Infinity) - now
     const poll = Math.min(MAX_POLL, this.target)
     const ms = Math.max(1, Math.min(untilDeadline, poll))
+    this.timerAt = now + ms
     this.timer = setTimeout(this.onTimer, ms)
     this.timer.unref?.()
   }
 
-  /** Sheds the waiters that waited maxWait. */
+  /** Sheds the waiters that waited maxWait, then those whose own deadline came. */
   private expire(now: number): void {
     const deadline = this.maxWait
     for (let p = 0; p < CLASSES; p++) {
@@ -228,18 +267,41 @@ export class AdmissionQueue {
         const entry = list[head++]
         if (entry.done !== undefined) {
           this.live--
-          this.timeOut(entry)
+          if (entry.until < entry.at + deadline) this.early--
+          this.timeOut(entry, Shed.queueTimeout)
         }
       }
       this.heads[p] = head
       this.compact(p)
     }
+    if (this.early > 0 && now >= this.earliest) this.expireEarly(now)
   }
 
-  private timeOut(entry: Entry): void {
+  /** Sheds (Shed.deadline) the waiters whose own deadline came: a scan, only when the soonest one is due. */
+  private expireEarly(now: number): void {
+    let earliest = Infinity
+    for (let p = 0; p < CLASSES; p++) {
+      const list = this.classes[p]
+      for (let i = this.heads[p]; i < list.length; i++) {
+        const entry = list[i]
+        if (entry.done === undefined || entry.until >= entry.at + this.maxWait) continue
+        if (now < entry.until) {
+          if (entry.until < earliest) earliest = entry.until
+          continue
+        }
+        this.live--
+        this.early--
+        this.timeOut(entry, Shed.deadline)
+      }
+      this.compact(p)
+    }
+    this.earliest = earliest
+  }
+
+  private timeOut(entry: Entry, code: number): void {
     if (entry.done === undefined) return
     this.timedOutCount++
-    this.finish(entry, Shed.queueTimeout)
+    this.finish(entry, code)
   }
 
   private finish(entry: Entry, token: number): void {

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest'
 
 import { BbrLimiter, type BbrLimiterOptions, InvalidOptionError, Shed } from '../../lib/index'
 import { InboundGuard } from '../../lib/integrations/inbound-guard'
@@ -104,6 +104,34 @@ describe('AdmissionQueue', () => {
     expect(queue.length).toBe(0)
   })
 
+  it('sheds a waiter at its own deadline (Shed.deadline) when that comes before maxWait, on its timer', () => {
+    const { clock, queue, answers, wait } = setup(100)
+    wait('a')
+    queue.wait(NORMAL, undefined, (token) => answers.push(['own', token]), 30)
+    wait('b')
+    for (let t = 0; t < 30 && answers.length === 0; t++) {
+      clock.advance(1)
+      vi.advanceTimersByTime(1)
+    }
+    expect(answers).toEqual([['own', Shed.deadline]])
+    expect(clock.time).toBe(30)
+    expect(queue.stats()).toMatchObject({ length: 2, timedOut: 1 })
+  })
+
+  it('never admits a waiter past its own deadline, and serves the others as before', () => {
+    const { clock, state, queue, answers, wait } = setup(100)
+    queue.wait(NORMAL, undefined, (token) => answers.push(['own', token]), 5)
+    wait('a')
+    clock.advance(6)
+    state.slots = 2
+    queue.drain()
+    expect(answers).toEqual([
+      ['own', Shed.deadline],
+      ['a', 1000 + NORMAL],
+    ])
+    expect(queue.length).toBe(0)
+  })
+
   it('keeps its timer when a waiter’s callback throws: the other waiters still time out', () => {
     const { clock, queue, answers, wait } = setup(40)
     queue.wait(NORMAL, undefined, () => {
@@ -190,6 +218,35 @@ describe('BbrLimiter with maxWait', () => {
     const s = l.stats()
     expect(s).toMatchObject({ inFlight: 0, shed: 0, invalidReleases: 0, queue: { length: 0, admitted: 1 } })
     expect(s.admitted).toBe(4)
+    l.close()
+  })
+
+  it('gives a slot freed while requests wait to them, not to an arrival in the same turn', async () => {
+    const { l, releaseHeld } = limiter()
+    const order: string[] = []
+    const queued = l.execute(async () => order.push('waiter'))
+    await Promise.resolve()
+    releaseHeld()
+    // Same turn as the release: the drain has not run yet. The arrival is refused and waits behind.
+    const arrival = l.execute(async () => order.push('arrival'))
+    await Promise.all([queued, arrival])
+    expect(order).toEqual(['waiter', 'arrival'])
+    l.close()
+  })
+
+  it('waits no longer than a deadline leaves for the service time (Shed.deadline)', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    onTestFinished(() => void vi.useRealTimers())
+    const { l, clock } = limiter({ maxWait: 100 })
+    const answers: number[] = []
+    l.waitForSlot(Shed.inFlight, NORMAL, undefined, (token) => answers.push(token), 21)
+    // expectedServiceMs() is 1 before any response time: the wait ends at 20 ms.
+    clock.advance(19)
+    vi.advanceTimersByTime(19)
+    expect(answers).toEqual([])
+    clock.advance(1)
+    vi.advanceTimersByTime(1)
+    expect(answers).toEqual([Shed.deadline])
     l.close()
   })
 
