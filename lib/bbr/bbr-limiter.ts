@@ -262,11 +262,16 @@ export class BbrLimiter {
     if (now >= this.latencyStepAt) this.latencyStep(now)
     this.dueAt = due < this.latencyStepAt ? due : this.latencyStepAt
     // The queueing-delay rule's fraction only changes at its steps.
-    this.ruled = this.fairness !== undefined || (delayRule !== undefined && delayRule.active)
+    this.ruled =
+      this.fairness !== undefined ||
+      (delayRule !== undefined && delayRule.active) ||
+      (this.queue !== undefined && this.queue.owed)
   }
 
   /** decide() for a request some rule may shed. */
   private decideRules(p: number, now: number, key: string | undefined, load: number): number {
+    // A slot freed for the queue's waiters in this turn is theirs (docs/rules/queue.md).
+    if (this.queue !== undefined && this.queue.owed) return this.shed(p, STAT.shedInFlight, Shed.inFlight)
     // A light key while heavy ones exist: the rules below let it through, within FAIR_HEADROOM of their limits.
     const fair = this.fairness !== undefined && typeof key === 'string' && this.fairness.favours(key, now)
     const delayRule = this.delayRule
@@ -323,7 +328,10 @@ export class BbrLimiter {
     this.lastActiveAt = now
     this.passes.record(1, now)
     if (start !== NOT_SAMPLED && measured === true) this.recordRt(start, now)
-    if (this.queue !== undefined) this.queue.slotFreed()
+    if (this.queue !== undefined && this.queue.length > 0) {
+      this.queue.slotFreed()
+      this.ruled = true // until the waiters had the slot, arrivals go through decideRules(), which sees it is owed
+    }
   }
 
   /** Records a sampled request's response time (rare: kept out of finish(), which V8 then inlines whole). */
@@ -334,10 +342,17 @@ export class BbrLimiter {
 
   /**
    * @internal Lets a request that tryAcquire refused with `code` wait in the queue (its refusal is then not counted):
-   * `done(token)` is called once, later, with a token or Shed.queueTimeout. Undefined without a queue or when it is
-   * full (the refusal stands).
+   * `done(token)` is called once, later, with a token, Shed.queueTimeout, or Shed.deadline once fewer than
+   * expectedServiceMs() of the request's own `deadlineMs` (ms left when it starts waiting) would be left. Undefined
+   * without a queue or when it is full (the refusal stands).
    */
-  waitForSlot(code: number, p: number, key: string | undefined, done: (token: number) => void): Waiter | undefined {
+  waitForSlot(
+    code: number,
+    p: number,
+    key: string | undefined,
+    done: (token: number) => void,
+    deadlineMs?: number,
+  ): Waiter | undefined {
     const queue = this.queue
     if (queue === undefined) return undefined
     if (!queue.hasRoom) {
@@ -345,7 +360,8 @@ export class BbrLimiter {
       return undefined
     }
     this.forgive(p, code)
-    return queue.wait(p, key, done)
+    const until = deadlineMs === undefined ? Infinity : this.now() + deadlineMs - this.expectedServiceMs()
+    return queue.wait(p, key, done, until)
   }
 
   /**

@@ -15,8 +15,11 @@ export type LoadSignal =
   | 'elu'
   /** Permille; replaces every measured input (CPU, ELU and the queueing delay rule is off). */
   | (() => number)
-  /** Both inputs injected: load in permille and queueing delay in ms (tests, custom signals). */
-  | { load: () => number; delay?: () => number }
+  /**
+   * Inputs injected: load in permille, queueing delay in ms and how long the loop's current turn has run when a
+   * request is decided, ms (tests, simulations, custom signals; docs/rules/bbr.md).
+   */
+  | { load: () => number; delay?: () => number; turnAge?: () => number }
 
 export interface BbrLimiterOptions extends SharingOptions {
   /** Length of the rolling windows of passes and response times, ms (default 10 000). */
@@ -88,12 +91,13 @@ function resolveSignal(value: unknown): LoadSignal {
   if (value === 'max' || value === 'cpu' || value === 'elu' || typeof value === 'function') return value as LoadSignal
   if (value !== null && typeof value === 'object' && typeof (value as { load?: unknown }).load === 'function') {
     optionalFunction('signal.delay', (value as { delay?: unknown }).delay)
+    optionalFunction('signal.turnAge', (value as { turnAge?: unknown }).turnAge)
     return value as LoadSignal
   }
   throw new InvalidOptionError(
     'signal',
     value,
-    "'max', 'cpu', 'elu', a function returning permille, or { load, delay? }",
+    "'max', 'cpu', 'elu', a function returning permille, or { load, delay?, turnAge? }",
   )
 }
 

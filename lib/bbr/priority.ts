@@ -4,7 +4,8 @@
  *
  * At saturation each class may fill the host's in-flight capacity up to its share of `maxInFlight`, so lower
  * classes are shed first and `critical` keeps headroom above the estimate. Under queueing delay, each class is
- * admitted at the controller's admit fraction raised to its exponent (critical is never shed for delay).
+ * admitted at the controller's admit fraction raised to its exponent (critical is never shed by the fraction, only by
+ * the turn budget, docs/rules/bbr.md).
  */
 export const Priority = { critical: 0, high: 1, normal: 2, low: 3 } as const
 

@@ -20,6 +20,11 @@ export interface QueueSignal {
   serviceTime?: () => number
   /** Told each new admit fraction (the limiter publishes it for watchers), never on the request path otherwise. */
   onFraction?: (fraction: number) => void
+  /**
+   * How long the loop's current turn has run when a request is decided, ms (lib/signals/loop-turn.ts). Absent
+   * (injected signals): no turn budget.
+   */
+  turnAge?: () => number
 }
 
 export interface QueueDelayOptions {
@@ -50,6 +55,15 @@ const MAX_RAISE = 1.25
  */
 const CAREFUL_AFTER_CUT = 1000
 const CAREFUL_STEP = 0.02
+/**
+ * While the queue stands, the turn budget of each class (critical, high, normal, low) as a multiple of the target:
+ * a request decided once its loop turn has run longer than that has already waited as long behind the turn's
+ * earlier requests, and admitting it would hold every request still unread in the kernel longer. Critical's is
+ * large: it is shed only when critical traffic alone overloads the loop (docs/rules/bbr.md, "The turn budget").
+ */
+const TURN_BUDGET = [5, 2, 1, 0.5]
+/** While turns are budgeted, the delay (as a multiple of the target) over which the fraction is still cut. */
+const BUDGETED_DELAY = 2
 
 /**
  * Sheds for the queue Node hides, the way CoDel does. A synchronous handler finishes within one tick, so requests
@@ -61,6 +75,10 @@ const CAREFUL_STEP = 0.02
  *
  * Admission is deterministic (error diffusion, no random draw): each class accumulates its fraction as credit and
  * is admitted whenever a whole unit is available, so a fraction of 0.25 admits exactly every fourth request.
+ *
+ * The fraction bounds how many requests are admitted, not how long they waited: with the turn's age (`turnAge`),
+ * once the queue has stood for `interval` and until the loop idles, a request decided after its turn has run past
+ * its class's budget is shed too, so turns, and the wait of what is still in the kernel, stay short.
  */
 export class QueueDelayController {
   private target: number
@@ -75,16 +93,20 @@ export class QueueDelayController {
   private lastDelay = 0
   private lastCutAt = -Infinity
   private lastStepAt = -Infinity
+  /** While true (a standing queue has lasted `interval`, and the loop has not idled since), turns are budgeted. */
+  private budgeting = false
+  private readonly turnBudget = new Float64Array(4)
 
   constructor(options: QueueDelayOptions, signal: QueueSignal) {
+    this.signal = signal
     this.target = options.target
     this.interval = options.interval
-    this.signal = signal
+    this.setBudgets()
   }
 
   /** True while the controller sheds some class (the fast path skips it otherwise). */
   get active(): boolean {
-    return this.admitFraction < 1
+    return this.admitFraction < 1 || this.budgeting
   }
 
   get fraction(): number {
@@ -104,6 +126,7 @@ export class QueueDelayController {
   retune(target: number, interval: number): void {
     this.target = target
     this.interval = interval
+    this.setBudgets()
   }
 
   /** Re-reads the signal and adjusts the admit fraction, at most once per measurement. */
@@ -126,9 +149,17 @@ export class QueueDelayController {
     const serviceTime = signal.serviceTime
     const target = serviceTime === undefined ? this.target : Math.max(this.target, SERVICE_TIME_SHARE * serviceTime())
     const requests = signal.requestsSince === undefined || signal.requestsSince(spanStart)
-    if (d > target && signal.saturated() && requests) {
+    const saturated = signal.saturated()
+    // Turns stay budgeted until the loop idles: budgeting is what keeps the delay down meanwhile (and may shed every
+    // request of a span, so a span without admitted requests does not end it).
+    if (!saturated) this.budgeting = false
+    // While turns are budgeted, the budget bounds them: the fraction is cut only if the delay exceeds what the
+    // budget allows, so the two do not both shed for the same queue.
+    const standing = this.budgeting ? BUDGETED_DELAY * target : target
+    if (d > standing && saturated && requests) {
       if (this.standingSince < 0) this.standingSince = now
       if (now - this.standingSince < this.interval) return
+      this.budgeting = signal.turnAge !== undefined
       // A cut shows in the delay only a measurement later: one cut per interval unless the delay keeps exploding.
       if (now - this.lastCutAt < this.interval && d < 4 * target) return
       this.lastCutAt = now
@@ -144,8 +175,9 @@ export class QueueDelayController {
     }
   }
 
-  /** Whether a request of class `priority` is admitted under the current fraction. */
+  /** Whether a request of class `priority` is admitted: within its turn budget, and under the current fraction. */
   admit(priority: number): boolean {
+    if (this.budgeting && (this.signal.turnAge as () => number)() > this.turnBudget[priority]) return false
     const credit = this.credit[priority] + this.classFraction[priority]
     if (credit >= 1) {
       this.credit[priority] = credit - 1
@@ -153,6 +185,10 @@ export class QueueDelayController {
     }
     this.credit[priority] = credit
     return false
+  }
+
+  private setBudgets(): void {
+    for (let c = 0; c < 4; c++) this.turnBudget[c] = TURN_BUDGET[c] * this.target
   }
 
   private setFraction(value: number): void {

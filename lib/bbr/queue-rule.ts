@@ -1,4 +1,5 @@
 import { cell, loopCell, signalCells } from '../signals/signal-cells'
+import { loopTurnAge, loopTurnsMeasured } from '../signals/loop-turn'
 import { eventLoopDelayRaw } from '../signals/signals'
 import type { LoadSignal } from './bbr-options'
 import { QueueDelayController, type QueueDelayOptions } from './queue-delay-controller'
@@ -45,6 +46,7 @@ export function queueRule(
       serviceTime: host.serviceTime,
       onFraction: host.onFraction,
       requestsSince: host.requestsSince,
+      turnAge: signal.turnAge,
     })
   }
   return new QueueDelayController(options, {
@@ -55,5 +57,6 @@ export function queueRule(
     serviceTime: host.serviceTime,
     onFraction: host.onFraction,
     requestsSince: host.requestsSince,
+    turnAge: loopTurnsMeasured ? loopTurnAge : undefined,
   })
 }

@@ -57,6 +57,7 @@ export interface SignalsLayoutOffsets {
   loopActive: number
   loopTickAt: number
   loopDelayMin: number
+  loopPollAt: number
   size: number
 }
 

@@ -32,4 +32,5 @@ export const cell = {
   loopEluRaw: signalsLayout.loopEluRaw / 8,
   loopTickAt: signalsLayout.loopTickAt / 8,
   loopDelayMin: signalsLayout.loopDelayMin / 8,
+  loopPollAt: signalsLayout.loopPollAt / 8,
 } as const

@@ -66,6 +66,7 @@ void InitLayout(Napi::Env env, Napi::Object exports) {
   set(signals, "loopActive", sl::kLoopActive);
   set(signals, "loopTickAt", sl::kLoopTickAt);
   set(signals, "loopDelayMin", sl::kLoopDelayMin);
+  set(signals, "loopPollAt", sl::kLoopPollAt);
   set(signals, "size", sl::kSize);
 
   Napi::Object layoutObj = Napi::Object::New(env);

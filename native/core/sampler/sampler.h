@@ -39,7 +39,7 @@ constexpr size_t kCpuDecay = 80;      // f64
 constexpr size_t kLoopDecay = 88;     // f64
 constexpr size_t kProcessNow = 96;    // f64 monotonic ms at the last tick
 constexpr size_t kLoopSlots = 256;
-constexpr size_t kLoopSlotSize = 64;
+constexpr size_t kLoopSlotSize = 128;
 constexpr size_t kMaxLoops = 1024;
 // Loop slot fields.
 constexpr size_t kLoopNow = 0;        // f64 coarse monotonic ms: advanced at each poll entry/exit and each tick
@@ -52,6 +52,9 @@ constexpr size_t kLoopTickAt = 48;    // f64 monotonic ms of the last tick that 
 // f64 ms: the shortest busy stretch of the last tick (the ongoing one if none completed). CoDel's signal: a queue
 // is standing only if even the best moment of an interval was over target.
 constexpr size_t kLoopDelayMin = 56;
+// f64 monotonic ms when the loop last entered poll, written on the loop's own thread: a new value means a new loop
+// turn, so JavaScript can tell how long the current turn has run (the queueing-delay rule's turn age).
+constexpr size_t kLoopPollAt = 64;
 constexpr size_t kSize = kLoopSlots + kMaxLoops * kLoopSlotSize;
 }  // namespace signals_layout
 

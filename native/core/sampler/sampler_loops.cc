@@ -64,7 +64,9 @@ void Sampler::OnPollEnter(int slot, uint64_t nowNs, uint64_t idleNs) {
   __atomic_store_n(&l.entryNs, nowNs, __ATOMIC_RELAXED);
   __atomic_store_n(&l.entryIdleNs, idleNs, __ATOMIC_RELAXED);
   __atomic_add_fetch(&l.seq, 1, __ATOMIC_ACQ_REL);
-  MaxF64(Slot(block_, slot) + kLoopNow, NsToMs(static_cast<double>(nowNs)));
+  uint8_t* s = Slot(block_, slot);
+  StoreF64(s + kLoopPollAt, NsToMs(static_cast<double>(nowNs)));
+  MaxF64(s + kLoopNow, NsToMs(static_cast<double>(nowNs)));
 }
 
 void Sampler::OnPollExit(int slot, uint64_t nowNs) {

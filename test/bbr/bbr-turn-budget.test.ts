@@ -1,0 +1,117 @@
+// The queueing-delay rule's turn budget (docs/rules/bbr.md): once a standing queue has lasted the interval, a
+// request decided late in a loop turn has already waited behind the turn's earlier requests, and is shed; the
+// budget holds until the loop idles. Deterministic: injected load, delay and turn age on a hand-moved clock, and a
+// model of a worker's event loop (test/bbr/event-loop-sim.ts) for the goal.
+import { describe, expect, it } from 'vitest'
+
+import { BbrLimiter, Shed } from '../../lib/index'
+import { ManualClock } from '../helpers/manual-clock'
+import { simulateEventLoop } from './event-loop-sim'
+
+function budgeted(withTurnAge = true) {
+  const clock = new ManualClock()
+  const input = { delay: 0, load: 1000, turnAge: 0 }
+  const signal = withTurnAge
+    ? { load: () => input.load, delay: () => input.delay, turnAge: () => input.turnAge }
+    : { load: () => input.load, delay: () => input.delay }
+  const limiter = new BbrLimiter({
+    window: 1000,
+    buckets: 10,
+    minInFlight: 1000, // keep the in-flight rule out of these tests
+    latency: false,
+    now: clock.now,
+    signal,
+    queueDelay: { target: 10, interval: 100 },
+  })
+  /** Offers `n` requests of a class over `ms`, each at turn age `age`; returns how many were admitted. */
+  const offer = (n: number, ms: number, age: number, priority: 'critical' | 'high' | 'normal' | 'low' = 'normal') => {
+    input.turnAge = age
+    let admitted = 0
+    for (let i = 0; i < n; i++) {
+      clock.advance(ms / n)
+      const token = limiter.tryAcquire(priority)
+      if (token >= 0) {
+        admitted++
+        limiter.release(token)
+      } else expect(token).toBe(Shed.queueDelay)
+    }
+    return admitted
+  }
+  return { limiter, input, offer }
+}
+
+describe('BbrLimiter: the turn budget of the queueing-delay rule', () => {
+  it('is not applied before a standing queue has lasted the interval', () => {
+    const { input, offer } = budgeted()
+    input.delay = 5
+    expect(offer(200, 400, 80)).toBe(200)
+    input.delay = 50
+    expect(offer(8, 80, 80)).toBe(8) // standing for less than the interval
+  })
+
+  it('sheds what a turn decides past its budget once the queue stands, by class, and holds while saturated', () => {
+    const { input, offer } = budgeted()
+    input.delay = 50
+    offer(20, 200, 0) // the queue stands past the interval: budgeting starts
+    input.delay = 9 // the budget keeps the loop's turns short now
+    offer(200, 2000, 0)
+    // Late in a turn: normal is shed past the target, critical only far later.
+    expect(offer(100, 100, 11)).toBe(0)
+    expect(offer(50, 50, 11, 'critical')).toBe(50)
+    expect(offer(50, 50, 19, 'high')).toBeGreaterThan(0)
+    expect(offer(50, 50, 21, 'high')).toBe(0)
+    expect(offer(50, 50, 6, 'low')).toBe(0)
+    expect(offer(50, 50, 200, 'critical')).toBe(0)
+    // Early in a turn: admitted (what the admit fraction lets through: it recovered while the delay was low).
+    expect(offer(100, 100, 1)).toBe(100)
+  })
+
+  it('ends when the loop idles', () => {
+    const { input, offer } = budgeted()
+    input.delay = 50
+    offer(20, 200, 0)
+    expect(offer(10, 10, 30)).toBe(0)
+    input.load = 500 // the loop catches up
+    input.delay = 1
+    offer(300, 3000, 0)
+    expect(offer(100, 100, 30)).toBe(100)
+  })
+
+  it('is off without a turn age (injected signals without one): the admit fraction alone sheds', () => {
+    const { input, offer } = budgeted(false)
+    input.delay = 50
+    offer(20, 200, 0)
+    input.delay = 9
+    offer(200, 2000, 0)
+    expect(offer(100, 100, 500)).toBe(100)
+  })
+})
+
+describe('BbrLimiter in front of a simulated event loop: where admitted requests wait', () => {
+  // One worker of the CPU-bound cluster (8 ms of CPU, then 20 ms of waiting; 125 req/s), 10 % critical: 0.5x for
+  // 3 s, then the load for 2 s (the transition) and 6 s (counted).
+  const capacity = 125
+  const run = (load: number, turnBudget: boolean) =>
+    simulateEventLoop(
+      [
+        { rate: 0.5 * capacity, seconds: 3 },
+        { rate: load * capacity, seconds: 2 },
+        { rate: load * capacity, seconds: 6 },
+      ],
+      { turnBudget },
+    )
+  const goodput = (r: { good: number }) => r.good / (6 * capacity)
+
+  it('at 4x and 10x bounds the admitted p99 and keeps goodput, where the admit fraction alone lets turns grow', () => {
+    const unloaded = run(0.5, true)[2].p99
+    const [x4, x10] = [run(4, true)[2], run(10, true)[2]]
+    const [blind4, blind10] = [run(4, false)[2], run(10, false)[2]]
+    expect(goodput(x4)).toBeGreaterThanOrEqual(0.95)
+    expect(x4.p99).toBeLessThanOrEqual(3 * unloaded)
+    expect(x4.p99).toBeLessThan(0.7 * blind4.p99)
+    // At 10x, refusing the other 9 requests of every 10 costs the worker about 11 % of its CPU in this model.
+    expect(goodput(x10)).toBeGreaterThanOrEqual(0.87)
+    expect(x10.p99).toBeLessThan(0.7 * blind10.p99)
+    expect(x10.criticalGood / x10.criticalOffered).toBeGreaterThan(blind10.criticalGood / blind10.criticalOffered)
+  })
+})
