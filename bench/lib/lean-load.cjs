@@ -10,10 +10,13 @@ const net = require('net')
 const HEADER_END = Buffer.from('\r\n\r\n')
 const CHUNKED_END = Buffer.from('0\r\n\r\n')
 
-function requestBytes(host, path, critical) {
+function requestBytes(host, path, critical, stamp = '') {
   const priority = critical ? 'x-priority: critical\r\n' : ''
-  return Buffer.from(`GET ${path} HTTP/1.1\r\nhost: ${host}\r\n${priority}\r\n`, 'latin1')
+  return Buffer.from(`GET ${path} HTTP/1.1\r\nhost: ${host}\r\n${priority}${stamp}\r\n`, 'latin1')
 }
+
+/** The host's monotonic clock in ms (CLOCK_MONOTONIC: the same in every process of the machine). */
+const monotonicMs = () => Number(process.hrtime.bigint()) / 1e6
 
 /** Where a response in `buf` ends (index after it), or -1 if it is not complete yet; `out.status` gets its status. */
 function responseEnd(buf, out) {
@@ -40,6 +43,9 @@ function responseEnd(buf, out) {
  * `criticalEvery`-th request carries `x-priority: critical`. Resolves { due, latency, status, critical, sentAt,
  * durationMs, generator }: typed arrays per request (latency Infinity and status 0 when unanswered at the
  * deadline or failed) and the generator's own account (`capped` names what kept it from the schedule, if anything).
+ * With `stampSend`, each request carries `x-sent: <ms>`, the host's monotonic clock when it was written (built per
+ * request: for diagnosis, it costs the generator an allocation per request), so the server can tell how long it
+ * waited before its handler ran.
  */
 function runLeanLoad({
   port,
@@ -49,6 +55,7 @@ function runLeanLoad({
   criticalEvery = 10,
   maxSockets = 1024,
   drainSeconds = 3,
+  stampSend = false,
 }) {
   const dues = []
   let t = 0
@@ -68,6 +75,7 @@ function runLeanLoad({
   const requestFor = (i) => {
     const p = typeof path === 'function' ? path(i) : path
     const isCritical = critical[i] === 1
+    if (stampSend) return requestBytes(host, p, isCritical, `x-sent: ${monotonicMs()}\r\n`)
     const key = isCritical ? `!${p}` : p
     let b = bytes.get(key)
     if (b === undefined) bytes.set(key, (b = requestBytes(host, p, isCritical)))

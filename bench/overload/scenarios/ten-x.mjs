@@ -5,6 +5,7 @@
 //   npm run bench:overload -- ten-x
 import * as os from 'os'
 import { createRequire } from 'module'
+import { collectDiagnosis, diagnosisTable, monotonicMs, summariseDiagnosis } from '../lib/diagnosis.mjs'
 import { stopServer } from '../lib/processes.mjs'
 import { fmt, goalsTable, machineLine, table, writeResults } from '../lib/report.mjs'
 import { measureCapacity, startCluster } from './cpu-bound.mjs'
@@ -16,13 +17,28 @@ const STEP_SECONDS = Number(process.env.STEP_SECONDS ?? 8)
 const SETTLE_SECONDS = 2
 const SLO_MS = 500
 const LOADS = [0.5, 4, 10]
+// DIAG=1: the server records where each request waited (bench/overload/lib/diagnosis.mjs), printed per step.
+const DIAG = process.env.DIAG === '1'
+// CONTENDERS=<regex>: only the matching contenders run (the unloaded p99 is then the first one's at 0.5x), and
+// nothing is written: for A/B runs.
+const ONLY = process.env.CONTENDERS ? new RegExp(process.env.CONTENDERS) : undefined
 
 async function runContender(name, mode, capacity) {
-  const { child, port } = await startCluster(mode)
+  const { child, port } = await startCluster(mode, DIAG ? { DIAG: '1' } : {})
   const schedule = [...LOADS, 0.5].map((load) => ({ rate: load * capacity, seconds: STEP_SECONDS }))
-  const run = await runLeanLoad({ port, schedule, criticalEvery: 10, drainSeconds: 3 })
-  await stopServer(child)
+  const t0 = monotonicMs()
+  const run = await runLeanLoad({ port, schedule, criticalEvery: 10, drainSeconds: 3, stampSend: DIAG })
   const step = STEP_SECONDS * 1000
+  if (DIAG) {
+    const records = await collectDiagnosis(port)
+    const steps = LOADS.map((load, i) => ({
+      label: `${load}x`,
+      fromMs: i * step + SETTLE_SECONDS * 1000,
+      toMs: (i + 1) * step,
+    }))
+    console.log(`\n${name}:\n${diagnosisTable(summariseDiagnosis(records, t0, steps)).join('\n')}`)
+  }
+  await stopServer(child)
   const sent = run.generator.sentPerSecond
   const rows = LOADS.map((load, i) => {
     const from = i * step + SETTLE_SECONDS * 1000
@@ -36,15 +52,17 @@ async function runContender(name, mode, capacity) {
 
 export async function run() {
   const before = os.loadavg()[0]
-  const capacity = await measureCapacity()
-  console.log(`Measured capacity: ${capacity.toFixed(0)} req/s`)
+  // CAPACITY=<req/s> skips the measurement (A/B runs at one offered rate).
+  const capacity = Number(process.env.CAPACITY) || (await measureCapacity())
+  console.log(`Capacity: ${capacity.toFixed(0)} req/s${process.env.CAPACITY ? ' (given)' : ' (measured)'}`)
   const all = []
   const capped = []
   // bulwark first: the unprotected run's collapse (every socket held for seconds) must not spill into its run.
-  for (const [name, mode] of [
+  const contenders = [
     ['bulwark BbrLimiter', 'bulwark'],
     ['none', 'none'],
-  ]) {
+  ].filter(([name]) => ONLY === undefined || ONLY.test(name))
+  for (const [name, mode] of contenders) {
     process.stdout.write(`running ${name}...`)
     const r = await runContender(name, mode, capacity)
     all.push(...r.rows)
@@ -53,7 +71,8 @@ export async function run() {
   }
   const after = os.loadavg()[0]
   // Unloaded: the unprotected server at half its capacity (as in the cpu-bound scenario).
-  const unloadedP99 = all.find((r) => r.contender === 'none' && r.load === 0.5).p99
+  const unloaded = all.find((r) => r.contender === 'none' && r.load === 0.5) ?? all.find((r) => r.load === 0.5)
+  const unloadedP99 = unloaded.p99
   const lines = [
     '### Overload at 10x: the lean generator',
     '',
@@ -106,6 +125,7 @@ export async function run() {
       ['critical success at 10x >= 99 %', x10.criticalSuccess >= 0.99, `${fmt(100 * x10.criticalSuccess, 1)} %`],
     ]),
   )
+  if (ONLY !== undefined) return console.log([...lines, '', '(CONTENDERS set: nothing written)'].join('\n'))
   writeResults('overload-10x', lines, {
     capacity,
     stepSeconds: STEP_SECONDS,

@@ -4,7 +4,10 @@
 // the path: /t/<tenant>). With MAX_WAIT (ms), bulwark's handler runs through limiter.execute() on a limiter made
 // with that maxWait (0: execute() without a queue), so that a refused request may wait for a slot. With
 // LATENCY=off, its latency rule is off. GET /__stats answers the limiter's stats (host-wide: the workers share it).
-// The primary prints the port once every worker listens.
+// With DIAG=1, each request that carries `x-sent` (the lean generator's stampSend) is recorded: how long it waited
+// before its handler ran, how long this loop turn had already run then, its status and its time in the handler; GET
+// /__diag answers this worker's records (bench/overload/lib/diagnosis.mjs reads them).
+// BULWARK_DIST=<path to dist/cjs> runs another build. The primary prints the port once every worker listens.
 'use strict'
 const cluster = require('cluster')
 const http = require('http')
@@ -29,7 +32,8 @@ if (cluster.isPrimary) {
     }
   })
 } else {
-  const { BbrLimiter, Priority, preciseNow } = require('../../../dist/cjs')
+  // BULWARK_DIST: another build's dist/cjs (A/B runs of two builds on the same scenario).
+  const { BbrLimiter, Priority, preciseNow } = require(process.env.BULWARK_DIST ?? '../../../dist/cjs')
 
   const burn = (ms) => {
     const end = preciseNow() + ms
@@ -45,6 +49,36 @@ if (cluster.isPrimary) {
   const shed = (res) => {
     res.writeHead(503, { 'retry-after': '1', 'content-type': 'application/json' })
     res.end('{"error":"overloaded"}')
+  }
+
+  /** Records where each stamped request spent its time (DIAG=1). */
+  const diagnosed = (inner) => {
+    const hr = () => Number(process.hrtime.bigint()) / 1e6
+    const rec = { sent: [], wait: [], turn: [], status: [], service: [], critical: [] }
+    let turnAt = -1
+    const clearTurn = () => (turnAt = -1)
+    return (req, res) => {
+      if (req.url === '/__diag') return res.end(JSON.stringify({ worker: cluster.worker.id, ...rec }))
+      const sent = Number(req.headers['x-sent'])
+      if (!(sent > 0)) return inner(req, res)
+      const start = hr()
+      // The first request of this loop turn marks its start; setImmediate runs once the turn's I/O is done.
+      if (turnAt < 0) {
+        turnAt = start
+        setImmediate(clearTurn)
+      }
+      const i = rec.sent.push(sent) - 1
+      rec.wait.push(start - sent)
+      rec.turn.push(start - turnAt)
+      rec.critical.push(req.headers['x-priority'] === 'critical' ? 1 : 0)
+      rec.status.push(0)
+      rec.service.push(0)
+      res.on('finish', () => {
+        rec.status[i] = res.statusCode
+        rec.service[i] = hr() - start
+      })
+      inner(req, res)
+    }
   }
 
   let handler
@@ -101,7 +135,7 @@ if (cluster.isPrimary) {
   } else {
     handler = (req, res) => work(res, () => {})
   }
-  const server = http.createServer(handler)
+  const server = http.createServer(process.env.DIAG === '1' ? diagnosed(handler) : handler)
   server.keepAliveTimeout = 60_000
   server.listen(Number(process.env.PORT), '127.0.0.1')
 }
