@@ -3,6 +3,7 @@ import { type AdmissionQueueOptions, resolveQueueOptions } from '../policies/adm
 import { type FairnessOptions, resolveFairness, type ResolvedFairness } from '../policies/fair-share'
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { resolveSharing, type SharingOptions } from '../shared/sharing-options'
+import type { ExecuteOptions } from '../execution/run-guarded'
 import { coarseNow } from '../signals/clock'
 import { checkOptions, optionalFunction, optionalNumber } from '../validate'
 import { DEFAULT_SHARES, PRIORITY_NAMES, type PriorityName } from './priority'
@@ -20,6 +21,14 @@ export type LoadSignal =
    * request is decided, ms (tests, simulations, custom signals; docs/rules/bbr.md).
    */
   | { load: () => number; delay?: () => number; turnAge?: () => number }
+
+/** What BbrLimiter.execute takes: the caller's signal and the request's priority class. */
+export interface PriorityExecuteOptions extends ExecuteOptions {
+  /** The request's priority class (default normal). */
+  priority?: number | PriorityName
+  /** The request's key for fair shedding (with the `fairness` option). */
+  key?: string
+}
 
 export interface BbrLimiterOptions extends SharingOptions {
   /** Length of the rolling windows of passes and response times, ms (default 10 000). */
