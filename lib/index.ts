@@ -142,6 +142,7 @@ export type { HotParameterLimiterOptions, HotParameterLimiterStats } from './pol
 export { KeyConcurrencyLimiter } from './policies/key-concurrency-limiter'
 export type {
   KeyConcurrencyLimiterOptions,
+  KeyConcurrencyLimiterRule,
   KeyConcurrencyLimiterStats,
   KeyExecuteOptions,
 } from './policies/key-concurrency-limiter'

@@ -9,6 +9,8 @@ export type {
   HostFrame,
   HotKey,
   HotKeysView,
+  KeyConcurrencyLimiterView,
+  KeyInFlightView,
   LimiterView,
   MemberView,
   RegionReport,

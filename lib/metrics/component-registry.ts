@@ -19,6 +19,7 @@ export type ComponentKindName =
   | 'KeyedLimiter'
   | 'RedisRateLimiter'
   | 'RetryBudget'
+  | 'KeyConcurrencyLimiter'
 
 type ComponentClass = abstract new (...args: never[]) => unknown
 

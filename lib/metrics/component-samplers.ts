@@ -11,6 +11,7 @@ import type { BulkheadPool } from '../bulkhead/bulkhead-pool'
 import type { HeavyKeeper } from '../hotkeys/heavy-keeper'
 import type { HotKeyCache } from '../hotkeys/hot-key-cache'
 import type { InboundGuard } from '../integrations/inbound-guard'
+import type { KeyConcurrencyLimiter } from '../policies/key-concurrency-limiter'
 import type { KeyedLimiter } from '../ratelimit/keyed-limiter'
 import type { RedisRateLimiter } from '../ratelimit/redis/redis-rate-limiter'
 import type { SlidingWindowLimiter } from '../ratelimit/sliding-window-limiter'
@@ -73,9 +74,10 @@ function sampleLimiter(name: string, limiter: BbrLimiter, emit: Emit): void {
   }
 }
 
-function sampleGuard(name: string, guard: InboundGuard<unknown>, emit: Emit): void {
+function sampleGuard(name: string, guard: InboundGuard<unknown>, emit: Emit, limits: SampleLimits): void {
   emit(METRIC.guardRateLimited, guard.stats().rateLimited, { name })
   if (guard.limiter !== undefined) sampleLimiter(name, guard.limiter, emit)
+  if (guard.keyConcurrency !== undefined) sampleKeyConcurrency(name, guard.keyConcurrency, emit, limits)
 }
 
 const SRE_STATES = ['closed', 'open'] as const
@@ -186,6 +188,24 @@ function sampleRetryBudget(name: string, budget: RetryBudget, emit: Emit): void 
   emit(METRIC.retryBudgetAvailable, s.available, { name })
 }
 
+/** A KeyConcurrencyLimiter: its rule, this process's counts, and the keys with the most in flight (up to groupKeys). */
+function sampleKeyConcurrency(name: string, limiter: KeyConcurrencyLimiter, emit: Emit, limits: SampleLimits): void {
+  const s = limiter.stats()
+  const n = { name }
+  emit(METRIC.keyConcurrencyMax, s.max, n)
+  emit(METRIC.keyConcurrencyInFlight, s.inFlight, n)
+  emit(METRIC.keyConcurrencyKeys, s.size, n)
+  emit(METRIC.keyConcurrencyRequests, s.admitted, { name, outcome: 'admitted' })
+  emit(METRIC.keyConcurrencyRequests, s.shed, { name, outcome: 'shed' })
+  const busy: Array<[string, number]> = []
+  limiter.forEachKey((key, inFlight) => {
+    if (inFlight > 0) busy.push([key, inFlight])
+  })
+  busy.sort((a, b) => b[1] - a[1])
+  for (const [key, inFlight] of busy.slice(0, limits.groupKeys))
+    emit(METRIC.keyConcurrencyKeyInFlight, inFlight, { name, key: label(key) })
+}
+
 /** Most specific first: the first kind whose class the component is an instance of is used. */
 export const COMPONENT_KINDS: readonly ComponentKind[] = [
   { kind: 'BbrLimiter', family: 'limiter', sample: sampleLimiter as Sampler },
@@ -210,7 +230,8 @@ export const COMPONENT_KINDS: readonly ComponentKind[] = [
   { kind: 'KeyedLimiter', family: 'ratelimit', sample: sampleKeyed as Sampler },
   { kind: 'RedisRateLimiter', family: 'ratelimit', sample: sampleRedis as Sampler },
   { kind: 'RetryBudget', family: 'retry_budget', sample: sampleRetryBudget as Sampler },
+  { kind: 'KeyConcurrencyLimiter', family: 'key_concurrency', sample: sampleKeyConcurrency as Sampler },
 ]
 
 export const COMPONENT_NAMES =
-  'a BbrLimiter, an inbound guard, an SreBreaker, a CircuitBreaker, a BreakerGroup, an AdaptiveBulkhead, a BulkheadPool, a HeavyKeeper, a HotKeyCache, a TokenBucket, a SlidingWindowLimiter, a KeyedLimiter, a RedisRateLimiter or a RetryBudget'
+  'a BbrLimiter, an inbound guard, an SreBreaker, a CircuitBreaker, a BreakerGroup, an AdaptiveBulkhead, a BulkheadPool, a HeavyKeeper, a HotKeyCache, a TokenBucket, a SlidingWindowLimiter, a KeyedLimiter, a RedisRateLimiter, a RetryBudget or a KeyConcurrencyLimiter'

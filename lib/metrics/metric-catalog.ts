@@ -7,7 +7,7 @@ export interface MetricSpec {
   readonly index: number
   /** Its name in the catalogue: `limiterInFlight`. */
   readonly key: MetricName
-  /** The component family: limiter, guard, breaker, bulkhead, hotkeys, ratelimit, retry_budget. */
+  /** The component family: limiter, guard, breaker, bulkhead, hotkeys, ratelimit, key_concurrency, retry_budget. */
   readonly family: string
   /** The measured thing, snake_case, without unit: `in_flight`. */
   readonly base: string
@@ -303,6 +303,35 @@ const defs = {
     '{call}',
     ['name', 'upstream', 'outcome'],
     'Calls to the upstream, admitted or shed by its bulkhead.',
+  ),
+  keyConcurrencyMax: gauge(
+    'key_concurrency',
+    'max',
+    '{request}',
+    N,
+    'Requests in flight a key may have at once (the live rule in force).',
+  ),
+  keyConcurrencyInFlight: gauge(
+    'key_concurrency',
+    'in_flight',
+    '{request}',
+    N,
+    "Requests this process's limiter admitted and has not released yet, all keys.",
+  ),
+  keyConcurrencyKeys: gauge('key_concurrency', 'keys', '{key}', N, 'Keys the limiter holds now.'),
+  keyConcurrencyRequests: counter(
+    'key_concurrency',
+    'requests',
+    '{request}',
+    ['name', 'outcome'],
+    'Requests the limiter admitted or shed (their key had max in flight, or no room for a new key).',
+  ),
+  keyConcurrencyKeyInFlight: gauge(
+    'key_concurrency',
+    'key_in_flight',
+    '{request}',
+    ['name', 'key'],
+    "A key's requests in flight (host-wide when shared), for the busiest keys.",
   ),
   retryBudgetRequests: gauge(
     'retry_budget',

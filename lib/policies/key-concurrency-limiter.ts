@@ -1,13 +1,18 @@
 import { INVALID, TokenTable } from '../bbr/token-table'
 import { OverloadError } from '../errors/overload-error'
+import type { Event } from '../events/event-source'
 import { type GuardedFunction, type ExecuteOptions, runGuarded, startError } from '../execution/run-guarded'
 import { TokenOutcomes } from '../execution/token-outcomes'
 import { KeyedPool, type KeyedPoolStats } from '../pool/keyed-pool'
 import { boundedKey } from '../ratelimit/bounded-key'
+import type { LiveRules, RuleStats } from '../rules/live-rules'
 import { type SharingOptions, resolveSharing } from '../shared/sharing-options'
+import type { SharedRegion } from '../shared/shared-region'
 import { Shed } from '../shed/shed'
-import { checkNumber, checkOptions, optionalNumber } from '../validate'
+import { checkOptions, optionalNumber } from '../validate'
 import { KeyGauge } from './key-gauge'
+import { openKeyLimitRegion, resolveMax } from './key-limit-region'
+import { registerComponent } from '../metrics/component-registry'
 
 export interface KeyConcurrencyLimiterOptions extends SharingOptions {
   /** Requests in flight a key may have at once (an integer >= 1), host-wide when shared. */
@@ -21,6 +26,9 @@ export interface KeyConcurrencyLimiterOptions extends SharingOptions {
   /** A key with nothing in flight and unused for this long (ms) is dropped when room is needed (default 60 000). */
   idleTimeout?: number
 }
+
+/** The fields of a KeyConcurrencyLimiter's rule that `configure` changes at run time. */
+export type KeyConcurrencyLimiterRule = Partial<Pick<KeyConcurrencyLimiterOptions, 'max'>>
 
 /** What `execute` takes: the caller's signal and the request's key. */
 export interface KeyExecuteOptions extends ExecuteOptions {
@@ -42,6 +50,8 @@ export interface KeyConcurrencyLimiterStats extends KeyedPoolStats {
   invalidArguments: number
   /** release calls with a token that is not outstanding (ignored). */
   invalidReleases: number
+  /** The live rule: its version (0 until `configure` first changed it) and values (`max`). */
+  rules: RuleStats
 }
 
 /**
@@ -50,10 +60,13 @@ export interface KeyConcurrencyLimiterStats extends KeyedPoolStats {
  * answers a token (>= 0) to give back with `release(token)` exactly once, or `Shed.keyConcurrency`. Keys live in a
  * KeyedPool of `maxKeys`: a key with nothing in flight may be evicted, a busy one never is; when the pool is full
  * of busy keys, a new key is refused (never an exception, never a wait). Neither call allocates once a key is known.
+ * `max` is a live rule: `configure({ max })` (or `bulwark set`) changes it for every member of the host.
  */
 export class KeyConcurrencyLimiter {
-  readonly max: number
   readonly shared: string | undefined
+  private limit: number
+  private readonly region: SharedRegion
+  private readonly rules: LiveRules
   private readonly pool: KeyedPool<KeyGauge>
   private readonly tokens = new TokenTable(64)
   /** The gauge each outstanding token holds a slot of, by token slot. */
@@ -63,7 +76,7 @@ export class KeyConcurrencyLimiter {
 
   constructor(options: KeyConcurrencyLimiterOptions) {
     const o = checkOptions<KeyConcurrencyLimiterOptions>(options, 'options')
-    this.max = checkNumber('max', o.max, { integer: true, min: 1, max: 2 ** 30 })
+    this.limit = resolveMax(o.max)
     const sharing = resolveSharing(o)
     this.shared = sharing.shared
     const { namespace, lanes } = sharing
@@ -83,6 +96,28 @@ export class KeyConcurrencyLimiter {
       },
       10_000,
     )
+    // Last: a bad option above leaves no region behind.
+    ;({ region: this.region, rules: this.rules } = openKeyLimitRegion(sharing, this.limit, (max) => (this.limit = max)))
+  }
+
+  /** Requests in flight a key may have at once (the live rule's, once changed). */
+  get max(): number {
+    this.rules.obey()
+    return this.limit
+  }
+
+  /** Told each live rule this member starts to obey, at its first call after the change (docs/rules/live-rules.md). */
+  get onRuleChange(): Event<RuleStats> {
+    return this.rules.onChange
+  }
+
+  /**
+   * Changes `max` for every member of the host (docs/rules/live-rules.md): validated as the constructor validates
+   * it, refused (InvalidOptionError) when bad. Requests in flight stay; a key over a lowered `max` admits again
+   * once enough of them are released.
+   */
+  configure(rule: KeyConcurrencyLimiterRule): RuleStats {
+    return this.rules.configure(rule)
   }
 
   get maxKeys(): number {
@@ -95,8 +130,10 @@ export class KeyConcurrencyLimiter {
       this.counts.invalidArguments++
       return this.refuse()
     }
+    const rules = this.rules
+    if (rules.i32[rules.index] !== rules.seen) rules.refresh()
     const gauge = this.gaugeOf(boundedKey(key))
-    if (gauge === undefined || !gauge.take(this.max)) return this.refuse()
+    if (gauge === undefined || !gauge.take(this.limit)) return this.refuse()
     const token = this.tokens.acquire(0)
     if (token < 0) {
       gauge.give()
@@ -133,17 +170,24 @@ export class KeyConcurrencyLimiter {
     return this.pool.peek(boundedKey(key))?.total() ?? 0
   }
 
+  /** Calls `fn` with each key the limiter holds and its requests in flight (host-wide when shared). */
+  forEachKey(fn: (key: string, inFlight: number) => void): void {
+    this.pool.forEach((gauge, key) => fn(key, gauge.total()))
+  }
+
   get size(): number {
     return this.pool.size
   }
 
   stats(): KeyConcurrencyLimiterStats {
-    return { ...this.pool.stats(), max: this.max, inFlight: this.tokens.outstanding, ...this.counts }
+    const rules = this.rules.stats()
+    return { ...this.pool.stats(), max: this.max, inFlight: this.tokens.outstanding, ...this.counts, rules }
   }
 
   /** Drops every key; what this member still held is given back with its lanes. Idempotent. */
   close(): void {
     this.pool.close()
+    this.region.close()
   }
 
   [Symbol.dispose](): void {
@@ -166,3 +210,4 @@ export class KeyConcurrencyLimiter {
     return Shed.keyConcurrency
   }
 }
+registerComponent('KeyConcurrencyLimiter', KeyConcurrencyLimiter)

@@ -1,8 +1,13 @@
-import { RegionLayout } from '../shared/region-layout'
+import { type LanePlacement, RegionLayout } from '../shared/region-layout'
 import { SharedRegion } from '../shared/shared-region'
 
 /** The region kind of one key's gauge (`bulwark top` and `bulwark gc` list it under this name). */
 export const KEY_GAUGE_KIND = 'key-concurrency'
+
+/** One key's layout: one reclaimable lane per member (`bulwark top` reads a key's region with it too). */
+export function placeKeyGauge(layout: RegionLayout): LanePlacement {
+  return layout.describe('v1').lanes64(1, true)
+}
 
 /**
  * One key's requests in flight, as one Int32 per member (docs/rules/key-concurrency.md): each member adds to its own
@@ -22,8 +27,8 @@ export class KeyGauge {
   private readonly own: number
 
   constructor(shared: string | undefined, namespace: string | undefined, lanes: number) {
-    const layout = new RegionLayout(KEY_GAUGE_KIND, shared === undefined ? 1 : lanes).describe('v1')
-    const placement = layout.lanes64(1, true)
+    const layout = new RegionLayout(KEY_GAUGE_KIND, shared === undefined ? 1 : lanes)
+    const placement = placeKeyGauge(layout)
     this.region = SharedRegion.forComponent(shared, layout, namespace)
     this.shared = shared
     this.i32 = this.region.i32

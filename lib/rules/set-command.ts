@@ -3,6 +3,7 @@ import { CircuitBreaker } from '../breakers/circuit-breaker'
 import type { CircuitBreakerOptions } from '../breakers/circuit-breaker-options'
 import { SreBreaker } from '../breakers/sre-breaker'
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
+import { KeyConcurrencyLimiter } from '../policies/key-concurrency-limiter'
 import { SlidingWindowLimiter } from '../ratelimit/sliding-window-limiter'
 import { TokenBucket } from '../ratelimit/token-bucket'
 import { splitRegionName } from '../shared/namespace'
@@ -22,6 +23,7 @@ worker obeys within a second, with no restart. <component> is its region name (t
   circuit          failureRatio | slowCallRatio, slowCallDuration | failureCount (by strategy), minimumCalls,
                    openDuration
   bbr              cpuThreshold, cooldown, minInFlight, queueDelay.target, queueDelay.interval
+  key-concurrency-limiter   max
 
 Example: bulwark set bbr.api cpuThreshold=700 queueDelay.target=5`
 
@@ -71,6 +73,14 @@ const ATTACH: Record<string, (snapshot: RegionSnapshot) => Configurable> = {
       strategy: f.has('slowCallRatio') ? 'slowCallRatio' : f.has('errorCount') ? 'errorCount' : 'errorRatio',
     } as CircuitBreakerOptions)
   },
+  // Its `max` is not in the fingerprint (members may differ until a rule is set): any valid value attaches.
+  'key-concurrency-limiter': (s) =>
+    new KeyConcurrencyLimiter({
+      shared: s.sharedName,
+      namespace: s.namespace || undefined,
+      maxMembers: s.fingerprint.number('lanes'),
+      max: 1,
+    }),
   bbr: (s) =>
     new BbrLimiter({
       shared: s.sharedName,

@@ -76,6 +76,21 @@ export interface SlidingWindowView {
   rules: RuleStats
 }
 
+/** A KeyConcurrencyLimiter's own region (docs/rules/key-concurrency.md): the `max` every member obeys. */
+export interface KeyConcurrencyLimiterView {
+  type: 'key-concurrency-limiter'
+  max: number
+  /** The live rule (its value is the max in force). */
+  rules: RuleStats
+}
+
+/** One key of a shared KeyConcurrencyLimiter (region `key-concurrency.<namespace>.<limiter>.<key>.<hash>`). */
+export interface KeyInFlightView {
+  type: 'key-in-flight'
+  /** The key's requests in flight, summed over the live members. */
+  inFlight: number
+}
+
 /** An operators' switchboard: its active switches (docs/guide/degrade.md, "Manual switches"). */
 export interface SwitchesView {
   type: 'switches'
@@ -83,7 +98,15 @@ export interface SwitchesView {
 }
 
 export type ComponentView =
-  LimiterView | SreBreakerView | CircuitBreakerView | HotKeysView | TokenBucketView | SlidingWindowView | SwitchesView
+  | LimiterView
+  | SreBreakerView
+  | CircuitBreakerView
+  | HotKeysView
+  | TokenBucketView
+  | SlidingWindowView
+  | SwitchesView
+  | KeyConcurrencyLimiterView
+  | KeyInFlightView
 
 export interface MemberView {
   pid: number

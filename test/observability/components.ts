@@ -6,6 +6,7 @@ import {
   CircuitBreaker,
   HeavyKeeper,
   HotKeyCache,
+  KeyConcurrencyLimiter,
   KeyedLimiter,
   RetryBudget,
   SlidingWindowLimiter,
@@ -56,6 +57,13 @@ export function drivenComponents() {
   for (let i = 0; i < 10; i++) budget.recordRequest()
   budget.tryAcquire()
 
+  // Two requests in flight for 'acme' (its max), a third shed; one for 'globex'.
+  const perKey = new KeyConcurrencyLimiter({ max: 2, now })
+  perKey.tryAcquire('acme')
+  perKey.tryAcquire('acme')
+  perKey.tryAcquire('acme')
+  perKey.tryAcquire('globex')
+
   // A guard with a one-token rate limit in front of the limiter: the second request is answered 429.
   const handler = httpGuard(() => undefined, {
     limiter: false,
@@ -74,11 +82,13 @@ export function drivenComponents() {
   ])
   bulkheads.get('http://pricing:80')
 
-  const all = { limiter, sre, circuit, group, topk, cache, bucket, window, keyed, budget, handler, bulkheads }
+  const all = { limiter, sre, circuit, group, topk, cache, bucket, window, keyed, budget, handler, bulkheads, perKey }
   return {
     clock,
     ...all,
     close: () =>
-      [limiter, sre, circuit, group, topk, cache, bucket, window, keyed, budget, bulkheads].forEach((c) => c.close()),
+      [limiter, sre, circuit, group, topk, cache, bucket, window, keyed, budget, bulkheads, perKey].forEach((c) =>
+        c.close(),
+      ),
   }
 }

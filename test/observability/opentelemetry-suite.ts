@@ -94,6 +94,7 @@ export function otelSuite({ label, api, sdk, apiPath }: Otel): void {
       metrics.add('products', c.topk)
       metrics.add('login', c.bucket)
       metrics.add('edge', c.handler)
+      metrics.add('tenants', c.perKey)
       const ps = await collect()
 
       // Every attribute is namespaced (docs/metrics.md): no bare `name`, `key` or `state`.
@@ -149,6 +150,14 @@ export function otelSuite({ label, api, sdk, apiPath }: Otel): void {
       ])
       expect(value(ps, 'bulwark.ratelimit.permit.available', { 'bulwark.component.name': 'login' })?.value).toBe(15)
       expect(value(ps, 'bulwark.guard.rate_limited_requests', { 'bulwark.component.name': 'edge' })?.value).toBe(1)
+      const tenants = { 'bulwark.component.name': 'tenants' }
+      expect(value(ps, 'bulwark.key_concurrency.in_flight.limit', tenants)?.value).toBe(2)
+      expect(value(ps, 'bulwark.key_concurrency.in_flight', tenants)).toMatchObject({ monotonic: false, value: 3 })
+      expect(value(ps, 'bulwark.key_concurrency.requests', { ...tenants, 'bulwark.outcome': 'shed' })).toMatchObject({
+        monotonic: true,
+        value: 1,
+      })
+      expect(value(ps, 'bulwark.key_concurrency.key.in_flight', { ...tenants, 'bulwark.key': 'acme' })?.value).toBe(2)
 
       // Cumulative: a later collection carries the new total.
       c.limiter.tryAcquire('low')

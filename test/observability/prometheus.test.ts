@@ -51,6 +51,7 @@ describe('PrometheusMetrics', () => {
     metrics.add('retries', c.budget)
     metrics.add('edge', c.handler) // an adapter stands for its guard
     metrics.add('outbound', c.bulkheads)
+    metrics.add('tenants', c.perKey)
     const { samples, types, help } = await scrape()
     const v = (name: string, labels: Record<string, string> = {}) => valueOf(samples, `bulwark_${name}`, labels)
 
@@ -97,6 +98,16 @@ describe('PrometheusMetrics', () => {
     expect(v('retry_budget_requests', { name: 'retries' })).toBe(10)
     expect(v('retry_budget_retries', { name: 'retries' })).toBe(1)
     expect(v('guard_rate_limited_total', { name: 'edge' })).toBe(1)
+
+    expect(v('key_concurrency_max', { name: 'tenants' })).toBe(2)
+    expect(v('key_concurrency_in_flight', { name: 'tenants' })).toBe(3)
+    expect(v('key_concurrency_keys', { name: 'tenants' })).toBe(2)
+    expect(v('key_concurrency_requests_total', { name: 'tenants', outcome: 'admitted' })).toBe(3)
+    expect(v('key_concurrency_requests_total', { name: 'tenants', outcome: 'shed' })).toBe(1)
+    expect(v('key_concurrency_key_in_flight', { name: 'tenants', key: 'acme' })).toBe(2)
+    expect(v('key_concurrency_key_in_flight', { name: 'tenants', key: 'globex' })).toBe(1)
+    c.perKey.configure({ max: 5 })
+    expect(valueOf((await scrape()).samples, 'bulwark_key_concurrency_max', { name: 'tenants' })).toBe(5)
 
     const inventory = { name: 'outbound', upstream: 'http://inventory:80' }
     const pricing = { name: 'outbound', upstream: 'http://pricing:80' }

@@ -36,6 +36,7 @@ describe.skipIf(!available && !required)('promtool check metrics', () => {
       retries: c.budget,
       edge: c.handler,
       outbound: c.bulkheads,
+      tenants: c.perKey,
     }
     for (const [name, component] of Object.entries(components)) metrics.add(name, component)
     const text = await registry.metrics()

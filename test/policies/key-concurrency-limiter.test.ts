@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import * as http from 'http'
 import type { AddressInfo } from 'net'
 
-import { isOverloadError, KeyConcurrencyLimiter, Shed } from '../../lib/index'
+import { InvalidOptionError, isOverloadError, KeyConcurrencyLimiter, Shed } from '../../lib/index'
 import { httpGuard } from '../../lib/entries/http'
 import { KeyConcurrencyLimiter as BuiltLimiter } from '../../dist/cjs'
 import { ManualClock } from '../helpers/manual-clock'
@@ -48,6 +48,30 @@ describe('KeyConcurrencyLimiter', () => {
     for (const t of [a2, a3, b]) limiter.release(t)
     expect(limiter.stats().inFlight).toBe(0)
     expect(limiter.inFlight('a')).toBe(0)
+    limiter.close()
+  })
+
+  it('max is a live rule: configure changes it for the next request, a bad rule is refused whole', () => {
+    const limiter = new KeyConcurrencyLimiter({ max: 2 })
+    const changes: number[] = []
+    limiter.onRuleChange((rule) => changes.push(rule.values.max))
+    const held = [limiter.tryAcquire('a'), limiter.tryAcquire('a')]
+    expect(limiter.tryAcquire('a')).toBe(Shed.keyConcurrency)
+    expect(limiter.configure({ max: 3 })).toEqual({ version: 1, values: { max: 3 } })
+    const third = limiter.tryAcquire('a')
+    expect(third).toBeGreaterThanOrEqual(0)
+    expect(limiter.tryAcquire('a')).toBe(Shed.keyConcurrency)
+    // Lowered under what is in flight: nothing is taken back, the key admits again once it is under the new max.
+    limiter.configure({ max: 1 })
+    limiter.release(third)
+    limiter.release(held[0])
+    expect(limiter.tryAcquire('a')).toBe(Shed.keyConcurrency)
+    limiter.release(held[1])
+    expect(limiter.tryAcquire('a')).toBeGreaterThanOrEqual(0)
+    for (const bad of [0, 1.5, -1, NaN]) expect(() => limiter.configure({ max: bad })).toThrow(InvalidOptionError)
+    expect(() => limiter.configure({ maxKeys: 5 } as never)).toThrow(/`maxKeys`.*field that changes at run time/)
+    expect(limiter.stats()).toMatchObject({ max: 1, rules: { version: 2, values: { max: 1 } } })
+    expect(changes).toEqual([3, 1])
     limiter.close()
   })
 

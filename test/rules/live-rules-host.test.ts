@@ -10,6 +10,7 @@ import {
   BbrLimiter,
   CircuitBreaker,
   defaultNamespace,
+  KeyConcurrencyLimiter,
   SlidingWindowLimiter,
   SreBreaker,
   TokenBucket,
@@ -19,12 +20,13 @@ import { waitFor } from '../helpers/wait-for'
 
 const member = path.join(__dirname, '..', 'fixtures', 'rules-member.cjs')
 const breakersMember = path.join(__dirname, '..', 'fixtures', 'rules-breakers-member.cjs')
+const keysMember = path.join(__dirname, '..', 'fixtures', 'rules-key-member.cjs')
 const cli = path.join(__dirname, '..', '..', 'dist', 'cjs', 'cli', 'bulwark.js')
 const run = promisify(execFile)
 
 interface Report {
   member: string
-  event: 'ready' | 'bucket' | 'limiter' | 'window' | 'sre' | 'circuit'
+  event: 'ready' | 'bucket' | 'limiter' | 'window' | 'sre' | 'circuit' | 'keys'
   at: number
 }
 
@@ -93,6 +95,27 @@ describe('live rules across the host', () => {
     }
   })
 
+  it("a KeyConcurrencyLimiter's max changed in another process: every worker obeys within 1 s", async () => {
+    const name = uniqueName('rules-keys')
+    const reports: Report[] = []
+    startMembers(2, [name], reports, keysMember)
+    const count = (event: Report['event']) => new Set(reports.filter((r) => r.event === event).map((r) => r.member))
+    await waitFor(() => count('ready').size === 4, { what: '4 members (2 processes x 2 threads) held to max 1' })
+
+    const limiter = new KeyConcurrencyLimiter({ max: 1, shared: name })
+    try {
+      expect(limiter.configure({ max: 2 })).toEqual({ version: 1, values: { max: 2 } })
+      const changedAt = Date.now()
+      await waitFor(() => count('keys').size === 4, { what: 'every member obeys max 2' })
+      const delays = reports.filter((r) => r.event === 'keys').map((r) => r.at - changedAt)
+      expect(delays).toHaveLength(4)
+      expect(Math.max(...delays)).toBeLessThanOrEqual(1000)
+      expect(limiter.max).toBe(2)
+    } finally {
+      limiter.close()
+    }
+  })
+
   it('bulwark set changes a rule from the command line, bulwark top shows its version, a bad rule is refused', async () => {
     const shared = uniqueName('rules-cli')
     const bucket = new TokenBucket({ rate: 10, shared })
@@ -114,6 +137,42 @@ describe('live rules across the host', () => {
       expect(text.stdout).toMatch(/RULES[\s\S]*rate=250 burst=50/)
     } finally {
       bucket.close()
+    }
+  })
+
+  it("bulwark set changes a KeyConcurrencyLimiter's max; bulwark top shows it and each key's requests in flight", async () => {
+    const shared = uniqueName('rules-keys-cli')
+    const limiter = new KeyConcurrencyLimiter({ max: 2, shared })
+    try {
+      limiter.tryAcquire('acme')
+      limiter.tryAcquire('acme')
+      expect(limiter.tryAcquire('acme')).toBeLessThan(0)
+      const set = await run(process.execPath, [cli, 'set', shared, 'max=3'])
+      expect(set.stdout).toBe(`key-concurrency-limiter.${defaultNamespace()}.${shared}: rule version 1: max=3\n`)
+      expect(limiter.stats()).toMatchObject({ max: 3, rules: { version: 1, values: { max: 3 } } })
+      expect(limiter.tryAcquire('acme')).toBeGreaterThanOrEqual(0)
+
+      const bad = await run(process.execPath, [cli, 'set', shared, 'max=0']).catch((e) => e)
+      expect(bad.code).toBe(2)
+      expect(bad.stderr).toMatch(/option `max` must be .*0/)
+      expect(limiter.max).toBe(3)
+
+      const top = await run(process.execPath, [cli, 'top', `${shared}*`, '--once', '--json', '--interval', '0.05'])
+      const frame = JSON.parse(top.stdout.trim().split('\n').pop() as string)
+      const views = Object.fromEntries(frame.regions.map((r: { name: string; view: unknown }) => [r.name, r.view]))
+      expect(views[shared]).toEqual({
+        type: 'key-concurrency-limiter',
+        max: 3,
+        rules: { version: 1, values: { max: 3 } },
+      })
+      const keys = frame.regions.filter((r: { kind: string }) => r.kind === 'key-concurrency')
+      expect(keys.map((r: { name: string; view: unknown }) => [r.name.split('.')[1], r.view])).toEqual([
+        ['acme', { type: 'key-in-flight', inFlight: 3 }],
+      ])
+      const text = await run(process.execPath, [cli, 'top', `${shared}*`, '--once', '--interval', '0.05'])
+      expect(text.stdout).toMatch(/KEY CONCURRENCY[\s\S]*limiter[\s\S]*max 3 per key[\s\S]*key +1 +3/)
+    } finally {
+      limiter.close()
     }
   })
 })
