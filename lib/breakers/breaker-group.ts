@@ -1,6 +1,8 @@
+import { InvalidOptionError } from '../errors/invalid-option-error'
 import { type KeyedFactory, KeyedPool, type KeyedPoolStats } from '../pool/keyed-pool'
 import type { KeyedOptions } from '../pool/keyed-options'
-import { checkOptions } from '../validate'
+import { joinGroupSwitches, resolveSwitches, type Switchboard } from '../switches/breaker-switch'
+import { checkOptions, checkSharedName } from '../validate'
 import type { Breaker } from './breaker'
 import { registerComponent } from '../metrics/component-registry'
 
@@ -14,7 +16,15 @@ export type BreakerFactory<B> = KeyedFactory<B>
  * Options of a BreakerGroup (`maxKeys` default 1000, `idleTimeout` 60 000 ms). With `shared`, key k's breaker gets
  * the shared name `<shared>.<k, made safe>.<hash of k>`, the same in every process.
  */
-export type BreakerGroupOptions = KeyedOptions
+export interface BreakerGroupOptions extends KeyedOptions {
+  /**
+   * Operators' switches (docs/guide/degrade.md, "Manual switches"): `breaker:<name>` forces every key's breaker open
+   * or closed, `breaker:<name>/<key>` one key's. Obeyed by SreBreaker and CircuitBreaker members.
+   */
+  switches?: Switchboard
+  /** The name switches address the group by (default: `shared`; needed with `switches` when not shared). */
+  name?: string
+}
 
 export type BreakerGroupStats = KeyedPoolStats
 
@@ -31,7 +41,21 @@ export class BreakerGroup<B extends Breaker> {
   private readonly pool: KeyedPool<B>
 
   constructor(factory: BreakerFactory<B>, options?: BreakerGroupOptions) {
-    this.pool = new KeyedPool<B>(factory, { ...checkOptions<BreakerGroupOptions>(options, 'options'), timeToRest })
+    const { switches, name, ...keyed } = checkOptions<BreakerGroupOptions>(options, 'options')
+    const board = resolveSwitches(switches)
+    if (board === undefined) {
+      this.pool = new KeyedPool<B>(factory, { ...keyed, timeToRest })
+      return
+    }
+    const group = name ?? keyed.shared
+    if (group === undefined) throw new InvalidOptionError('name', name, 'a name for the switches (or `shared`)')
+    checkSharedName('name', group)
+    const switched: BreakerFactory<B> = (key, shared) => {
+      const breaker = factory(key, shared)
+      joinGroupSwitches(breaker, board, group, key)
+      return breaker
+    }
+    this.pool = new KeyedPool<B>(switched, { ...keyed, timeToRest })
   }
 
   get shared(): string | undefined {

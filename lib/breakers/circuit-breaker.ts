@@ -10,7 +10,7 @@ import {
 import { type Event, EventSource } from '../events/event-source'
 import type { LiveRules, RuleStats } from '../rules/live-rules'
 import type { SharedRegion } from '../shared/shared-region'
-import { forcedBreaker, resolveSwitches, type Switchboard } from '../switches/breaker-switch'
+import { BreakerSwitch, forcedOpen, resolveSwitches } from '../switches/breaker-switch'
 import { type Clock, preciseNow } from '../signals/clock'
 import type { Breaker, BreakerState } from './breaker'
 import {
@@ -76,12 +76,14 @@ export class CircuitBreaker implements Breaker {
   private blockedUntil = 0
   private seenPhase: number
   private readonly probes = new ProbeHolds()
-  private readonly switches: Switchboard | undefined
+  /** @internal The operators' switches this breaker obeys (undefined: none); its BreakerGroup may add its own. */
+  switch: BreakerSwitch | undefined
 
   constructor(options?: CircuitBreakerOptions) {
     const o = resolveCircuitOptions(options)
     this.shared = o.w.shared
-    this.switches = resolveSwitches((options as { switches?: unknown } | undefined)?.switches)
+    const board = resolveSwitches((options as { switches?: unknown } | undefined)?.switches)
+    this.switch = board === undefined ? undefined : new BreakerSwitch(board, this.shared)
     this.strategy = o.strategy
     this.slowOnly = o.strategy === 'slowCallRatio'
     this.usesDuration = this.slowOnly
@@ -123,8 +125,8 @@ export class CircuitBreaker implements Breaker {
   tryAcquire(): boolean {
     // A plain load of one aligned Int32: the generation in the word means an equal word is the same closed period;
     // a call racing the trip that opens it may still be admitted, as it would be a moment earlier.
-    if (this.switches !== undefined) {
-      const forced = forcedBreaker(this.switches, this.shared)
+    if (this.switch !== undefined) {
+      const forced = this.switch.forced()
       if (forced !== undefined) return forced
     }
     const word = this.i32[this.wordIndex]
@@ -156,7 +158,8 @@ export class CircuitBreaker implements Breaker {
   execute<T>(fn: GuardedFunction<T>, options?: ExecuteOptions): Promise<T> {
     const error = startError(fn, options)
     if (error !== undefined) return Promise.reject(error)
-    if (!this.tryAcquire()) return Promise.reject(new BreakerOpenError(this.shared, this.retryAfterMs() / 1000))
+    if (!this.tryAcquire())
+      return Promise.reject(new BreakerOpenError(this.shared, this.retryAfterMs() / 1000, forcedOpen(this)))
     return runGuarded(fn, options?.signal, this.slowOnly ? this.timed(preciseNow()) : this.untimed)
   }
 

@@ -10,7 +10,7 @@ import { checkOptions, optionalBoolean, optionalFunction, optionalNumber, refuse
 import type { Breaker } from './breaker'
 import { resolveWindowOptions, windowLayout } from './window-options'
 import { WindowTally } from './window-tally'
-import { forcedBreaker, resolveSwitches, type Switchboard } from '../switches/breaker-switch'
+import { BreakerSwitch, forcedOpen, resolveSwitches, type Switchboard } from '../switches/breaker-switch'
 import { registerComponent } from '../metrics/component-registry'
 
 export interface SreBreakerOptions extends SharingOptions {
@@ -90,7 +90,8 @@ export class SreBreaker implements Breaker {
   private readonly region: SharedRegion
   private readonly tally: WindowTally
   private readonly outcome = outcome(this)
-  private readonly switches: Switchboard | undefined
+  /** @internal The operators' switches this breaker obeys (undefined: none); its BreakerGroup may add its own. */
+  switch: BreakerSwitch | undefined
 
   constructor(options?: SreBreakerOptions) {
     const o = checkOptions<SreBreakerOptions>(options, 'options')
@@ -100,9 +101,10 @@ export class SreBreaker implements Breaker {
     this.minimumCalls = minimumCalls
     this.countRejections = optionalBoolean('countRejections', o.countRejections, true)
     this.random = optionalFunction<() => number>('random', o.random) ?? Math.random
-    this.switches = resolveSwitches(o.switches)
+    const board = resolveSwitches(o.switches)
     const w = resolveWindowOptions(o, { window: 3000, buckets: 10 })
     this.shared = w.shared
+    this.switch = board === undefined ? undefined : new BreakerSwitch(board, this.shared)
     this.now = w.now
     // In the fingerprint so that members agree, and so that watchers (`bulwark top`) can tell the state.
     const { layout, placement } = windowLayout('sre', w, `success=${success} minimumCalls=${minimumCalls} rules`)
@@ -133,8 +135,8 @@ export class SreBreaker implements Breaker {
   }
 
   tryAcquire(): boolean {
-    if (this.switches !== undefined) {
-      const forced = forcedBreaker(this.switches, this.shared)
+    if (this.switch !== undefined) {
+      const forced = this.switch.forced()
       if (forced !== undefined) return forced
     }
     const rules = this.rules
@@ -164,7 +166,7 @@ export class SreBreaker implements Breaker {
   execute<T>(fn: GuardedFunction<T>, options?: ExecuteOptions): Promise<T> {
     const error = startError(fn, options)
     if (error !== undefined) return Promise.reject(error)
-    if (!this.tryAcquire()) return Promise.reject(new BreakerOpenError(this.shared))
+    if (!this.tryAcquire()) return Promise.reject(new BreakerOpenError(this.shared, 0, forcedOpen(this)))
     return runGuarded(fn, options?.signal, this.outcome)
   }
 

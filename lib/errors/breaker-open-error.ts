@@ -9,19 +9,22 @@ export class BreakerOpenError extends BulwarkError {
   readonly breaker: string | undefined
   /** Seconds until the breaker lets a probe through, rounded up (0 when that is now or cannot be known). */
   readonly retryAfter: number
+  /** True when an operator's switch forces the breaker open (Shed.forced's reason, docs/guide/degrade.md). */
+  readonly forced: boolean
 
-  constructor(breaker: string | undefined, retryAfter = 0) {
+  constructor(breaker: string | undefined, retryAfter = 0, forced = false) {
     const limit = Error.stackTraceLimit
     Error.stackTraceLimit = 0
     try {
       super(
         'ERR_BULWARK_BREAKER_OPEN',
-        breaker === undefined ? 'the breaker is open' : `the breaker "${breaker}" is open`,
+        `${breaker === undefined ? 'the breaker' : `the breaker "${breaker}"`} is ${forced ? 'forced open' : 'open'}`,
       )
     } finally {
       Error.stackTraceLimit = limit
     }
     this.breaker = breaker
     this.retryAfter = retryAfter > 0 ? Math.ceil(retryAfter) : 0
+    this.forced = forced
   }
 }

@@ -4,6 +4,7 @@ import { SreBreaker, type SreBreakerOptions } from '../breakers/sre-breaker'
 import { BreakerOpenError } from '../errors/breaker-open-error'
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { preciseNow } from '../signals/clock'
+import { forcedOpen, type Switchboard } from '../switches/breaker-switch'
 import { checkOptions } from '../validate'
 
 export interface BreakerChoice<B extends Breaker = SreBreaker> {
@@ -11,11 +12,25 @@ export interface BreakerChoice<B extends Breaker = SreBreaker> {
   breakers?: BreakerGroup<B>
   /** Options of each SreBreaker of the default group. */
   breaker?: SreBreakerOptions
+  /**
+   * Operators' switches for the default group (docs/guide/degrade.md, "Manual switches"): `breaker:<switchName>`
+   * forces every key's breaker open or closed, `breaker:<switchName>/<key>` one key's (with `breakers`, give your
+   * group `switches` instead).
+   */
+  switches?: Switchboard
+  /** The name switches address the default group by (default 'undici' or 'grpc'; characters A-Z a-z 0-9 . _ -). */
+  switchName?: string
 }
 
 /** The group to use, and whether the guard made it (and so closes it). */
-export function resolveBreakers<B extends Breaker>(o: BreakerChoice<B>): { group: BreakerGroup<B>; owns: boolean } {
+export function resolveBreakers<B extends Breaker>(
+  o: BreakerChoice<B>,
+  guardName: string,
+): { group: BreakerGroup<B>; owns: boolean } {
   if (o.breakers !== undefined) {
+    for (const field of ['switches', 'switchName'] as const)
+      if (o[field] !== undefined)
+        throw new InvalidOptionError(field, o[field], 'absent when `breakers` is given (set it on your BreakerGroup)')
     if (typeof (o.breakers as { get?: unknown } | null)?.get !== 'function')
       throw new InvalidOptionError('breakers', o.breakers, 'a BreakerGroup')
     if (o.breaker !== undefined) throw new InvalidOptionError('breaker', o.breaker, 'absent when `breakers` is given')
@@ -24,7 +39,8 @@ export function resolveBreakers<B extends Breaker>(o: BreakerChoice<B>): { group
   // Checked here: an SreBreaker given something that is not an object would blame its own `options`, not `breaker`.
   const options = checkOptions<SreBreakerOptions>(o.breaker, 'breaker')
   new SreBreaker(options).close() // validates the options now, not at the first call
-  const group = new BreakerGroup<SreBreaker>((_key, shared) => new SreBreaker({ ...options, shared }))
+  const switches = o.switches === undefined ? {} : { switches: o.switches, name: o.switchName ?? guardName }
+  const group = new BreakerGroup<SreBreaker>((_key, shared) => new SreBreaker({ ...options, shared }), switches)
   return { group: group as unknown as BreakerGroup<B>, owns: true }
 }
 
@@ -41,6 +57,11 @@ export const noRoomBreaker: Breaker = {
   recordFailure: () => undefined,
   execute: () => Promise.reject(new BreakerOpenError(undefined)),
   close: () => undefined,
+}
+
+/** The refusal of a breaker that refused a call: BreakerOpenError, `forced` when an operator's switch did it. */
+export function breakerOpenError(breaker: Breaker, name: string): BreakerOpenError {
+  return new BreakerOpenError(breaker.shared ?? name, 0, forcedOpen(breaker))
 }
 
 /** When a call starts: a precise time only for a breaker that judges durations, else 0 (no clock read). */

@@ -1,12 +1,11 @@
 import type { BreakerGroup } from '../breakers/breaker-group'
 import type { SreBreaker } from '../breakers/sre-breaker'
 import type { BulkheadPool } from '../bulkhead/bulkhead-pool'
-import { BreakerOpenError } from '../errors/breaker-open-error'
 import { BulkheadRejectedError } from '../errors/bulkhead-rejected-error'
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { checkOneOf, checkOptions } from '../validate'
 import type { Breaker } from '../breakers/breaker'
-import { type BreakerChoice, callStart, noRoomBreaker, report, resolveBreakers } from './breaker-port'
+import { type BreakerChoice, breakerOpenError, callStart, noRoomBreaker, report, resolveBreakers } from './breaker-port'
 import { type BulkheadChoice, noRoomBulkhead, resolveBulkheads } from './bulkhead-port'
 import { remainingDeadlineMs } from './deadline-context'
 import { GrpcStatus, grpcModule, type GrpcModule } from './grpc-module'
@@ -79,7 +78,7 @@ export function grpcClientGuard<B extends Breaker = SreBreaker>(
   }
   const outcomes = outcomeTable(resolveFailures(o.failureCodes))
   const grpc = grpcModule(o.grpc)
-  const { group, owns } = resolveBreakers(o)
+  const { group, owns } = resolveBreakers(o, 'grpc')
   const bulkheads = resolveBulkheads(o.bulkheads)
   const target = o.target as string
   const upstream = target ?? 'the target'
@@ -95,8 +94,7 @@ export function grpcClientGuard<B extends Breaker = SreBreaker>(
     }
     const key = per === 'method' ? callOptions.method_definition.path : target
     const breaker = group.get(key) ?? noRoomBreaker
-    if (!breaker.tryAcquire())
-      return new grpc.InterceptingCall(rejectedCall(grpc, key, new BreakerOpenError(breaker.shared ?? key)))
+    if (!breaker.tryAcquire()) return new grpc.InterceptingCall(rejectedCall(grpc, key, breakerOpenError(breaker, key)))
     const bulkhead = bulkheads.pool === undefined ? undefined : (bulkheads.pool.get(upstream) ?? noRoomBulkhead)
     const slot = bulkhead === undefined ? -1 : bulkhead.tryAcquire()
     if (slot < 0 && bulkhead !== undefined) {

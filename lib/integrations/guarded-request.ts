@@ -1,10 +1,9 @@
-import { BreakerOpenError } from '../errors/breaker-open-error'
 import { BulkheadRejectedError } from '../errors/bulkhead-rejected-error'
 import type { RetryBudget } from '../resilience/retry-budget'
 import { fullJitterDelay } from '../resilience/backoff'
 import type { Breaker } from '../breakers/breaker'
 import { OverloadError } from '../errors/overload-error'
-import { callStart, report } from './breaker-port'
+import { breakerOpenError, callStart, report } from './breaker-port'
 import type { BulkheadSlots } from './bulkhead-port'
 import { remainingDeadlineMs } from './deadline-context'
 import { withHeader } from './request-headers'
@@ -93,7 +92,7 @@ export abstract class GuardedRequest {
       options = withHeader(options, this.policy.deadlineHeader as string, String(left))
     }
     if (!this.breaker.tryAcquire()) {
-      this.fail(new BreakerOpenError(this.breaker.shared ?? this.name))
+      this.fail(breakerOpenError(this.breaker, this.name))
       return true
     }
     if (this.bulkhead !== undefined) {

@@ -107,7 +107,7 @@ export function undiciGuard<B extends Breaker = SreBreaker>(options?: UndiciGuar
     isFailure: optionalFunction<(statusCode: number) => boolean>('isFailure', o.isFailure) ?? serverError,
     deadlineHeader: resolveDeadlineHeader(o.deadlineHeader),
   }
-  const { group, owns } = resolveBreakers(o)
+  const { group, owns } = resolveBreakers(o, 'undici')
   const bulkheads = resolveBulkheads(o.bulkheads)
 
   // undici checks that the composed dispatch takes exactly (options, handler).

@@ -10,8 +10,57 @@ export function resolveSwitches(value: unknown): Switchboard | undefined {
   throw new InvalidOptionError('switches', value, 'a Switchboard')
 }
 
-/** What a switch forces a breaker named `shared` to answer: true (closed), false (open), undefined (no switch). */
-export function forcedBreaker(board: Switchboard, shared: string | undefined): boolean | undefined {
-  const mode = board.breakerMode(shared)
-  return mode === 0 ? undefined : mode === MODE.closed
+/**
+ * The switches one breaker obeys (docs/guide/degrade.md, "Manual switches"): `breaker:<its shared name>` on its own
+ * board, and for a member of a BreakerGroup given `switches`, `breaker:<group>/<key>` then `breaker:<group>` on the
+ * group's. Asked on every call: one atomic load per board, and map lookups only while a board holds a breaker switch.
+ */
+export class BreakerSwitch {
+  private readonly board: Switchboard | undefined
+  private readonly shared: string | undefined
+  private groupBoard: Switchboard | undefined = undefined
+  private group = ''
+  private key = ''
+
+  constructor(board: Switchboard | undefined, shared: string | undefined) {
+    this.board = board
+    this.shared = shared
+  }
+
+  /** Also obeys `board`'s switches on `group` and on its `key`. */
+  joinGroup(board: Switchboard, group: string, key: string): this {
+    this.groupBoard = board
+    this.group = group
+    this.key = key
+    return this
+  }
+
+  /** What a switch forces the breaker to answer: true (closed), false (open), undefined (no switch). */
+  forced(): boolean | undefined {
+    let mode = this.board === undefined ? 0 : this.board.breakerMode(this.shared)
+    const groupBoard = this.groupBoard
+    if (mode === 0 && groupBoard !== undefined) {
+      groupBoard.refresh()
+      mode = groupBoard.groupMode(this.group, this.key)
+    }
+    return mode === 0 ? undefined : mode === MODE.closed
+  }
+}
+
+/** A breaker that obeys switches (SreBreaker, CircuitBreaker): its BreakerGroup can make it obey the group's. */
+interface SwitchedBreaker {
+  shared: string | undefined
+  switch: BreakerSwitch | undefined
+}
+
+/** Makes `breaker` (the group's breaker of `key`) obey `board`'s switches on the group; a breaker of another kind is left alone. */
+export function joinGroupSwitches(breaker: object, board: Switchboard, group: string, key: string): void {
+  if (!('switch' in breaker)) return
+  const b = breaker as SwitchedBreaker
+  b.switch = (b.switch ?? new BreakerSwitch(undefined, b.shared)).joinGroup(board, group, key)
+}
+
+/** Whether an operator's switch forces `breaker` open now (false for a breaker that takes no switches). */
+export function forcedOpen(breaker: object): boolean {
+  return (breaker as Partial<SwitchedBreaker>).switch?.forced() === false
 }

@@ -8,7 +8,10 @@ import { describeSwitches, MODE, NAME_BYTES, readSlots, SLOT_BYTES, type SwitchM
 
 export type { SwitchMode }
 
-/** What a switch applies to: `breaker:<shared name>`, `priority:<class>` or `route:<route>`. */
+/**
+ * What a switch applies to: `breaker:<shared name>` (a breaker, or every breaker of a BreakerGroup given
+ * `switches`), `breaker:<group>/<key>` (one key's breaker of that group), `priority:<class>` or `route:<route>`.
+ */
 export type SwitchTarget = `breaker:${string}` | `priority:${string}` | `route:${string}`
 
 export interface SwitchboardOptions extends Omit<SharingOptions, 'now'> {
@@ -83,6 +86,8 @@ export class Switchboard {
   private readonly classModes = new Uint8Array(4)
   private routes = new Map<string, number>()
   private breakers = new Map<string, number>()
+  /** `breaker:<group>/<key>` switches, by group then key. */
+  private groups = new Map<string, Map<string, number>>()
   /** A priority class or a route has a switch: the inbound guards look further only then. */
   private traffic = false
 
@@ -188,6 +193,15 @@ export class Switchboard {
     this.close()
   }
 
+  /**
+   * @internal MODE code for `key` of the BreakerGroup named `group` (0: none; after refresh()):
+   * a switch on the key (`breaker:<group>/<key>`) first, then one on the whole group (`breaker:<group>`).
+   */
+  groupMode(group: string, key: string): number {
+    if (this.breakers.size === 0) return 0
+    return this.groups.get(group)?.get(key) ?? this.breakers.get(group) ?? 0
+  }
+
   private reload(v: number): void {
     if ((v & 1) === 1) return // a writer is mid-way: keep the last whole table, look again next time
     const entries = readSlots(this.u8, this.f64, this.slotsBase, this.slots)
@@ -195,15 +209,26 @@ export class Switchboard {
     const classModes = new Uint8Array(4)
     const routes = new Map<string, number>()
     const breakers = new Map<string, number>()
+    const groups = new Map<string, Map<string, number>>()
     for (const e of entries) {
       const name = e.target.slice(e.target.indexOf(':') + 1)
       if (e.target.startsWith('priority:')) classModes[PRIORITY_NAMES.indexOf(name as never)] = MODE[e.mode]
       else if (e.target.startsWith('route:')) routes.set(name, MODE[e.mode])
-      else breakers.set(name, MODE[e.mode])
+      else {
+        breakers.set(name, MODE[e.mode])
+        // A group's name has no '/' (a shared name): what follows the first one is the key, which may have more.
+        const slash = name.indexOf('/')
+        if (slash > 0) {
+          const group = name.slice(0, slash)
+          if (!groups.has(group)) groups.set(group, new Map())
+          groups.get(group)?.set(name.slice(slash + 1), MODE[e.mode])
+        }
+      }
     }
     this.classModes.set(classModes)
     this.routes = routes
     this.breakers = breakers
+    this.groups = groups
     this.traffic = routes.size > 0 || classModes.some((m) => m !== 0)
     this.entries = entries
     this.seen = v
