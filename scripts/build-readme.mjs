@@ -39,6 +39,7 @@ const guide = [
   'reliability',
   'foundation',
   'trust',
+  'benchmarks',
 ]
 
 const generatedNote = (sources) =>
