@@ -13,8 +13,14 @@ import { registerComponent } from '../metrics/component-registry'
 export type BreakerFactory<B> = KeyedFactory<B>
 
 /**
- * Options of a BreakerGroup (`maxKeys` default 1000, `idleTimeout` 60 000 ms). With `shared`, key k's breaker gets
- * the shared name `<shared>.<k, made safe>.<hash of k>`, the same in every process.
+ * Keys a shared group holds by default: each is a region of about 21 KiB at 64 members, so 256 keys cost the host
+ * about 5.3 MiB of shared memory whoever picks the keys (docs/guide/trust.md); local breakers cost about 1 KiB each.
+ */
+export const SHARED_GROUP_MAX_KEYS = 256
+
+/**
+ * Options of a BreakerGroup (`maxKeys` default 1000, 256 when `shared`; `idleTimeout` 60 000 ms). With `shared`,
+ * key k's breaker gets the shared name `<shared>.<k, made safe>.<hash of k>`, the same in every process.
  */
 export interface BreakerGroupOptions extends KeyedOptions {
   /**
@@ -29,6 +35,7 @@ export interface BreakerGroupOptions extends KeyedOptions {
 export type BreakerGroupStats = KeyedPoolStats
 
 const timeToRest = (breaker: Breaker): number => (breaker.state === 'closed' ? 0 : Infinity)
+const defaultMaxKeys = (o: KeyedOptions): number => (o.shared === undefined ? 1000 : SHARED_GROUP_MAX_KEYS)
 
 /**
  * One breaker per key (a downstream, a route, a host), made on first use, in a KeyedPool: bounded by `maxKeys`, no
@@ -44,7 +51,7 @@ export class BreakerGroup<B extends Breaker> {
     const { switches, name, ...keyed } = checkOptions<BreakerGroupOptions>(options, 'options')
     const board = resolveSwitches(switches)
     if (board === undefined) {
-      this.pool = new KeyedPool<B>(factory, { ...keyed, timeToRest })
+      this.pool = new KeyedPool<B>(factory, { ...keyed, timeToRest }, defaultMaxKeys(keyed))
       return
     }
     const group = name ?? keyed.shared
@@ -55,7 +62,7 @@ export class BreakerGroup<B extends Breaker> {
       joinGroupSwitches(breaker, board, group, key)
       return breaker
     }
-    this.pool = new KeyedPool<B>(switched, { ...keyed, timeToRest })
+    this.pool = new KeyedPool<B>(switched, { ...keyed, timeToRest }, defaultMaxKeys(keyed))
   }
 
   get shared(): string | undefined {

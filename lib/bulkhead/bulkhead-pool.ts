@@ -16,11 +16,17 @@ export type BulkheadPoolStats = KeyedPoolStats
 const timeToRest = (bulkhead: AdaptiveBulkhead): number => (bulkhead.inFlight === 0 ? 0 : Infinity)
 
 /**
+ * Upstreams a shared pool holds by default: each is a region of about 81 KiB at 64 members, so 64 upstreams cost the
+ * host about 5.2 MiB of shared memory (docs/guide/trust.md); upstreams are origins a gateway calls: a few, not many.
+ */
+export const SHARED_POOL_MAX_KEYS = 64
+
+/**
  * One adaptive bulkhead per upstream (an origin, a gRPC target), made on first use, in a KeyedPool: bounded by
- * `maxKeys` (default 1000), no timer per upstream. A bulkhead is at rest when it has no call in flight; one with
- * calls in flight is never dropped (the upstream would start afresh with no limit). When every upstream the pool
- * looks at has calls in flight, a new upstream is refused: `get` returns undefined and the call is rejected, as a
- * full bulkhead would reject it.
+ * `maxKeys` (default 1000; 64 when `shared`), no timer per upstream. A bulkhead is at rest when it has no call in
+ * flight; one with calls in flight is never dropped (the upstream would start afresh with no limit). When every
+ * upstream the pool looks at has calls in flight, a new upstream is refused: `get` returns undefined and the call is
+ * rejected, as a full bulkhead would reject it.
  */
 export class BulkheadPool {
   private readonly pool: KeyedPool<AdaptiveBulkhead>
@@ -29,18 +35,20 @@ export class BulkheadPool {
     const o = checkOptions<BulkheadPoolOptions>(options, 'options')
     const bulkhead = checkOptions<Omit<AdaptiveBulkheadOptions, 'shared' | 'now'>>(o.bulkhead, 'bulkhead')
     const now = o.now === coarseNow ? undefined : o.now
-    this.pool = new KeyedPool((_upstream, shared) => new AdaptiveBulkhead({ ...bulkhead, shared, now }), {
-      maxKeys: o.maxKeys,
-      idleTimeout: o.idleTimeout,
-      shared: o.shared,
-      now: o.now,
-      timeToRest,
-    })
+    this.pool = new KeyedPool(
+      (_upstream, shared) => new AdaptiveBulkhead({ ...bulkhead, shared, now }),
+      { maxKeys: o.maxKeys, idleTimeout: o.idleTimeout, shared: o.shared, now: o.now, timeToRest },
+      o.shared === undefined ? 1000 : SHARED_POOL_MAX_KEYS,
+    )
     new AdaptiveBulkhead(bulkhead).close() // a bad bulkhead option fails now, naming its field, not at first use
   }
 
   get shared(): string | undefined {
     return this.pool.shared
+  }
+
+  get maxKeys(): number {
+    return this.pool.maxKeys
   }
 
   /** The bulkhead of `upstream`, made now if it is new; undefined when the pool has no room for it. */

@@ -1,4 +1,5 @@
 import type { Event } from '../events/event-source'
+import { DecideAgain } from '../rules/decide-again'
 import { LiveRules, type RuleStats } from '../rules/live-rules'
 import { placeRules, type RulePlacement } from '../rules/rule-block'
 import { MAX_EPOCH } from '../shared/rolling-window'
@@ -63,7 +64,7 @@ export class SlidingWindowLimiter implements Limiter {
   private invalidArguments = 0
   private permits: number
   private readonly rules: LiveRules
-  private retryingRule = false
+  private readonly again = new DecideAgain()
 
   constructor(options: SlidingWindowLimiterOptions) {
     const o = checkOptions<SlidingWindowLimiterOptions>(options, 'options')
@@ -128,7 +129,10 @@ export class SlidingWindowLimiter implements Limiter {
       const got = lock.acquire()
       if (got === LOCK_TIMED_OUT) return false
       if (got === LOCK_TAKEN_OVER) this.repair()
-      if (rules.i32[rules.index] !== rules.seen) return this.decideAgain(lock, n)
+      if (rules.i32[rules.index] !== rules.seen) {
+        lock.release() // the rule changed since this call began: decide again under it, once
+        return this.again.once(this.tryAcquire, this, n)
+      }
     }
     const epoch = this.storedEpoch()
     // A stored epoch or slot no writer could have left (a corrupted region) restarts the window instead of being
@@ -191,21 +195,6 @@ export class SlidingWindowLimiter implements Limiter {
 
   [Symbol.dispose](): void {
     this.close()
-  }
-
-  /**
-   * The rule changed since this call began: decide again under the new one, once. A rule word that keeps changing
-   * must not hold the call (docs/guide/trust.md): a second change denies.
-   */
-  private decideAgain(lock: SpinLock, n: number): boolean {
-    lock.release()
-    if (this.retryingRule) return false
-    this.retryingRule = true
-    try {
-      return this.tryAcquire(n)
-    } finally {
-      this.retryingRule = false
-    }
   }
 
   private outOfRange(n: unknown): boolean {

@@ -1,4 +1,5 @@
 import type { Event } from '../events/event-source'
+import { DecideAgain } from '../rules/decide-again'
 import { LiveRules, type RuleStats } from '../rules/live-rules'
 import { placeRules, type RulePlacement } from '../rules/rule-block'
 import type { RegionLayout } from '../shared/region-layout'
@@ -61,7 +62,7 @@ export class TokenBucket implements Limiter {
   private readonly lock: SpinLock | undefined
   private readonly now: Clock
   private invalidArguments = 0
-  private retryingRule = false
+  private readonly again = new DecideAgain()
 
   constructor(options: TokenBucketOptions) {
     const o = checkOptions<TokenBucketOptions>(options, 'options')
@@ -148,16 +149,8 @@ export class TokenBucket implements Limiter {
     // Nothing to repair after a takeover: the state is one number, written by one store.
     if (lock.acquire() === LOCK_TIMED_OUT) return false
     if (rules.i32[rules.index] !== rules.seen) {
-      // The rule changed since this call began: decide again under the new one, once. A rule word that keeps
-      // changing must not hold the call (docs/guide/trust.md): a second change denies.
-      lock.release()
-      if (this.retryingRule) return false
-      this.retryingRule = true
-      try {
-        return this.tryAcquire(n)
-      } finally {
-        this.retryingRule = false
-      }
+      lock.release() // the rule changed since this call began: decide again under it, once
+      return this.again.once(this.tryAcquire, this, n)
     }
     const tat = f64[at]
     const next = (tat > now ? tat : now) + n

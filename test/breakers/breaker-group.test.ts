@@ -4,6 +4,7 @@ import {
   type Breaker,
   type BreakerState,
   BreakerGroup,
+  BulkheadPool,
   CircuitBreaker,
   InvalidArgumentError,
   InvalidOptionError,
@@ -45,6 +46,18 @@ function group(options: { maxKeys?: number; idleTimeout?: number } = {}) {
 }
 
 describe('BreakerGroup', () => {
+  it('holds 1000 keys by default, 256 when shared (each shared key is a region: docs/guide/trust.md); a pool, 64', () => {
+    expect(new BreakerGroup(() => new SreBreaker()).maxKeys).toBe(1000)
+    const shared = new BreakerGroup((_k, s) => new SreBreaker({ shared: s }), { shared: uniqueName('bg-max') })
+    expect(shared.maxKeys).toBe(256)
+    expect(new BreakerGroup(() => new SreBreaker(), { shared: uniqueName('bg'), maxKeys: 2000 }).maxKeys).toBe(2000)
+    expect(new BulkheadPool().maxKeys).toBe(1000)
+    const pool = new BulkheadPool({ shared: uniqueName('bp-max') })
+    expect(pool.maxKeys).toBe(64)
+    shared.close()
+    pool.close()
+  })
+
   it('makes one breaker per key on first use and returns it after', () => {
     const { g, made } = group()
     const a = g.get('orders')
