@@ -2,6 +2,7 @@
 // for @grpc/grpc-js.
 export * from '../integrations/inbound-exports'
 export { grpcServerGuard } from '../integrations/grpc-server'
+export { callSignal } from '../integrations/request-signal'
 export type { GrpcCallInfo, GrpcServerGuardOptions, GrpcServerInterceptor } from '../integrations/grpc-server'
 export { grpcClientGuard } from '../integrations/grpc-client'
 export type { GrpcClientGuardOptions, GrpcClientInterceptor } from '../integrations/grpc-client'

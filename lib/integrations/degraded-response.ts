@@ -4,6 +4,7 @@ import type { Http2ServerResponse, ServerHttp2Stream } from 'http2'
 import { runWithDeadline } from './deadline-context'
 import { errorReason, type DegradedAnswer, type FallbackReason } from './fallback'
 import type { InboundGuard } from './inbound-guard'
+import { attachSignal, type RequestSignal } from './request-signal'
 import { JSON_TYPE, writeShed } from './shed-reply'
 
 type NodeResponse = ServerResponse | Http2ServerResponse
@@ -100,18 +101,25 @@ export function answerWith(res: NodeResponse, reason: FallbackReason, answer: De
   discardLateWrites(res)
 }
 
-function timedOut<Req>(guard: InboundGuard<Req>, request: Req, res: NodeResponse): void {
+function timedOut<Req>(guard: InboundGuard<Req>, request: Req, res: NodeResponse, signal: RequestSignal, ms: number) {
   if (res.headersSent || res.writableEnded || responseGone(res)) return // answering already, or nobody to answer
   guard.countTimeout()
   answerWith(res, 'timeout', guard.answer(request, 'timeout'))
+  signal.timedOut(ms)
 }
 
-/** Answers for the handler if it has not started its response after `ms`; the timer goes when the response ends. */
+/**
+ * Answers for the handler if it has not started its response after `ms`; the timer goes when the response ends.
+ * The request gets the guard's `signal`: aborted then, or when the client goes away before the response ended.
+ */
 export function armTimeout<Req>(guard: InboundGuard<Req>, request: Req, res: NodeResponse, ms: number): void {
-  const timer = setTimeout(timedOut<Req>, ms, guard, request, res)
-  const clear = (): void => clearTimeout(timer)
-  res.once('finish', clear)
-  res.once('close', clear)
+  const signal = attachSignal(request as object)
+  const timer = setTimeout(timedOut<Req>, ms, guard, request, res, signal, ms)
+  res.once('finish', () => clearTimeout(timer))
+  res.once('close', () => {
+    clearTimeout(timer)
+    if (!res.writableEnded) signal.clientGone()
+  })
 }
 
 /** A handler of an admitted request threw or rejected: the fallback answers if it can, else a plain 500. */

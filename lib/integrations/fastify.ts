@@ -8,6 +8,7 @@ import { InboundGuard, QUEUED, type RequestAccess } from './inbound-guard'
 import type { InboundGuardOptions } from './inbound-options'
 import { responseReleaser } from './response-release'
 import { JSON_TYPE, retryAfterText, shedReply } from './shed-reply'
+import { attachSignal, type RequestSignal } from './request-signal'
 
 /** What the plugin reads of a Fastify request; `ip` honours Fastify's `trustProxy`. */
 export interface FastifyRequestLike {
@@ -47,10 +48,17 @@ function sendDegraded(reply: FastifyReplyLike, reason: FallbackReason, answer: D
   reply.send(typeof a.body === 'string' ? a.body : Buffer.from(a.body))
 }
 
-function timedOut(guard: InboundGuard<FastifyRequestLike>, request: FastifyRequestLike, reply: FastifyReplyLike) {
+function timedOut(
+  guard: InboundGuard<FastifyRequestLike>,
+  request: FastifyRequestLike,
+  reply: FastifyReplyLike,
+  signal: RequestSignal,
+  ms: number,
+) {
   if (reply.sent || reply.raw.headersSent || responseGone(reply.raw)) return
   guard.countTimeout()
   sendDegraded(reply, 'timeout', guard.answer(request, 'timeout'))
+  signal.timedOut(ms)
 }
 
 /** With a fallback: a handler's error is answered by it (in onSend, after Fastify's error handler chose a 5xx). */
@@ -121,8 +129,13 @@ export function fastifyGuard(
       if (guard.timesOut) {
         const ms = guard.timeoutOf(request)
         if (ms > 0) {
-          const timer = setTimeout(timedOut, ms, guard, request, reply)
-          reply.raw.once('close', () => clearTimeout(timer))
+          // request.signal (Fastify's own, followed) also aborts on the guard's timeout (docs/guide/degrade.md).
+          const signal = attachSignal(request)
+          const timer = setTimeout(timedOut, ms, guard, request, reply, signal, ms)
+          reply.raw.once('close', () => {
+            clearTimeout(timer)
+            if (!reply.raw.writableEnded) signal.clientGone()
+          })
         }
       }
       return next()

@@ -7,6 +7,7 @@ import { InboundGuard, QUEUED, type RequestAccess } from './inbound-guard'
 import type { InboundGuardOptions } from './inbound-options'
 import { GrpcStatus, grpcModule } from './grpc-module'
 import { checkGrpcAnswer, type GrpcFallback, type GrpcStatusAnswer, plainGrpcAnswer } from './grpc-fallback'
+import { RequestSignal, runWithSignal } from './request-signal'
 
 /** What the guard sees of an incoming call (and what `priority`, `rateLimit.key` and `fallback` receive). */
 export interface GrpcCallInfo {
@@ -87,7 +88,9 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
     let info: GrpcCallInfo | undefined
     let timer: ReturnType<typeof setTimeout> | undefined
     let deadline = NaN
+    let timeoutMs = 0
     let waiter: Waiter | undefined
+    let signal: RequestSignal | undefined // callSignal() for the handler, with a timeout
     const release = (measured: boolean): void => {
       if (timer !== undefined) clearTimeout(timer)
       if (token === RELEASED) return
@@ -98,6 +101,7 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
     const cancelled = (): void => {
       // A call cancelled while it waits in the queue frees its place.
       if (waiter?.cancel() === true) guard.countClientGone()
+      if (token !== RELEASED) signal?.clientGone() // grpc-js reports ended calls here too: only one still running
       release(false)
     }
     const answerInstead = (answer: GrpcStatusAnswer): void => {
@@ -111,8 +115,13 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
       if (phase !== PASS || token === RELEASED) return
       guard.countTimeout()
       answerInstead(answerFor(info as GrpcCallInfo, 'timeout'))
+      signal?.timedOut(timeoutMs)
     }
     const inContext = (next: (...args: any[]) => void, ...args: unknown[]): void => {
+      if (signal !== undefined) runWithSignal(signal, inDeadline, next, ...args)
+      else inDeadline(next, ...args)
+    }
+    const inDeadline = (next: (...args: any[]) => void, ...args: unknown[]): void => {
       if (deadline === deadline) runWithDeadline(deadline, next, ...args)
       else next(...args)
     }
@@ -132,7 +141,8 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
             })
           },
           // A unary handler starts when the request is complete: in the deadline's context too.
-          onReceiveHalfClose: guard.propagatesDeadline ? (next: () => void) => inContext(next) : undefined,
+          onReceiveHalfClose:
+            guard.propagatesDeadline || guard.timesOut ? (next: () => void) => inContext(next) : undefined,
           // grpc-js reports every ended call here (after its status too), so this also covers deadlines, whose
           // status does not pass through interceptors.
           onCancel: cancelled,
@@ -165,9 +175,13 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
       }
       token = t
       const ms = guard.timesOut ? guard.timeoutOf(info) : 0
-      if (ms > 0) timer = setTimeout(timedOut, ms)
-      if (!guard.propagatesDeadline) return forward(metadata)
-      deadline = guard.deadlineAt
+      if (ms > 0) {
+        timeoutMs = ms
+        signal = new RequestSignal()
+        timer = setTimeout(timedOut, ms)
+      }
+      if (guard.propagatesDeadline) deadline = guard.deadlineAt
+      if (signal === undefined && !guard.propagatesDeadline) return forward(metadata)
       inContext(forward, metadata)
     }
     return intercepting

@@ -9,6 +9,7 @@ import { InboundGuard, QUEUED, type RequestAccess } from './inbound-guard'
 import type { InboundGuardOptions } from './inbound-options'
 import { streamReleaser } from './response-release'
 import { respondShed } from './shed-reply'
+import { attachSignal } from './request-signal'
 
 /**
  * What the guard sees of an HTTP/2 stream, and what `priority` and `rateLimit.key` receive: the stream and its
@@ -65,8 +66,17 @@ function runDegraded(
   const request: Http2StreamRequest = { stream, headers } // kept for the timeout and errors: this path allocates
   const ms = guard.timesOut ? guard.timeoutOf(request) : 0
   if (ms > 0) {
-    const timer = setTimeout(() => stream.headersSent || answerInstead(guard, request, 'timeout'), ms)
-    stream.once('close', () => clearTimeout(timer))
+    // stream.signal: aborted on the guard's timeout and when the client resets the stream first.
+    const signal = attachSignal(stream)
+    const timer = setTimeout(() => {
+      if (stream.headersSent) return
+      answerInstead(guard, request, 'timeout')
+      signal.timedOut(ms)
+    }, ms)
+    stream.once('close', () => {
+      clearTimeout(timer)
+      if (stream.rstCode !== constants.NGHTTP2_NO_ERROR) signal.clientGone() // reset: not an end it wrote
+    })
   }
   const failed = (error: unknown): void => answerInstead(guard, request, errorReason(error))
   const deadline = guard.deadlineAt

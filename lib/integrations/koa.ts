@@ -8,6 +8,7 @@ import { InboundGuard, QUEUED, type RequestAccess } from './inbound-guard'
 import type { InboundGuardOptions } from './inbound-options'
 import { responseReleaser } from './response-release'
 import { JSON_TYPE, retryAfterText, shedReply } from './shed-reply'
+import { attachSignal } from './request-signal'
 
 /** What the middleware reads and writes of a Koa context; `ip` honours Koa's `app.proxy`. */
 export interface KoaContextLike {
@@ -56,6 +57,9 @@ async function degradedNext(
   const deadline = guard.deadlineAt
   const ms = guard.timesOut ? guard.timeoutOf(ctx) : 0
   let timer: ReturnType<typeof setTimeout> | undefined
+  // ctx.req.signal, as Node's own (26+): aborted on the guard's timeout and when the client goes away.
+  const signal = ms === 0 ? undefined : attachSignal(ctx.req)
+  if (signal !== undefined) ctx.res.once('close', () => ctx.res.writableEnded || signal.clientGone())
   try {
     const work = guard.propagatesDeadline && deadline === deadline ? runWithDeadline(deadline, next) : next()
     if (ms === 0) return void (await work)
@@ -64,6 +68,7 @@ async function degradedNext(
     work.then(undefined, () => undefined) // its late failure goes nowhere
     guard.countTimeout()
     setDegraded(ctx, 'timeout', guard.answer(ctx, 'timeout'))
+    signal?.timedOut(ms)
   } catch (error) {
     const reason = errorReason(error)
     const answer = guard.answer(ctx, reason)

@@ -341,6 +341,7 @@ export const publicNames: Record<string, readonly string[]> = {
     'KeyConcurrencyOptions',
     'RateLimitOptions',
     'ShedEvent',
+    'callSignal',
     'grpcClientGuard',
     'grpcServerGuard',
     'remainingDeadlineMs',

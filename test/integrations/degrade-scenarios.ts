@@ -43,6 +43,34 @@ export function degradeScenarios(start: StartServer, client: ScenarioClient): vo
     server = undefined
   })
 
+  it("the handler's signal aborts on the guard's timeout (TimeoutError) and when its client goes away (AbortError)", async () => {
+    const signals: Array<AbortSignal | undefined> = []
+    const port = await open(
+      {
+        limiter: false,
+        timeout: (req: any) =>
+          /slow/.test(req.url ?? req.raw?.url ?? req.headers?.[':path'] ?? req.req?.url ?? '') ? 60_000 : 50,
+      },
+      async (signal) => {
+        signals.push(signal)
+        if (signal === undefined) return 'no signal'
+        await new Promise((r) => signal.addEventListener('abort', r, { once: true }))
+        return 'late'
+      },
+    )
+    const timedOut = await get(port)
+    expect(timedOut.status).toBe(503)
+    await waitFor(() => signals[0]?.aborted === true, { what: "the timed-out handler's signal to abort" })
+    expect((signals[0]?.reason as DOMException).name).toBe('TimeoutError')
+
+    const gone = client.start(port, '/slow')
+    await waitFor(() => signals.length === 2, { what: 'the second request to reach its handler' })
+    expect(signals[1]?.aborted).toBe(false)
+    gone.abort()
+    await waitFor(() => signals[1]?.aborted === true, { what: "the departed client's handler signal to abort" })
+    expect((signals[1]?.reason as DOMException).name).toBe('AbortError')
+  })
+
   it('a fallback answers shed and rate-limited requests in place of the 503 and the 429', async () => {
     const c = controlledLimiter(2)
     const perClient = new KeyedLimiter(() => new TokenBucket({ rate: 1, burst: 1, now: () => 0 }))

@@ -19,7 +19,7 @@ for (const [major, express] of majors) {
     const server = express()
       .use(guarded)
       .use((_req, res, next) => {
-        app().then((body) => res.send(body), next)
+        app((_req as { signal?: AbortSignal }).signal).then((body) => res.send(body), next)
       })
       .use(guarded.errors)
       .listen(0, '127.0.0.1')

@@ -20,7 +20,7 @@ for (const [major, Fastify] of majors) {
     async (guard, app) => {
       const server = Fastify({ http2 } as object)
       await server.register(fastifyGuard, guard)
-      server.get('/*', () => app())
+      server.get('/*', (request) => app(request.signal))
       await server.listen({ port: 0, host: '127.0.0.1' })
       return { port: (server.server.address() as AddressInfo).port, close: () => server.close() }
     }

@@ -2,7 +2,7 @@
 import * as grpc from '@grpc/grpc-js'
 import { describe, expect, it, vi } from 'vitest'
 
-import { grpcServerGuard, GrpcStatus } from '../../lib/entries/grpc'
+import { callSignal, grpcServerGuard, GrpcStatus } from '../../lib/entries/grpc'
 import { waitFor } from '../helpers/wait-for'
 import { call, closeAfterEach, EchoClient, startEcho, type Unary } from './grpc-service'
 import { controlledLimiter } from './inbound-scenarios'
@@ -44,6 +44,26 @@ describe('grpcServerGuard: fallback, timeout, failures, deadlines', () => {
     expect((await call(client, 'echo', {})).code).toBe(GrpcStatus.RESOURCE_EXHAUSTED) // the plain refusal
     c.releaseHeld()
     c.limiter.close()
+  })
+
+  it("callSignal() aborts on the guard's timeout (TimeoutError) and when the client cancels (AbortError)", async () => {
+    const signals: Array<AbortSignal | undefined> = []
+    const client = await open(grpcServerGuard({ limiter: false, timeout: 100 }), (_req, done) => {
+      const signal = callSignal()
+      signals.push(signal)
+      signal?.addEventListener('abort', () => done(null, {}), { once: true }) // stops its work, as told
+    })
+    expect((await call(client, 'echo', {})).code).toBe(GrpcStatus.UNAVAILABLE)
+    await waitFor(() => signals[0]?.aborted === true, { what: "the timed-out handler's signal to abort" })
+    expect((signals[0]?.reason as DOMException).name).toBe('TimeoutError')
+
+    const cancelled = (client as any).echo({}, () => undefined)
+    await waitFor(() => signals.length === 2, { what: 'the second call to reach its handler' })
+    expect(signals[1]?.aborted).toBe(false)
+    cancelled.cancel()
+    await waitFor(() => signals[1]?.aborted === true, { what: "the cancelled call's signal to abort" })
+    expect((signals[1]?.reason as DOMException).name).toBe('AbortError')
+    expect(callSignal()).toBeUndefined() // outside a call
   })
 
   it('a handler that does not answer within timeout gets the fallback; its late answer is dropped; one release', async () => {

@@ -7,7 +7,9 @@ import { ManualClock } from '../helpers/manual-clock'
 import { controlledLimiter, get, inboundScenarios, serving, type StartServer } from './inbound-scenarios'
 
 const start: StartServer = async (guard, app) => {
-  const server = http.createServer(httpGuard((_req, res) => app().then((body) => void res.end(body)), guard))
+  const server = http.createServer(
+    httpGuard((req, res) => app((req as { signal?: AbortSignal }).signal).then((body) => void res.end(body)), guard),
+  )
   return serving(server.listen(0, '127.0.0.1'))
 }
 

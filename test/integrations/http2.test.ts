@@ -14,7 +14,7 @@ type MakeServer = (guard: InboundGuardOptions<any>, app: AppHandler) => http2.Ht
 const compatibilityServer: MakeServer = (guard, app) =>
   http2.createServer(
     httpGuard<http2.Http2ServerRequest, http2.Http2ServerResponse>(
-      (_req, res) => app().then((body) => void res.end(body)),
+      (req, res) => app((req as { signal?: AbortSignal }).signal).then((body) => void res.end(body)),
       guard,
     ),
   )
@@ -24,7 +24,7 @@ const coreServer: MakeServer = (guard, app) =>
     'stream',
     http2StreamGuard(
       (stream) =>
-        app().then((body) => {
+        app((stream as { signal?: AbortSignal }).signal).then((body) => {
           if (stream.destroyed) return // reset, or its session died: nothing to answer
           stream.respond({ ':status': 200 })
           stream.end(body)

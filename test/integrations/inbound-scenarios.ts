@@ -22,7 +22,8 @@ export interface TestServer {
  * The application behind the guard: resolves with the body to answer 200 with; a rejection goes where the
  * framework sends a handler's errors.
  */
-export type AppHandler = () => Promise<string>
+/** The application under test; `signal` is the request's own, as its adapter hands it out (docs/guide/degrade.md). */
+export type AppHandler = (signal?: AbortSignal) => Promise<string>
 
 export type StartServer = (guard: InboundGuardOptions<any>, app: AppHandler) => Promise<TestServer>
 

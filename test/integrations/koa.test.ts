@@ -24,7 +24,7 @@ const majors: Array<[string, typeof Koa3]> = [
 for (const [major, Koa] of majors) {
   const guarded = (guard: Parameters<typeof koaGuard>[0], app: AppHandler) =>
     new Koa().use(koaGuard(guard)).use(async (ctx) => {
-      ctx.body = await app()
+      ctx.body = await app((ctx.req as { signal?: AbortSignal }).signal)
     })
   const start: StartServer = async (guard, app) => serving(guarded(guard, app).listen(0, '127.0.0.1'))
 
