@@ -86,7 +86,8 @@ export function keyConcurrencyScenarios(start: StartServer, client: ScenarioClie
     const slow = gatedApp()
     const reasons: string[] = []
     const fallback = (_req: unknown, reason: string) => (reasons.push(reason), { status: 200, body: reason })
-    const again = await open({ limiter: false, timeout: 50, fallback }, slow.handler, 1)
+    // The second request must arrive while the first still holds the slot: a timeout long enough for a loaded machine.
+    const again = await open({ limiter: false, timeout: 1500, fallback }, slow.handler, 1)
     const first = get(again.port, {}, '/slow')
     await waitFor(() => slow.calls === 1, { what: 'the slow request to reach the handler' })
     const second = await get(again.port, {}, '/slow') // while the first holds the key's only slot
