@@ -62,8 +62,6 @@ const CAREFUL_STEP = 0.02
  * large: it is shed only when critical traffic alone overloads the loop (docs/rules/bbr.md, "The turn budget").
  */
 const TURN_BUDGET = [5, 2, 1, 0.5]
-/** While turns are budgeted, the delay (as a multiple of the target) over which the fraction is still cut. */
-const BUDGETED_DELAY = 2
 
 /**
  * Sheds for the queue Node hides, the way CoDel does. A synchronous handler finishes within one tick, so requests
@@ -153,10 +151,7 @@ export class QueueDelayController {
     // Turns stay budgeted until the loop idles: budgeting is what keeps the delay down meanwhile (and may shed every
     // request of a span, so a span without admitted requests does not end it).
     if (!saturated) this.budgeting = false
-    // While turns are budgeted, the budget bounds them: the fraction is cut only if the delay exceeds what the
-    // budget allows, so the two do not both shed for the same queue.
-    const standing = this.budgeting ? BUDGETED_DELAY * target : target
-    if (d > standing && saturated && requests) {
+    if (d > target && saturated && requests) {
       if (this.standingSince < 0) this.standingSince = now
       if (now - this.standingSince < this.interval) return
       this.budgeting = signal.turnAge !== undefined

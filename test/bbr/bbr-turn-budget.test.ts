@@ -114,4 +114,20 @@ describe('BbrLimiter in front of a simulated event loop: where admitted requests
     expect(x10.p99).toBeLessThan(0.7 * blind10.p99)
     expect(x10.criticalGood / x10.criticalOffered).toBeGreaterThan(blind10.criticalGood / blind10.criticalOffered)
   })
+
+  it('with fairness at 4x: 20 light tenants get what they ask beside a noisy one, total goodput near capacity', () => {
+    // bench/overload/scenarios/fairness.mjs: one tenant sends 3.5x, 20 others 0.5x together (1 request in 8).
+    const isLight = (i: number) => i % 8 === 7
+    const keyOf = (i: number) => (isLight(i) ? `light-${((i - 7) / 8) % 20}` : 'noisy')
+    const steps = [
+      { rate: 0.5 * capacity, seconds: 3 },
+      { rate: 4 * capacity, seconds: 2 },
+      { rate: 4 * capacity, seconds: 8 },
+    ]
+    const fair = simulateEventLoop(steps, { turnBudget: true, criticalEvery: Infinity, keyOf, light: isLight })[2]
+    const blind = simulateEventLoop(steps, { turnBudget: true, criticalEvery: Infinity, light: isLight })[2]
+    expect(fair.lightGood / fair.lightOffered).toBeGreaterThanOrEqual(0.95)
+    expect(fair.good / (8 * capacity)).toBeGreaterThanOrEqual(0.9)
+    expect(blind.lightGood / blind.lightOffered).toBeLessThan(0.5)
+  })
 })

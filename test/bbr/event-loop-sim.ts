@@ -19,6 +19,10 @@ export interface EventLoopSimOptions {
   criticalEvery?: number
   /** Give the limiter the turn's age (the queueing-delay rule then budgets turns). */
   turnBudget?: boolean
+  /** Request i's key (a tenant): with it, the limiter sheds with fairness. */
+  keyOf?: (i: number) => string
+  /** Which requests the result's `light*` counts cover. */
+  light?: (i: number) => boolean
 }
 
 export interface LoopStepResult {
@@ -31,6 +35,8 @@ export interface LoopStepResult {
   p99: number
   criticalOffered: number
   criticalGood: number
+  lightOffered: number
+  lightGood: number
 }
 
 const LOAD_SPAN = 250
@@ -41,7 +47,8 @@ export function simulateEventLoop(
   steps: { rate: number; seconds: number }[],
   options: EventLoopSimOptions = {},
 ): LoopStepResult[] {
-  const { cpuMs = 8, waitMs = 20, parseMs = 0.05, shedMs = 0.05, sloMs = 500, criticalEvery = 10 } = options
+  const { cpuMs = 8, waitMs = 20, parseMs = 0.05, shedMs = 0.05, sloMs = 500, criticalEvery = 10, keyOf } = options
+  const light = options.light ?? (() => false)
   let now = 1000
   const start = now
   // Busy turns [start, end] of the last LOAD_SPAN, and the turn running (turnAt >= 0).
@@ -65,6 +72,7 @@ export function simulateEventLoop(
   const limiter = new BbrLimiter({
     now: () => now,
     signal: options.turnBudget ? { load, delay, turnAge } : { load, delay },
+    fairness: keyOf !== undefined,
   })
 
   // Arrivals, and which step each belongs to.
@@ -88,6 +96,8 @@ export function simulateEventLoop(
     p99: 0,
     criticalOffered: 0,
     criticalGood: 0,
+    lightOffered: 0,
+    lightGood: 0,
   }))
   const latencies: number[][] = steps.map(() => [])
   const timers: [number, number, number][] = [] // [at, token, request], in time order
@@ -107,6 +117,7 @@ export function simulateEventLoop(
       if (latency <= sloMs) {
         r.good++
         if (i % criticalEvery === 0) r.criticalGood++
+        if (light(i)) r.lightGood++
       }
     }
     // Requests that arrived before this turn began; later ones wait in the kernel for the next turn.
@@ -117,8 +128,9 @@ export function simulateEventLoop(
       const critical = i % criticalEvery === 0
       r.offered++
       if (critical) r.criticalOffered++
+      if (light(i)) r.lightOffered++
       now += parseMs
-      const token = limiter.tryAcquire(critical ? 'critical' : 'normal')
+      const token = limiter.tryAcquire(critical ? 'critical' : 'normal', keyOf?.(i))
       if (token < 0) {
         r.shed++
         now += shedMs

@@ -17,10 +17,13 @@ const STEP_SECONDS = Number(process.env.STEP_SECONDS ?? 8)
 const SETTLE_SECONDS = 2
 const SLO_MS = 500
 const LOADS = [0.5, 4, 10]
-// DIAG=1: the server records where each request waited (bench/overload/lib/diagnosis.mjs), printed per step.
+// DIAG=1: the server records where each request waited (bench/overload/lib/diagnosis.mjs); the run writes that
+// table, per contender and step, to bench/results/overload-10x-wait.{md,json} instead of the goals (the stamps
+// cost the generator an allocation per request).
 const DIAG = process.env.DIAG === '1'
 // CONTENDERS=<regex>: only the matching contenders run (the unloaded p99 is then the first one's at 0.5x), and
 // nothing is written: for A/B runs.
+const diagnosis = []
 const ONLY = process.env.CONTENDERS ? new RegExp(process.env.CONTENDERS) : undefined
 
 async function runContender(name, mode, capacity) {
@@ -36,7 +39,7 @@ async function runContender(name, mode, capacity) {
       fromMs: i * step + SETTLE_SECONDS * 1000,
       toMs: (i + 1) * step,
     }))
-    console.log(`\n${name}:\n${diagnosisTable(summariseDiagnosis(records, t0, steps)).join('\n')}`)
+    diagnosis.push({ name, rows: summariseDiagnosis(records, t0, steps) })
   }
   await stopServer(child)
   const sent = run.generator.sentPerSecond
@@ -125,7 +128,11 @@ export async function run() {
       ['critical success at 10x >= 99 %', x10.criticalSuccess >= 0.99, `${fmt(100 * x10.criticalSuccess, 1)} %`],
     ]),
   )
-  if (ONLY !== undefined) return console.log([...lines, '', '(CONTENDERS set: nothing written)'].join('\n'))
+  if (DIAG && ONLY === undefined) writeDiagnosis(capacity, before, after)
+  if (ONLY !== undefined || DIAG) {
+    for (const { name, rows } of diagnosis) console.log(`\n${name}:\n${diagnosisTable(rows).join('\n')}`)
+    return console.log([...lines, '', '(CONTENDERS or DIAG set: overload-10x not written)'].join('\n'))
+  }
   writeResults('overload-10x', lines, {
     capacity,
     stepSeconds: STEP_SECONDS,
@@ -134,4 +141,15 @@ export async function run() {
     rows: all,
     capped,
   })
+}
+
+function writeDiagnosis(capacity, before, after) {
+  const lines = [
+    '### Where admitted requests wait at 10x',
+    '',
+    `${machineLine(before, after)}. The ten-x run (capacity ${capacity.toFixed(0)} req/s) with DIAG=1: every request carries its send time (the host's monotonic clock), and the cluster's workers record when its handler started, how long the loop turn had run then, and its time in the handler (CPU, then the 20 ms wait, then the loop's delay in answering). p50 / p99 in ms, over each step less its first 2 s.`,
+    '',
+  ]
+  for (const { name, rows } of diagnosis) lines.push(`${name}:`, '', ...diagnosisTable(rows), '')
+  writeResults('overload-10x-wait', lines, { capacity, loadBefore: before, loadAfter: after, diagnosis })
 }
