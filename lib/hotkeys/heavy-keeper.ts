@@ -4,7 +4,7 @@ import { EventSource } from '../events/event-source'
 import { native } from '../native/load-native'
 import type { NativeHeavyKeeper } from '../native/native-types'
 import { SharedRegion } from '../shared/shared-region'
-import { HeavyKeeperFront } from './heavy-keeper-front'
+import { FRONT_MAX_DEPTH, HeavyKeeperFront } from './heavy-keeper-front'
 import { describeHeavyKeeper, laneBytes, nativeKeeperConfig } from './heavy-keeper-layout'
 import { type HeavyKeeperOptions, resolveHeavyKeeperOptions } from './heavy-keeper-options'
 import { registerComponent } from '../metrics/component-registry'
@@ -84,8 +84,8 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
     this.region = SharedRegion.forComponent(o.shared, placement.layout, o.namespace)
     // The front reads the sketch's words as the machine lays them out: little-endian ones only.
     const little = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1
-    this.front =
-      o.shared === undefined && little ? new HeavyKeeperFront(this.region, { ...o, ...placement }) : undefined
+    const served = o.shared === undefined && little && o.depth <= FRONT_MAX_DEPTH
+    this.front = served ? new HeavyKeeperFront(this.region, { ...o, ...placement }) : undefined
     try {
       const config = nativeKeeperConfig(o, placement, this.region, this.region.member)
       this.keeper = new native.HeavyKeeper({ ...config, front: this.front?.memory })
@@ -104,15 +104,10 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
   add(key: K, incr = 1): boolean {
     const front = this.front
     if (front !== undefined && typeof key === 'string') {
-      if (front.add(key, incr)) return true
-      const result = this.nativeAdd(key, incr)
-      if ((result & 1) === 1 && result > 0) front.learn(key)
-      return result === 1 || this.settle(result)
+      const served = front.add(key, incr)
+      if (served >= 0) return served === 1
     }
-    const result = this.nativeAdd(key, incr)
-    if (result === 1) return true
-    if (result === 0) return false
-    return this.settle(result)
+    return this.addNative(key, incr)
   }
 
   /** `add` for each key of a batch, with one call into native code. Returns how many of them are in the top-k. */
@@ -121,6 +116,7 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
     checkIncr(incr)
     if (this.region.closed) return 0
     const result = this.keeper.addMany(keys as K[], incr)
+    this.front?.forgetOutside() // the batch may have put any of its keys in the top-k
     this.drain()
     if (result < 0) {
       const index = -1 - result
@@ -206,6 +202,18 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
 
   [Symbol.dispose](): void {
     this.close()
+  }
+
+  /** The miss path of add, kept out of it so that add stays small enough to inline into its callers. */
+  private addNative(key: K, incr: number): boolean {
+    const result = this.nativeAdd(key, incr)
+    const front = this.front
+    if (front !== undefined && result >= 0) {
+      if (typeof key === 'string') front.learn(key)
+      else if ((result & 1) === 1) front.forgetOutside() // bytes of a key the front may hold as a string
+    }
+    if (result === 0) return false
+    return result === 1 || this.settle(result)
   }
 
   private settle(result: number): boolean {

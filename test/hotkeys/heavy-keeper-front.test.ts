@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest'
 
 import { HeavyKeeper, type TopKItem } from '../../lib/hotkeys/heavy-keeper'
+import { murmur3 } from '../../lib/hotkeys/murmur3'
 import { zipfSampler } from './zipf-stream.mjs'
 
 interface Op {
@@ -76,5 +77,92 @@ describe('HeavyKeeper: the JavaScript front (docs/rules/heavykeeper.md)', () => 
     hk.close()
     expect(hk.add('a')).toBe(false)
     expect(hk.list()).toEqual([{ key: 'a', count: 2 }])
+  })
+})
+
+describe('HeavyKeeper: what the JavaScript front holds (docs/rules/heavykeeper.md)', () => {
+  // Adds that cross into native code, counted through the keeper's bound native add.
+  function countCrossings(hk: HeavyKeeper<string | Uint8Array> | HeavyKeeper): { crossings: number } {
+    const counter = { crossings: 0 }
+    const inner = hk as unknown as { nativeAdd: (key: unknown, incr: unknown) => number }
+    const nativeAdd = inner.nativeAdd
+    inner.nativeAdd = (key, incr) => {
+      counter.crossings++
+      return nativeAdd(key, incr)
+    }
+    return counter
+  }
+
+  it('serves most adds of a warm Zipf stream without crossing into native code, in and outside the top-k', () => {
+    const hk = new HeavyKeeper({ k: 20, width: 1024, seed: 3 })
+    const ops = stream(40_000, 9, 1.0, 200)
+    for (const op of ops.slice(0, 20_000)) hk.add(op.key)
+    const counter = countCrossings(hk)
+    const top = new Set(hk.list().map((item) => item.key))
+    let outside = 0
+    for (const op of ops.slice(20_000)) {
+      if (!top.has(op.key)) outside++
+      hk.add(op.key)
+    }
+    // A third of these adds are of keys outside the top 20; most of those are served too.
+    expect(outside).toBeGreaterThan(6_000)
+    expect(counter.crossings).toBeLessThan(outside / 2)
+    hk.close()
+  })
+
+  it('stops counting a key through the front once it leaves the top-k', () => {
+    const hk = new HeavyKeeper({ k: 1, width: 4096, seed: 1 })
+    for (let i = 0; i < 3; i++) expect(hk.add('a')).toBe(true) // the front now holds 'a' at heap slot 0
+    for (let i = 0; i < 4; i++) hk.add('b')
+    expect(hk.add('b')).toBe(true) // 'b' (5) takes slot 0 from 'a' (3)
+    const counter = countCrossings(hk)
+    expect(hk.add('a')).toBe(false) // the front's 'a' is stale: native code answers, and 'b' is not counted
+    expect(counter.crossings).toBe(1)
+    expect(hk.list()).toEqual([{ key: 'b', count: 5 }])
+    expect(hk.count('a')).toBe(4)
+    expect(hk.total).toBe(9)
+    hk.close()
+  })
+
+  // One row, and a decay that lets another key wear a bucket down quickly: a key held outside the top-k that has
+  // since entered it (without the front seeing it) can then have an estimate below the heap's minimum, which the
+  // front alone would take for "outside".
+  function wornDown(): HeavyKeeper<string | Uint8Array> {
+    const hk = new HeavyKeeper<string | Uint8Array>({ k: 1, width: 4096, depth: 1, decay: 0.999, seed: 1 })
+    for (let i = 0; i < 40; i++) hk.add('hot')
+    return hk
+  }
+  const bucketOf = (key: string) => murmur3(key, 0) % 4096
+  function wearDown(hk: HeavyKeeper<string | Uint8Array>, key: string): void {
+    let other = 0
+    while (bucketOf(`other-${other}`) !== bucketOf(key)) other++
+    hk.add(`other-${other}`, 50) // about 47 decrements of the key's count, which keeps its bucket
+  }
+
+  it.each(['bytes', 'addMany'] as const)(
+    'asks native code again about the keys it holds outside the top-k once %s may have put one in',
+    (via) => {
+      const hk = wornDown()
+      for (let i = 0; i < 5; i++) expect(hk.add('warm')).toBe(false) // held outside the top-k (5 >= 40 / 16)
+      const counter = countCrossings(hk)
+      expect(hk.add('warm')).toBe(false)
+      expect(counter.crossings).toBe(0) // served by the front
+      // 60 more of 'warm' as bytes, or in a batch: the same key for native code, which puts it above 'hot'.
+      if (via === 'bytes') for (let i = 0; i < 60; i++) hk.add(new TextEncoder().encode('warm'))
+      else hk.addMany(Array.from({ length: 60 }, () => 'warm'))
+      wearDown(hk, 'warm') // its estimate is now below its count in the heap (66), yet it is the top-k
+      expect(hk.add('warm')).toBe(true)
+      hk.close()
+    },
+  )
+
+  it('holds no key with lone surrogates: two such strings can be one key in UTF-8', () => {
+    const hk = wornDown()
+    for (let i = 0; i < 5; i++) hk.add('\ud800') // held outside the top-k
+    for (let i = 0; i < 60; i++) hk.add('\udbff') // both are U+FFFD in UTF-8: one key, now the top-k
+    expect(hk.list()).toEqual([{ key: '\ufffd', count: 65 }])
+    wearDown(hk, '\ufffd')
+    expect(hk.add('\ud800')).toBe(true)
+    hk.close()
   })
 })

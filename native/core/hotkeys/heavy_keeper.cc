@@ -126,21 +126,27 @@ int HeavyKeeper::Add(const uint8_t* key, size_t length, uint32_t incr, bool bina
     // Ours: a key already in the heap stays there and its count never goes down (the reference overwrites it
     // with the sketch's count, which collisions may have lowered, and reports it absent when that is below the
     // heap's minimum).
-    if (heap_.Raise(slot, maxCount) && config_.shared) lanes_.PublishCount(slot, maxCount);
-    front_.Report(slot, fingerprint, buckets);
+    if (heap_.Raise(slot, maxCount)) {
+      if (config_.shared) lanes_.PublishCount(slot, maxCount);
+      PublishThreshold();
+    }
+    front_.Report(slot, fingerprint, maxCount, buckets);
     return kInTopK | Pending();
   }
   // Ours: a zero count never enters, and an equal count does not displace the minimum (the reference reports
   // such a key as in the top-k without inserting it).
-  if (maxCount == 0 || maxCount < config_.minCount) return Pending();
-  if (heap_.full() && maxCount <= heap_.min().count) return Pending();
+  if (maxCount == 0 || maxCount < config_.minCount || (heap_.full() && maxCount <= heap_.min().count)) {
+    front_.Report(-1, fingerprint, maxCount, buckets);
+    return Pending();
+  }
   ExpelledKey expelled;
   bool didExpel = false;
   slot =
       heap_.Insert(kept.data(), kept.length(), fingerprint, maxCount, binary, kept.truncated(), &expelled, &didExpel);
   if (didExpel) Expel(std::move(expelled));
   front_.Moved(slot);
-  front_.Report(slot, fingerprint, buckets);
+  front_.Report(slot, fingerprint, maxCount, buckets);
+  PublishThreshold();
   if (config_.shared) {
     lanes_.PublishKey(slot, heap_.entry(slot));
     lanes_.PublishSlotsUsed(heap_.slotHighWater());
@@ -211,6 +217,7 @@ void HeavyKeeper::CatchUp() {
   std::vector<ExpelledKey> removed;
   std::vector<int32_t> freed;
   heap_.Halve(shift, &removed, &freed);
+  PublishThreshold();  // halving lowers the minimum, and may leave the heap not full
   for (int32_t slot : freed) front_.Moved(slot);
   front_.SetSeen(generation);
   lanes_.CatchUpTotal(generation);
@@ -221,12 +228,20 @@ void HeavyKeeper::CatchUp() {
   for (ExpelledKey& key : removed) Expel(std::move(key));
 }
 
+void HeavyKeeper::PublishThreshold() {
+  if (front_.attached()) front_.SetThreshold(heap_.full() ? static_cast<double>(heap_.min().count) : -1.0);
+}
+
 // The heap counts and the total the JavaScript front raised since native code last ran.
 void HeavyKeeper::ApplyFront() {
-  const uint64_t total = front_.Apply([this](int32_t slot, uint32_t count) {
+  bool raised = false;
+  const uint64_t total = front_.Apply([&](int32_t slot, uint32_t count) {
     if (static_cast<uint32_t>(slot) >= heap_.slotHighWater() || heap_.entry(slot).heapPos < 0) return;
-    if (heap_.Raise(slot, count) && config_.shared) lanes_.PublishCount(slot, count);
+    if (!heap_.Raise(slot, count)) return;
+    raised = true;
+    if (config_.shared) lanes_.PublishCount(slot, count);
   });
+  if (raised) PublishThreshold();
   if (total > 0) lanes_.AddTotal(total);
 }
 

@@ -84,6 +84,8 @@ class HeavyKeeper {
   }
   void CatchUp();
   void ApplyFront();
+  // Tells the front the heap's minimum count when full (else -1), after anything that may have changed it.
+  void PublishThreshold();
   void Expel(ExpelledKey&& key);
   int Pending() const { return expelled_.empty() ? 0 : kExpelledWaiting; }
   uint32_t Generation() const;

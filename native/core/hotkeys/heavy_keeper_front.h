@@ -2,15 +2,17 @@
 // instance shares with its own JavaScript object, through which `add` of a key already in the top-k is done in
 // JavaScript without crossing into native code.
 //
-// Native code tells the front, after each add of a key that is in the heap, the key's heap slot, fingerprint and
-// buckets; it moves a slot's epoch on whenever the slot's key changes, and publishes the fading generation it has
-// caught up to. The front then adds to the key's buckets itself (only when every row's bucket is the key's own:
-// anything else, a decay or a claim, is left to native code) and records the heap counts to raise and the total
-// to add, which native code applies before anything else it does (Apply).
+// Native code tells the front, after each add, the key's heap slot (kNoSlot when it is not in the heap), fingerprint,
+// estimate and buckets; it moves a slot's epoch on whenever the slot's key changes, publishes the fading generation
+// it has caught up to, and the heap's threshold: its minimum count when full, -1 when not (a key outside the heap
+// whose estimate stays at or below it stays out). The front then adds to a key's buckets itself (only when every
+// row's bucket is the key's own: anything else, a decay or a claim, is left to native code) and records the heap
+// counts to raise and the total to add, which native code applies before anything else it does (Apply).
 //
-// Layout (u32 words unless said): header [dirty count, seen generation, last slot, last fingerprint], f64 pending
-// total at byte 16, then depth u32 bucket indexes of the last add (rounded up to 8 bytes), then k u32 each: slot
-// epochs, dirty flags, the dirty list, pending counts.
+// Layout (u32 words unless said): header [dirty count, seen generation, last slot, last fingerprint, last estimate,
+// unused], f64 pending total at byte 24, f64 heap threshold at byte 32, then depth u32 bucket indexes of the last
+// add (rounded up to 8 bytes), then k u32 each: slot epochs, the dirty list, pending counts (a slot is in the dirty
+// list exactly when its pending count is above 0).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -19,7 +21,8 @@ namespace bulwark {
 
 class HeavyKeeperFront {
  public:
-  static constexpr size_t kHeaderSize = 24;
+  static constexpr size_t kHeaderSize = 40;
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
   static size_t Size(uint32_t k, uint32_t depth);
 
   HeavyKeeperFront() = default;
@@ -28,8 +31,11 @@ class HeavyKeeperFront {
 
   bool attached() const { return header_ != nullptr; }
   void SetSeen(uint32_t generation);
-  // The key just added is in the heap at `slot`: what the front needs to add to it (bucket indexes per row).
-  void Report(int32_t slot, uint32_t fingerprint, const uint32_t* buckets);
+  // The key just added is in the heap at `slot` (or not in it: slot < 0), with estimate `count`: what the front
+  // needs to add to it (bucket indexes per row).
+  void Report(int32_t slot, uint32_t fingerprint, uint32_t count, const uint32_t* buckets);
+  // The heap's minimum count when it is full, else -1.
+  void SetThreshold(double threshold);
   // The key of `slot` changed (a new key, or none).
   void Moved(int32_t slot);
   // Hands each heap count the front raised to raise(slot, count), and returns the increments it added to the
@@ -40,9 +46,9 @@ class HeavyKeeperFront {
  private:
   uint32_t* header_ = nullptr;
   double* pendingTotal_ = nullptr;
+  double* threshold_ = nullptr;
   uint32_t* lastBuckets_ = nullptr;
   uint32_t* epochs_ = nullptr;
-  uint32_t* dirty_ = nullptr;
   uint32_t* dirtyList_ = nullptr;
   uint32_t* pending_ = nullptr;
   uint32_t k_ = 0;
@@ -56,7 +62,6 @@ uint64_t HeavyKeeperFront::Apply(Raise raise) {
   for (uint32_t i = 0; i < n; i++) {
     const uint32_t slot = dirtyList_[i];
     if (slot >= k_) continue;
-    dirty_[slot] = 0;
     raise(static_cast<int32_t>(slot), pending_[slot]);
     pending_[slot] = 0;
   }
