@@ -1,6 +1,6 @@
 import { OverloadError } from '../errors/overload-error'
 import type { Event } from '../events/event-source'
-import { type GuardedFunction, outcome, runGuarded, startError } from '../execution/run-guarded'
+import { type GuardedFunction, type Outcome, runGuarded, startError } from '../execution/run-guarded'
 import { runQueued } from '../execution/run-queued'
 import { TokenOutcomes } from '../execution/token-outcomes'
 import { registerComponent } from '../metrics/component-registry'
@@ -22,7 +22,7 @@ import {
   type BbrLimiterRule,
   type PriorityExecuteOptions,
 } from './bbr-options'
-import { ADMIT, BbrRules } from './bbr-rules'
+import { BbrRules } from './bbr-rules'
 import { type BbrLimiterStats, collectBbrStats } from './bbr-stats'
 import { CapacityEstimator } from './capacity-estimator'
 import { loadSource } from './load-source'
@@ -64,8 +64,9 @@ export class BbrLimiter {
   /** Copies of BbrRules' cell indexes that the usual verdict reads. */
   private readonly lastDropIndex: number
   private readonly latencyCap: number
-  /** f64 index of this member's `load` stat. */
+  /** f64 index of this member's `load` stat, and of its admitted count of the lowest class. */
   private readonly loadIndex: number
+  private readonly admittedBase: number
   /** @internal The admission queue (undefined without `maxWait`): execute() and the inbound guards wait in it. */
   readonly queue: AdmissionQueue | undefined
   private readonly tokens = new TokenTable()
@@ -75,10 +76,17 @@ export class BbrLimiter {
   private lastActiveAt = -Infinity
   /** Outcomes of execute() calls: sampled ones hold a token (for their start), the others share `untracked`. */
   private readonly outcomes = new TokenOutcomes(this.tokens, (_ok, token) => this.release(token))
-  private readonly untracked = outcome({
-    recordSuccess: () => this.finish(NOT_SAMPLED, true),
-    recordFailure: () => this.finish(NOT_SAMPLED, true),
-  })
+  // Its own reactions (not the shared outcome() helper): a helper's closures would see every component's sink.
+  private readonly untracked: Outcome = {
+    passed: (value) => {
+      this.finish(NOT_SAMPLED, true)
+      return value
+    },
+    failed: (error) => {
+      this.finish(NOT_SAMPLED, true)
+      throw error
+    },
+  }
 
   constructor(options?: BbrLimiterOptions) {
     const o = resolveBbrOptions(options)
@@ -92,6 +100,7 @@ export class BbrLimiter {
     this.statsPlacement = placement.stats
     this.statsBase = (base + placement.stats.offset + region.member * placement.stats.stride) / 8
     this.loadIndex = this.statsBase + STAT.load
+    this.admittedBase = this.statsBase + STAT.admitted
     this.inFlightCounter = new LaneCounter(region, placement.inFlight)
     this.ownInFlight = (base + placement.inFlight.offset + region.member * placement.inFlight.stride) / 8
     this.passes = new RollingWindow(region, placement.passes)
@@ -150,10 +159,9 @@ export class BbrLimiter {
     const shed = this.decide(p, now, key)
     if (shed < 0) return shed
     const token = this.tokens.acquire(this.sampler.start(now, NOT_SAMPLED))
-    if (token < 0) return this.rules.shed(p, STAT.shedInFlight, Shed.inFlight)
+    if (token < 0) return this.tableFull(p)
     this.count(p)
-    const fairness = this.rules.fairness
-    if (fairness !== undefined && typeof key === 'string') fairness.admitted(key)
+    if (key !== undefined) this.rules.admitted(key)
     return token
   }
 
@@ -169,7 +177,8 @@ export class BbrLimiter {
     const f64 = this.f64
     // For stats() and watchers such as `bulwark top`; stored only when it moves (a shared line others read).
     if (f64[this.loadIndex] !== load) f64[this.loadIndex] = load
-    if (load < rules.admitBelow && f64[this.lastDropIndex] < 0 && !(f64[this.latencyCap] > 0)) return ADMIT
+    // 0 is ADMIT (a literal: an imported name would cost the inliner's budget a property load).
+    if (load < rules.admitBelow && f64[this.lastDropIndex] < 0 && !(f64[this.latencyCap] > 0)) return 0
     return rules.decide(p, now, key, load)
   }
 
@@ -179,13 +188,20 @@ export class BbrLimiter {
    * gateway answers at once when its upstream refuses) or was abandoned, whose time says nothing about how long
    * requests take. An unknown, shed or already released token is ignored and counted.
    */
-  release(token: number, measured = true): void {
+  release(token: number, measured?: boolean): void {
     const start = this.tokens.release(token)
-    if (start === INVALID) {
-      this.f64[this.statsBase + STAT.invalidReleases] += 1
-      return
-    }
-    this.finish(start, measured)
+    if (start !== INVALID) this.finish(start, measured === undefined || measured === true)
+    else this.countInvalidRelease()
+  }
+
+  /** Sheds a request of class `p` because this instance's token table is full (rare: kept out of tryAcquire). */
+  private tableFull(p: number): number {
+    return this.rules.shed(p, STAT.shedInFlight, Shed.inFlight)
+  }
+
+  /** Counts a release() of a token that was not outstanding (rare: kept out of release()). */
+  private countInvalidRelease(): void {
+    this.f64[this.statsBase + STAT.invalidReleases] += 1
   }
 
   /** What release() does once the request is known to be admitted and not yet released. */
@@ -251,8 +267,7 @@ export class BbrLimiter {
     }
     // The call's own outcome releases it, exactly once: no token is needed to guard that, except to carry the
     // start of a sampled call.
-    const fairness = this.rules.fairness
-    if (fairness !== undefined && typeof options?.key === 'string') fairness.admitted(options.key)
+    if (options?.key !== undefined) this.rules.admitted(options.key)
     const start = this.sampler.start(now, NOT_SAMPLED)
     if (start === NOT_SAMPLED) {
       this.count(p)
@@ -260,7 +275,7 @@ export class BbrLimiter {
     }
     const token = this.tokens.acquire(start)
     if (token < 0) {
-      this.rules.shed(p, STAT.shedInFlight, Shed.inFlight)
+      this.tableFull(p)
       return Promise.reject(new OverloadError('in-flight', EXECUTE_RETRY_AFTER))
     }
     this.count(p)
@@ -311,8 +326,9 @@ export class BbrLimiter {
    * shows in ownInFlight, which requestsSince() reads too.
    */
   private count(p: number): void {
-    this.f64[this.ownInFlight] += 1
-    this.f64[this.statsBase + STAT.admitted + p] += 1
+    const f64 = this.f64
+    f64[this.ownInFlight] += 1
+    f64[this.admittedBase + p] += 1
   }
 
   /** A queued request asks again; a refusal is not counted (it still waits). */

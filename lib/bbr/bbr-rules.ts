@@ -173,6 +173,11 @@ export class BbrRules {
     return ADMIT
   }
 
+  /** Tells fairness (when on) that a request of `key` was admitted. */
+  admitted(key: string): void {
+    if (this.fairness !== undefined && typeof key === 'string') this.fairness.admitted(key)
+  }
+
   /** Counts a shed request of class `p` under stat `reason`; returns its Shed code `result`. */
   shed(p: number, reason: number, result: number): number {
     this.f64[this.statsBase + reason + p] += 1

@@ -47,17 +47,19 @@ export class TokenTable {
   release(token: number): number {
     // typeof first: comparing a Symbol throws, and a BigInt would not survive the arithmetic below. Anything else
     // that is not an outstanding token fails one of the tests: NaN, Infinity, negatives and fractions give a slot
-    // that is not an integer below capacity, and a huge number a generation no slot ever reaches.
+    // that is not an integer, and numbers beyond the table or a huge one read a cell that does not hold their
+    // generation (or none: undefined).
     if (typeof token !== 'number') return INVALID
     const generation = Math.floor(token * PER_SLOTS)
     const slot = token - generation * SLOTS
+    const cells = this.cells
+    const at = 2 * slot
     // Equal and odd: the slot is out under this very token (a free slot's generation is even).
-    if ((slot | 0) !== slot || slot >= this.capacity || this.cells[2 * slot] !== generation || (generation & 1) !== 1)
-      return INVALID
+    if ((slot | 0) !== slot || cells[at] !== generation || (generation & 1) !== 1) return INVALID
     const next = generation + 1
-    this.cells[2 * slot] = next < GENERATIONS ? next : 0
+    cells[at] = next < GENERATIONS ? next : 0
     this.free[this.freeCount++] = slot
-    return this.cells[2 * slot + 1]
+    return cells[at + 1]
   }
 
   /** The slot of a token this table handed out. */
