@@ -34,14 +34,23 @@ function deferRequires(file) {
   fs.writeFileSync(file, lazy)
 }
 deferRequires(path.join(dist, 'cjs', 'index.js'))
+// The same for require('bulwark/core'): its ES module face still binds (so loads) every name.
+deferRequires(path.join(dist, 'cjs', 'entries', 'core.js'))
 
-// Few files instead of 180 (scripts/pack-cjs.js says why), grouped by who loads them: the root entry alone (its
-// components are read lazily); the core components a gateway starts with ('bulwark/core'); the rest of the root;
-// then what only a subpath loads.
+// Few files instead of 180 (scripts/pack-cjs.js says why), grouped by who loads them, so that a process parses little
+// more than the code it runs: the root entry alone (its components are read lazily), with the component registry
+// the exporters look in; each core component family with what only it runs; the parts those load only when an
+// option asks (fairness, the admission queue); what the core components share; the rest of the root; then what
+// only a subpath loads.
 pack(path.join(dist, 'cjs'), [
-  { name: 'index', roots: ['index'], shallow: true },
-  { name: 'core', roots: ['entries/core'] },
-  { name: 'components', roots: ['index'] },
+  { name: 'index', roots: ['index'], shallow: true, atLoad: true },
+  { name: 'bbr', roots: ['bbr/bbr-limiter'], own: true, atLoad: true },
+  { name: 'breakers', roots: ['breakers/circuit-breaker', 'breakers/sre-breaker'], own: true, atLoad: true },
+  { name: 'hotkeys', roots: ['hotkeys/heavy-keeper'], own: true, atLoad: true },
+  { name: 'queue', roots: ['policies/admission-queue', 'execution/run-queued'], own: true, atLoad: true },
+  { name: 'switches', roots: ['switches/switchboard'], own: true, atLoad: true },
+  { name: 'core', roots: ['entries/core'], entry: true, atLoad: true },
+  { name: 'components', roots: ['index'], entry: true },
   {
     name: 'integrations',
     roots: ['http', 'express', 'fastify', 'koa', 'grpc', 'undici'].map((entry) => `entries/${entry}`),

@@ -1,11 +1,12 @@
 'use strict'
 // One measurement of what loading a module costs, in a fresh process (bench/import-cost.bench.mjs starts one per
-// run): files loaded, wall time, and the resident memory it adds. Prints one line of JSON.
+// run): files loaded, wall time, the CPU time of the process (every thread: on a busy machine it moves far less
+// than wall time), and the resident memory it adds. Prints one line of JSON. It loads nothing of its own before
+// measuring (not even perf_hooks: a library that needs it pays for it here).
 //   node --expose-gc import-probe.cjs <specifier> <how>
 // how: 'require'; 'import' (the ES module entry); 'touch:<Name>' (require, then read that export);
 // 'touch:*' (require, then read every export, which loads whatever the entry defers).
 const fs = require('fs')
-const { performance } = require('perf_hooks')
 
 const [specifier, how = 'require'] = process.argv.slice(2)
 
@@ -48,9 +49,11 @@ async function main() {
   const before = Object.keys(require.cache).length
   const rss = process.memoryUsage().rss
   const privateBefore = privateMB()
-  const start = performance.now()
+  const cpu = process.cpuUsage()
+  const start = process.hrtime.bigint()
   await load()
-  const ms = performance.now() - start
+  const ms = Number(process.hrtime.bigint() - start) / 1e6
+  const { user, system } = process.cpuUsage(cpu)
   const addedRss = process.memoryUsage().rss - rss
   const privateAfter = privateMB()
   // An ES module entry is not in require.cache: count it, and the CommonJS files it reaches are counted there.
@@ -59,6 +62,7 @@ async function main() {
     `${JSON.stringify({
       files,
       ms,
+      cpuMs: (user + system) / 1000,
       rssMB: addedRss / 2 ** 20,
       privateMB: privateAfter === null ? null : privateAfter - privateBefore,
     })}\n`,

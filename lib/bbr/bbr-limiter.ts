@@ -1,10 +1,11 @@
 import { OverloadError } from '../errors/overload-error'
 import type { Event } from '../events/event-source'
 import { type GuardedFunction, type Outcome, runGuarded, startError } from '../execution/run-guarded'
-import { runQueued } from '../execution/run-queued'
+// Loaded at first use (scripts/pack-cjs.js): only limiters made with `maxWait` queue.
+import { runQueued } from '../execution/run-queued' // bulwark:lazy
 import { TokenOutcomes } from '../execution/token-outcomes'
 import { registerComponent } from '../metrics/component-registry'
-import { AdmissionQueue, type Waiter } from '../policies/admission-queue'
+import { AdmissionQueue, type Waiter } from '../policies/admission-queue' // bulwark:lazy
 import type { RuleStats } from '../rules/live-rules'
 import { LaneCounter } from '../shared/lane-counter'
 import type { LanePlacement } from '../shared/region-layout'

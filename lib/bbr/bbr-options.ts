@@ -1,5 +1,5 @@
 import { type LatencyOptions, resolveLatencyOptions } from '../adaptive/latency-options'
-import { type AdmissionQueueOptions, resolveQueueOptions } from '../policies/admission-queue'
+import { type AdmissionQueueOptions, resolveQueueOptions } from '../policies/queue-options'
 import { type FairnessOptions, resolveFairness, type ResolvedFairness } from '../policies/fair-share'
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { resolveSharing, type SharingOptions } from '../shared/sharing-options'

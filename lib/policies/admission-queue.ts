@@ -1,14 +1,5 @@
-import { InvalidOptionError } from '../errors/invalid-option-error'
 import { Shed } from '../shed/shed'
-import { optionalNumber } from '../validate'
-
-/** The queue's options, resolved (docs/rules/queue.md). */
-export interface AdmissionQueueOptions {
-  /** The longest a request waits for a slot, ms. */
-  maxWait: number
-  /** The most requests waiting at once in this process. */
-  maxQueue: number
-}
+import type { AdmissionQueueOptions } from './queue-options'
 
 export interface AdmissionQueueStats {
   /** Requests waiting now (this process's queue). */
@@ -39,22 +30,10 @@ export interface Waiter {
 
 /** The number of priority classes (critical, high, normal, low: index 0 first). */
 const CLASSES = 4
-const DEFAULT_MAX_QUEUE = 128
 /** The queue is under pressure once its oldest waiter is older than this share of maxWait (CoDel's target). */
 const TARGET_SHARE = 0.25
 /** Whatever else happens, the queue looks for free slots at least this often while it holds waiters, ms. */
 const MAX_POLL = 10
-
-/** Validates `maxWait` and `maxQueue`; undefined when there is no queue (maxWait 0, the default). */
-export function resolveQueueOptions(maxWait: unknown, maxQueue: unknown): AdmissionQueueOptions | undefined {
-  const wait = optionalNumber('maxWait', maxWait, 0, { min: 0, max: 60_000 })
-  const size = optionalNumber('maxQueue', maxQueue, DEFAULT_MAX_QUEUE, { integer: true, min: 1, max: 1_000_000 })
-  if (wait === 0) {
-    if (maxQueue !== undefined) throw new InvalidOptionError('maxQueue', maxQueue, 'set together with maxWait > 0')
-    return undefined
-  }
-  return { maxWait: wait, maxQueue: size }
-}
 
 class Entry implements Waiter {
   constructor(

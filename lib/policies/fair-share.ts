@@ -1,5 +1,6 @@
 import { InvalidOptionError } from '../errors/invalid-option-error'
-import { HeavyKeeper } from '../hotkeys/heavy-keeper'
+// Loaded at first use (scripts/pack-cjs.js): only limiters made with `fairness` track keys.
+import { HeavyKeeper } from '../hotkeys/heavy-keeper' // bulwark:lazy
 import { checkOptions, optionalNumber } from '../validate'
 
 /** BbrLimiter's `fairness` option (docs/rules/fairness.md). */

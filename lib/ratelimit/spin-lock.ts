@@ -1,5 +1,3 @@
-import { performance } from 'perf_hooks'
-
 import type { SharedRegion } from '../shared/shared-region'
 
 // The lock word: 0 when free, else (acquisition sequence << 13) | (holder's member + 1). Members are < 4096, so

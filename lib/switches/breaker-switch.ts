@@ -1,6 +1,7 @@
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { MODE } from './switch-layout'
-import { Switchboard } from './switchboard'
+// Loaded at first use (scripts/pack-cjs.js): only breakers given `switches` need it.
+import { Switchboard } from './switchboard' // bulwark:lazy
 
 export type { Switchboard }
 

@@ -41,9 +41,57 @@ console.log(JSON.stringify({
   builtins: process.moduleLoadList.filter((m) => !builtins.has(m)),
 }))`)
     const code = loaded.files.filter((f) => f.endsWith('.js'))
-    expect(code.sort()).toEqual(['entries/core.js', 'packed/core.js', 'packed/loader.js'])
+    expect(code.sort()).toEqual([
+      'entries/core.js',
+      'packed/bbr.js',
+      'packed/breakers.js',
+      'packed/core.js',
+      'packed/loader.js',
+    ])
     expect(loaded.builtins).not.toContain('NativeModule worker_threads')
     expect(loaded.builtins).not.toContain('NativeModule crypto')
+  })
+
+  it('loads a BbrLimiter alone without the breakers, and its optional parts only when their options are given', () => {
+    const packs = inNode<Record<string, string[]>>(`
+const loaded = () => Object.keys(require.cache).filter((f) => f.includes('packed')).map((f) => require('path').basename(f))
+const root = require(dist)
+const { BbrLimiter } = root
+const plain = new BbrLimiter()
+plain.tryAcquire()
+const alone = loaded()
+const fair = new BbrLimiter({ fairness: true })
+fair.release(fair.tryAcquire('normal', 'tenant'))
+const withFairness = loaded()
+const queued = new BbrLimiter({ maxWait: 5 })
+const withQueue = loaded()
+const { CircuitBreaker } = root
+new CircuitBreaker({ strategy: 'errorCount', failureCount: 3 }).tryAcquire()
+const breaker = loaded()
+new CircuitBreaker({ strategy: 'errorCount', failureCount: 3, switches: new root.Switchboard() }).tryAcquire()
+const withSwitches = loaded()
+for (const l of [plain, fair, queued]) l.close()
+console.log(JSON.stringify({ alone, withFairness, withQueue, breaker, withSwitches }))`)
+    expect(packs.alone.sort()).toEqual(['bbr.js', 'core.js', 'index.js', 'loader.js'])
+    expect(packs.withFairness).toContain('hotkeys.js')
+    expect(packs.withFairness).not.toContain('queue.js')
+    expect(packs.withQueue).toContain('queue.js')
+    expect(packs.breaker).toContain('breakers.js')
+    expect(packs.breaker).not.toContain('switches.js')
+    expect(packs.withSwitches).toContain('switches.js')
+  })
+
+  it('maps stack traces to the lib/ sources under --enable-source-maps', () => {
+    const stack = nodeJson<string>(
+      [
+        '--enable-source-maps',
+        '-e',
+        `try { new (require(${JSON.stringify(dist)}).BbrLimiter)({ cpuThreshold: -1 }) } catch (e) { console.log(JSON.stringify(e.stack)) }`,
+      ],
+      packageRoot,
+    )
+    expect(stack).toMatch(/lib\/validate\.ts:\d+:\d+/)
+    expect(stack).toMatch(/lib\/bbr\/bbr-options\.ts:\d+:\d+/)
   })
 
   it('loads no component for an exporter until a component is made', () => {
