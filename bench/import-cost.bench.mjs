@@ -1,4 +1,5 @@
-// What loading bulwark costs a process (each worker of a cluster pays it again): files loaded, milliseconds, resident
+// What loading bulwark costs a process (each worker of a cluster pays it again): files loaded and the JavaScript in
+// them, milliseconds (wall, and CPU time of the process, which other work on the machine inflates less), resident
 // memory added and, of that, the private memory (RSS also counts pages of node's own binary that every node process
 // shares), each the median of fresh processes, side by side with the peers. The root entry loads a component's code
 // when the component is first read; 'bulwark/core' holds the components a gateway starts with, for ES module
@@ -19,6 +20,7 @@ const GOAL = { ms: 10, rssMB: 4 }
 const cases = [
   { name: "require('bulwark')", specifier: 'bulwark', how: 'require', goal: true },
   { name: "require('bulwark').BbrLimiter", specifier: 'bulwark', how: 'touch:BbrLimiter' },
+  { name: "require('bulwark'), one BbrLimiter used", specifier: 'bulwark', how: 'use:bbr', goal: true },
   { name: "require('bulwark'), core components used", specifier: 'bulwark', how: 'use:core', goal: true },
   { name: "require('bulwark/core'), core components used", specifier: 'bulwark/core', how: 'use:core', goal: true },
   {
@@ -53,7 +55,9 @@ function run(c) {
   const privateMB = samples.map((s) => s.privateMB)
   return {
     files: median(samples.map((s) => s.files)),
+    jsKB: median(samples.map((s) => s.jsKB)),
     ms: median(samples.map((s) => s.ms)),
+    cpuMs: median(samples.map((s) => s.cpuMs)),
     rssMB: median(samples.map((s) => s.rssMB)),
     privateMB: privateMB.includes(null) ? null : median(privateMB),
   }
@@ -67,13 +71,14 @@ const results = cases.map((c) => ({ ...c, ...run(c) }))
 const load = Math.max(loadBefore, os.loadavg()[0])
 const busy = load > os.cpus().length / 2
 const note = `Load average ${load.toFixed(1)} on ${os.cpus().length} cores while measuring: ${
-  busy ? 'BUSY, times are inflated by other work (files and memory are not)' : 'quiet'
+  busy ? 'BUSY, times are inflated by other work, CPU time less than wall time (files and memory are not)' : 'quiet'
 }.`
 const cockatiel = results.find((r) => r.specifier === 'cockatiel')
 const lines = results.map((r) => [
   r.name,
-  String(r.files),
+  `${r.files} (${Math.round(r.jsKB)} KB)`,
   `${r.ms.toFixed(1)} ms`,
+  `${r.cpuMs.toFixed(1)} ms`,
   `${r.rssMB.toFixed(1)} MB`,
   r.privateMB === null ? 'n/a' : `${r.privateMB.toFixed(1)} MB`,
   r.goal ? `<= ${GOAL.ms} ms, <= ${GOAL.rssMB} MB: ${r.ms <= GOAL.ms && r.rssMB <= GOAL.rssMB ? 'met' : 'MISSED'}` : '',
@@ -83,8 +88,9 @@ writeTable(
   'Import cost: files, time and memory a process pays to load',
   [
     'what is loaded',
-    'files',
+    'files (JS parsed)',
     `time (median of ${ROUNDS} processes)`,
+    'CPU time (median)',
     'RSS added (median)',
     'of which private',
     'goal',

@@ -4,7 +4,8 @@
 // than wall time), and the resident memory it adds. Prints one line of JSON. It loads nothing of its own before
 // measuring (not even perf_hooks: a library that needs it pays for it here).
 //   node --expose-gc import-probe.cjs <specifier> <how>
-// how: 'require'; 'import' (the ES module entry); 'touch:<Name>' (require, then read that export);
+// how: 'require'; 'import' (the ES module entry); 'touch:<Name>' (require, then read that export); 'use:bbr' (one
+// BbrLimiter made and asked once); 'use:core' and 'import:use' (see useCore);
 // 'touch:*' (require, then read every export, which loads whatever the entry defers).
 const fs = require('fs')
 
@@ -24,6 +25,7 @@ async function load() {
   const loaded = require(specifier)
   if (how === 'touch:*') for (const name of Object.keys(loaded)) void loaded[name]
   else if (how === 'use:core') useCore(loaded)
+  else if (how === 'use:bbr') new loaded.BbrLimiter().tryAcquire()
   else if (how.startsWith('touch:')) void loaded[how.slice('touch:'.length)]
   return loaded
 }
@@ -57,10 +59,16 @@ async function main() {
   const addedRss = process.memoryUsage().rss - rss
   const privateAfter = privateMB()
   // An ES module entry is not in require.cache: count it, and the CommonJS files it reaches are counted there.
-  const files = Object.keys(require.cache).length - before + (how === 'import' ? 1 : 0)
+  const added = Object.keys(require.cache).slice(before)
+  const files = added.length + (how === 'import' ? 1 : 0)
+  // The JavaScript V8 had to parse (the addon excluded): what most of the time goes to.
+  const jsKB = added
+    .filter((f) => f.endsWith('.js') || f.endsWith('.cjs'))
+    .reduce((kB, f) => kB + fs.statSync(f).size / 1024, 0)
   process.stdout.write(
     `${JSON.stringify({
       files,
+      jsKB,
       ms,
       cpuMs: (user + system) / 1000,
       rssMB: addedRss / 2 ** 20,

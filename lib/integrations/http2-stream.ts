@@ -1,4 +1,6 @@
-import { constants, type IncomingHttpHeaders, type ServerHttp2Stream } from 'http2'
+// Loaded at first use (scripts/pack-cjs.js): node:http2 loads tls and crypto, which a process that never serves
+// HTTP/2 should not pay for (docs/guide/install.md), and only a stream cut mid-response reads its constants.
+import { constants, type IncomingHttpHeaders, type ServerHttp2Stream } from 'http2' // bulwark:lazy
 
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { runWithDeadline } from './deadline-context'

@@ -1,4 +1,6 @@
-import { createHash } from 'crypto'
+// Loaded at first use (scripts/pack-cjs.js): crypto costs a process about 2.5 MB (docs/guide/install.md), and
+// only a shared group names the regions of its keys.
+import { createHash } from 'crypto' // bulwark:lazy
 
 // Characters a region name may hold; '.' is kept out of the readable part so it only ever separates.
 const unsafe = /[^A-Za-z0-9_-]/g

@@ -1,4 +1,6 @@
-import { createHash } from 'crypto'
+// Loaded at first use (scripts/pack-cjs.js): crypto costs a process about 2.5 MB (docs/guide/install.md), and
+// only a key longer than MAX_KEY_LENGTH is hashed.
+import { createHash } from 'crypto' // bulwark:lazy
 
 /** Longest key kept whole (UTF-16 units); a longer one is kept as a prefix and a hash (docs/guide/trust.md). */
 export const MAX_KEY_LENGTH = 128

@@ -94,6 +94,17 @@ console.log(JSON.stringify({ alone, withFairness, withQueue, breaker, withSwitch
     expect(stack).toMatch(/lib\/bbr\/bbr-options\.ts:\d+:\d+/)
   })
 
+  it('loads neither node:http2 nor crypto for bulwark/http until a guard needs them', () => {
+    const builtins = inNode<string[]>(`
+const before = new Set(process.moduleLoadList)
+const { httpGuard, http2StreamGuard } = require(dist + '/entries/http')
+httpGuard(() => {}, { limiter: {} })
+http2StreamGuard(() => {}, { limiter: {} })
+console.log(JSON.stringify(process.moduleLoadList.filter((m) => !before.has(m))))`)
+    expect(builtins).not.toContain('NativeModule http2')
+    expect(builtins).not.toContain('NativeModule crypto')
+  })
+
   it('loads no component for an exporter until a component is made', () => {
     const modules = inNode<string[]>(`
 require(dist + '/metrics/prometheus')
