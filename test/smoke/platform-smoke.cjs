@@ -47,7 +47,9 @@ function runWorker({ task, name, gate }) {
     const limiter = new b.BbrLimiter(bbrOptions(name))
     const tokens = [limiter.tryAcquire(), limiter.tryAcquire(), limiter.tryAcquire()]
     parentPort.postMessage({ holding: tokens.filter((t) => t >= 0).length })
-    setInterval(() => {}, 60_000) // stays alive until terminated
+    // Kept reachable: a limiter that is garbage collected detaches and gives its requests back (its region's
+    // finalizer), which would end the hold before the main thread looks.
+    setInterval(() => void limiter, 60_000) // stays alive until terminated
   }
 }
 
