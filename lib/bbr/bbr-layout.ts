@@ -67,6 +67,8 @@ export interface PriorityCounts {
 export interface BbrCounters {
   byPriority: Record<PriorityName, PriorityCounts>
   admitted: number
+  /** Every shed counted here: in-flight + queueing delay + latency. */
+  shed: number
   shedInFlight: number
   shedQueueDelay: number
   shedLatency: number
@@ -88,6 +90,7 @@ export function sumBbrCounters(region: SharedRegion, stats: LanePlacement): BbrC
   const counters: BbrCounters = {
     byPriority,
     admitted: 0,
+    shed: 0,
     shedInFlight: 0,
     shedQueueDelay: 0,
     shedLatency: 0,
@@ -106,5 +109,6 @@ export function sumBbrCounters(region: SharedRegion, stats: LanePlacement): BbrC
     counters.shedQueueDelay += counts.shedQueueDelay
     counters.shedLatency += counts.shedLatency
   })
+  counters.shed = counters.shedInFlight + counters.shedQueueDelay + counters.shedLatency
   return counters
 }

@@ -40,16 +40,10 @@ export function inspectBbr(snapshot: RegionSnapshot, now: number): LimiterView {
     maxInFlight,
     maxPass: capacity.maxPass,
     minRt: capacity.minRt,
-    admitted: counters.admitted,
-    shed: counters.shedInFlight + counters.shedQueueDelay + counters.shedLatency,
-    shedInFlight: counters.shedInFlight,
-    shedQueueDelay: counters.shedQueueDelay,
-    shedLatency: counters.shedLatency,
+    ...counters,
     // A limiter made with `latency: false` leaves these cells at zero (limit 0, not shedding).
     latency: latencyStats(region.f64, (region.base + placement.latency.cells) / 8),
     admitFraction: Math.min(1, ...laneValues(region, placement.stats, STAT.admitFraction, live)),
-    invalidReleases: counters.invalidReleases,
-    byPriority: counters.byPriority,
     rules: readRule(new RuleBlock(region, placement.rules), BBR_RULE_FIELDS),
   }
 }
