@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <new>
 
 #include "core/platform/clock.h"
@@ -28,14 +27,14 @@ void Advance(uint64_t* next, uint64_t step, uint64_t now) {
 
 Sampler& Sampler::Instance() {
   // Built in static storage and never destroyed: it must outlive static destructors, which run after atexit
-  // handlers, and no allocation can fail.
+  // handlers, and no allocation can fail. The storage starts zeroed (the signals block and every loop slot rely on
+  // it: the constructor writes neither, so their pages stay untouched until used).
   alignas(Sampler) static unsigned char storage[sizeof(Sampler)];
   static Sampler* s = new (storage) Sampler();
   return *s;
 }
 
 Sampler::Sampler() {
-  std::memset(block_, 0, kSize);
   StoreF64(block_ + kCores, 1);
   StoreF64(block_ + kCpuInterval, options_.cpuIntervalMs);
   StoreF64(block_ + kLoopInterval, options_.loopIntervalMs);

@@ -116,23 +116,27 @@ class Sampler {
   bool TickLoops(uint64_t nowNs);
   void TickCpu(uint64_t nowNs);
 
+  // No member initializers: zeroed memory is an unused slot, and RegisterLoop sets every field of the slot it
+  // takes. A constructor that wrote all kMaxLoops slots (with the signals block, 230 KB) made each process that
+  // loads the addon fault in and keep 57 pages of memory it may never use (Instance() builds the sampler in static
+  // storage, which starts zeroed and costs nothing until written).
   struct LoopState {
-    bool used = false;
-    IdleTimeFn idle = nullptr;
-    void* ctx = nullptr;
+    bool used;
+    IdleTimeFn idle;
+    void* ctx;
     // Written on the loop thread; read by the sampler through the seqlock.
-    uint32_t seq = 0;
-    uint64_t entryNs = 0;
-    uint64_t entryIdleNs = 0;
-    double maxBusyMs = 0;      // longest completed busy stretch since the last tick (CAS max / exchange)
-    double minBusyMs = 1e300;  // shortest completed busy stretch since the last tick (CAS min / exchange)
+    uint32_t seq;
+    uint64_t entryNs;
+    uint64_t entryIdleNs;
+    double maxBusyMs;  // longest completed busy stretch since the last tick (CAS max / exchange)
+    double minBusyMs;  // shortest completed busy stretch since the last tick (CAS min / exchange; kNoStretch)
     // Loop-thread private.
-    uint64_t prevEntryNs = 0;
-    uint64_t prevEntryIdleNs = 0;
+    uint64_t prevEntryNs;
+    uint64_t prevEntryIdleNs;
     // Sampler private.
-    bool primed = false;
-    uint64_t tickNs = 0;
-    uint64_t tickIdleNs = 0;
+    bool primed;
+    uint64_t tickNs;
+    uint64_t tickIdleNs;
   };
 
   alignas(64) uint8_t block_[signals_layout::kSize];

@@ -18,6 +18,9 @@ uint8_t* Slot(uint8_t* block, int slot) { return block + kLoopSlots + size_t(slo
 constexpr double kBusyUtil = 150;  // permille
 constexpr double kBusyDelayMs = 5;
 
+// A loop's shortest busy stretch before any has completed since the last tick (above every real one).
+constexpr double kNoStretch = 1e300;
+
 }  // namespace
 
 int Sampler::RegisterLoop(IdleTimeFn idle, void* ctx, uint64_t nowNs, uint64_t idleNs) {
@@ -26,6 +29,7 @@ int Sampler::RegisterLoop(IdleTimeFn idle, void* ctx, uint64_t nowNs, uint64_t i
     LoopState& l = loops_[i];
     if (l.used) continue;
     l = LoopState();
+    l.minBusyMs = kNoStretch;
     l.used = true;
     l.idle = idle;
     l.ctx = ctx;
@@ -95,7 +99,7 @@ bool Sampler::TickLoops(uint64_t nowNs) {
       ongoing = NsToMs(static_cast<double>(nowNs - entryNs) - static_cast<double>(idle - entryIdle));
     if (ongoing < 0) ongoing = 0;
     double completed = ExchangeF64(&l.maxBusyMs, 0);
-    double shortest = ExchangeF64(&l.minBusyMs, 1e300);
+    double shortest = ExchangeF64(&l.minBusyMs, kNoStretch);
     double delayRaw = completed > ongoing ? completed : ongoing;
     // The best moment of the tick: its shortest completed stretch, or the ongoing one if shorter (an idle loop
     // reads 0) or if none completed (one long stretch).
