@@ -272,7 +272,13 @@ function pack(cjs, packs) {
   const packOf = assignPacks(sources, known, packs)
   const out = path.join(cjs, 'packed')
   fs.mkdirSync(out)
-  fs.writeFileSync(path.join(out, 'loader.js'), LOADER.replace('__PACK_OF__', JSON.stringify(packOf, null, 1)))
+  // A JSON string, not an object literal: V8 parses JSON faster than it compiles a literal of 180 properties
+  // (require('bulwark') ran 0.3 M fewer instructions, callgrind).
+  const table = `JSON.parse(${JSON.stringify(JSON.stringify(packOf))})`
+  fs.writeFileSync(
+    path.join(out, 'loader.js'),
+    LOADER.replace('__PACK_OF__', () => table),
+  )
   for (const { name, atLoad } of packs) {
     const parts = [`'use strict'\nconst { define } = require('./loader')\n`]
     let line = 2
