@@ -39,8 +39,9 @@ function responseEnd(buf, out) {
 }
 
 /**
- * schedule: [{ rate (req/s), seconds }]. path: a string or a function of the request's index. Every
- * `criticalEvery`-th request carries `x-priority: critical`. Resolves { due, latency, status, critical, sentAt,
+ * schedule: [{ rate (req/s), seconds, criticalEvery? }]. path: a string or a function of the request's index. Every
+ * `criticalEvery`-th request carries `x-priority: critical` (a step's own `criticalEvery` overrides it: a critical
+ * rate that stays the same whatever the step's rate). Resolves { due, latency, status, critical, sentAt,
  * durationMs, generator }: typed arrays per request (latency Infinity and status 0 when unanswered at the
  * deadline or failed) and the generator's own account (`capped` names what kept it from the schedule, if anything).
  * With `stampSend`, each request carries `x-sent: <ms>`, the host's monotonic clock when it was written (built per
@@ -58,10 +59,15 @@ function runLeanLoad({
   stampSend = false,
 }) {
   const dues = []
+  const marks = []
   let t = 0
   for (const step of schedule) {
     const n = Math.round(step.rate * step.seconds)
-    for (let i = 0; i < n; i++) dues.push(t + (i * 1000) / step.rate)
+    const every = step.criticalEvery ?? criticalEvery
+    for (let i = 0; i < n; i++) {
+      dues.push(t + (i * 1000) / step.rate)
+      marks.push(every > 0 && (dues.length - 1) % every === 0 ? 1 : 0)
+    }
     t += step.seconds * 1000
   }
   const total = dues.length
@@ -69,8 +75,7 @@ function runLeanLoad({
   const latency = new Float64Array(total).fill(Infinity)
   const sentAt = new Float64Array(total).fill(Infinity)
   const status = new Int16Array(total)
-  const critical = new Uint8Array(total)
-  if (criticalEvery > 0) for (let i = 0; i < total; i += criticalEvery) critical[i] = 1
+  const critical = Uint8Array.from(marks)
   const bytes = new Map()
   const requestFor = (i) => {
     const p = typeof path === 'function' ? path(i) : path

@@ -1,32 +1,11 @@
 import { Shed } from '../shed/shed'
+import { OwnDeadlines } from './own-deadlines'
+import { QueueEntry as Entry, type Waiter } from './queue-entry'
 import type { AdmissionQueueOptions } from './queue-options'
+import type { AdmissionQueueStats } from './queue-stats'
 
-export interface AdmissionQueueStats {
-  /** Requests waiting now (this process's queue). */
-  length: number
-  maxQueue: number
-  maxWait: number
-  /** Whether the queue is under pressure now: its oldest waiter is older than the target, newest served first. */
-  lifo: boolean
-  /** Requests that waited (were refused at once and queued). */
-  queued: number
-  /** Queued requests later admitted. */
-  admitted: number
-  /**
-   * Queued requests shed before a slot came: with Shed.queueTimeout (they waited maxWait, or the limiter closed) or
-   * Shed.deadline (their own deadline would pass before they could be served).
-   */
-  timedOut: number
-  /** Queued requests whose caller went away before a slot came (their place freed). */
-  abandoned: number
-  /** Requests refused at once because the queue was full (shed with the limiter's own reason). */
-  full: number
-}
-
-/** A request waiting in the queue. `cancel()` frees its place: true if it was still waiting. */
-export interface Waiter {
-  cancel(): boolean
-}
+export type { Waiter } from './queue-entry'
+export type { AdmissionQueueStats } from './queue-stats'
 
 /** The number of priority classes (critical, high, normal, low: index 0 first). */
 const CLASSES = 4
@@ -34,22 +13,6 @@ const CLASSES = 4
 const TARGET_SHARE = 0.25
 /** Whatever else happens, the queue looks for free slots at least this often while it holds waiters, ms. */
 const MAX_POLL = 10
-
-class Entry implements Waiter {
-  constructor(
-    readonly queue: AdmissionQueue,
-    readonly p: number,
-    readonly key: string | undefined,
-    readonly at: number,
-    /** When it stops waiting: at + maxWait, or sooner for a request with its own deadline (the limiter's clock). */
-    readonly until: number,
-    public done: ((token: number) => void) | undefined,
-  ) {}
-
-  cancel(): boolean {
-    return this.queue.abandon(this)
-  }
-}
 
 /**
  * A short adaptive queue in front of a limiter (docs/rules/queue.md): a request the limiter refuses waits for a slot
@@ -70,9 +33,8 @@ export class AdmissionQueue {
   private timer: ReturnType<typeof setTimeout> | undefined = undefined
   /** When the timer fires (the limiter's clock). */
   private timerAt = Infinity
-  /** Live waiters whose own deadline comes before at + maxWait, and the soonest of those deadlines. */
-  private early = 0
-  private earliest = Infinity
+  /** Live waiters whose own deadline comes before at + maxWait. */
+  private readonly ownDeadlines = new OwnDeadlines()
   private drainQueued = false
   private closed = false
   private queuedCount = 0
@@ -125,14 +87,11 @@ export class AdmissionQueue {
    */
   wait(p: number, key: string | undefined, done: (token: number) => void, until = Infinity): Waiter {
     const at = this.now()
-    const entry = new Entry(this, p, key, at, Math.min(until, at + this.maxWait), done)
+    const entry = new Entry(this, p, key, at, this.maxWait, Math.min(until, at + this.maxWait), done)
     this.classes[p].push(entry)
     this.live++
     this.queuedCount++
-    if (entry.until < at + this.maxWait) {
-      this.early++
-      if (entry.until < this.earliest) this.earliest = entry.until
-    }
+    this.ownDeadlines.added(entry)
     if (this.timer === undefined) this.arm(this.oldestAt())
     else if (entry.until < this.timerAt) {
       clearTimeout(this.timer)
@@ -159,7 +118,7 @@ export class AdmissionQueue {
       const token = this.tryAdmit(p, entry.key)
       if (token < 0) break
       this.take(p, lifo)
-      if (entry.until < entry.at + this.maxWait) this.early--
+      this.ownDeadlines.removed(entry)
       this.admittedCount++
       this.finish(entry, token)
     }
@@ -170,7 +129,7 @@ export class AdmissionQueue {
     if (entry.done === undefined) return false
     entry.done = undefined
     this.live--
-    if (entry.until < entry.at + this.maxWait) this.early--
+    this.ownDeadlines.removed(entry)
     this.abandonedCount++
     this.compact(entry.p)
     return true
@@ -194,7 +153,7 @@ export class AdmissionQueue {
   close(): void {
     this.closed = true
     this.live = 0
-    this.early = 0
+    this.ownDeadlines.clear()
     if (this.timer !== undefined) clearTimeout(this.timer)
     this.timer = undefined
     this.timerAt = Infinity
@@ -228,7 +187,7 @@ export class AdmissionQueue {
    */
   private arm(oldestAt: number): void {
     const now = this.now()
-    const untilDeadline = Math.min(oldestAt + this.maxWait, this.early > 0 ? this.earliest : Infinity) - now
+    const untilDeadline = Math.min(oldestAt + this.maxWait, this.ownDeadlines.next) - now
     const poll = Math.min(MAX_POLL, this.target)
     const ms = Math.max(1, Math.min(untilDeadline, poll))
     this.timerAt = now + ms
@@ -246,35 +205,23 @@ export class AdmissionQueue {
         const entry = list[head++]
         if (entry.done !== undefined) {
           this.live--
-          if (entry.until < entry.at + deadline) this.early--
+          this.ownDeadlines.removed(entry)
           this.timeOut(entry, Shed.queueTimeout)
         }
       }
       this.heads[p] = head
       this.compact(p)
     }
-    if (this.early > 0 && now >= this.earliest) this.expireEarly(now)
+    // Then the waiters whose own deadline came (Shed.deadline), wherever they wait.
+    if (this.ownDeadlines.next <= now) {
+      this.ownDeadlines.expire(now, this.classes, this.heads, this.shedAtDeadline)
+      for (let p = 0; p < CLASSES; p++) this.compact(p)
+    }
   }
 
-  /** Sheds (Shed.deadline) the waiters whose own deadline came: a scan, only when the soonest one is due. */
-  private expireEarly(now: number): void {
-    let earliest = Infinity
-    for (let p = 0; p < CLASSES; p++) {
-      const list = this.classes[p]
-      for (let i = this.heads[p]; i < list.length; i++) {
-        const entry = list[i]
-        if (entry.done === undefined || entry.until >= entry.at + this.maxWait) continue
-        if (now < entry.until) {
-          if (entry.until < earliest) earliest = entry.until
-          continue
-        }
-        this.live--
-        this.early--
-        this.timeOut(entry, Shed.deadline)
-      }
-      this.compact(p)
-    }
-    this.earliest = earliest
+  private readonly shedAtDeadline = (entry: Entry): void => {
+    this.live--
+    this.timeOut(entry, Shed.deadline)
   }
 
   private timeOut(entry: Entry, code: number): void {
