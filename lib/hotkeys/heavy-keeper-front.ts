@@ -1,34 +1,54 @@
 import type { SharedRegion } from '../shared/shared-region'
+import { drawUniform } from './heavy-keeper-random'
 
 /**
- * The front's header (native/core/hotkeys/heavy_keeper_front.h): u32 words [dirty count, seen generation, last
- * slot, last fingerprint, last estimate, unused], then f64s: the pending total (index 3) and the heap's threshold
- * (index 4: its minimum count when full, else -1). add() writes these indexes as literals.
+ * The front's memory (native/core/hotkeys/heavy_keeper_front.h): u32 words [dirty count, seen generation, last
+ * slot, last fingerprint, last estimate, entries offset], f64s: the pending total (index 3) and the heap's
+ * threshold (index 4: its minimum count when full, else -1); the random state (u32 words 10 to 17), native code's
+ * decay probabilities (f64 from byte 72), the last add's buckets, the dirty list, then 32-byte entries from a
+ * 64-byte boundary. add() writes the header indexes as literals.
  */
 const LAST_SLOT = 2
 const LAST_FINGERPRINT = 3
 const LAST_ESTIMATE = 4
-const HEADER_BYTES = 40
+const ENTRIES_OFFSET = 5
+const DECAY_OFFSET = 72
+const DECAY_TABLE = 256
+const HEADER_BYTES = DECAY_OFFSET + DECAY_TABLE * 8
 const MAX_COUNT = 0xffffffff
 /** Longer keys go to native code every time: the front holds the keys it serves, and holds them small. */
 const MAX_KEY_LENGTH = 104
-/** Per key in a table: the slot's epoch when learned (top-k keys), the fingerprint, then one bucket per row. */
-const TABLE_BUCKETS = 2
+/**
+ * An entry (half a cache line): [slot epoch (native code's, heap slots only), epoch the front learned,
+ * fingerprint, one bucket per row (FRONT_MAX_DEPTH), pending heap count (heap slots only)]. add() and bump() write
+ * these indexes as literals.
+ */
+const STRIDE = 8
+const LEARNED = 1
+const FINGERPRINT = 2
+const BUCKETS = 3
 /** The front serves sketches of at most this many rows (the default and the hot-key cache have 4). */
 export const FRONT_MAX_DEPTH = 4
-const STRIDE = TABLE_BUCKETS + FRONT_MAX_DEPTH
 /** Keys outside the top-k the front keeps, per key of k and at most (the oldest goes first). */
-const OUTSIDE_PER_SLOT = 8
+const OUTSIDE_PER_SLOT = 16
 const OUTSIDE_MAX = 16_384
 /** A key outside the top-k is kept once its estimate reaches this share of the heap's minimum. */
 const LEARN_SHARE = 1 / 16
+/** Native code's coin flips one unit at a time go up to this increment (heavy_keeper_decay.cc); larger ones, there. */
+const COIN_FLIP_INCR = 16
 
 /** String.prototype.isWellFormed (Node 20 and later), not yet in the TypeScript library this package targets. */
 type WellFormed = string & { isWellFormed(): boolean }
 
-/** Bytes of a front for k keys and depth rows (HeavyKeeperFront::Size). */
+const words8 = (n: number) => Math.ceil((n * 4) / 8) * 8
+
+/** Bytes of a front for k keys and depth rows: HeavyKeeperFront::Size, then the entries of keys outside the top-k. */
 export function frontBytes(k: number, depth: number): number {
-  return HEADER_BYTES + Math.ceil((depth * 4) / 8) * 8 + k * 12
+  return HEADER_BYTES + words8(depth) + words8(k) + 56 + (k + outsideEntries(k)) * STRIDE * 4
+}
+
+function outsideEntries(k: number): number {
+  return Math.min(k * OUTSIDE_PER_SLOT, OUTSIDE_MAX)
 }
 
 /** Where the front finds the sketch in a local HeavyKeeper's region. */
@@ -47,11 +67,11 @@ export interface FrontPlacement {
  * than a loop here.
  */
 function bump(s: Uint32Array, t: Uint32Array, at: number, incr: number, limit: number): number {
-  const f = t[at + 1]
-  const b0 = t[at + 2]
-  const b1 = t[at + 3]
-  const b2 = t[at + 4]
-  const b3 = t[at + 5]
+  const f = t[at + 2]
+  const b0 = t[at + 3]
+  const b1 = t[at + 4]
+  const b2 = t[at + 5]
+  const b3 = t[at + 6]
   if (((s[b0 + 1] ^ f) | (s[b1 + 1] ^ f) | (s[b2 + 1] ^ f) | (s[b3 + 1] ^ f)) !== 0) return -1
   const c0 = s[b0]
   const c1 = s[b1]
@@ -68,75 +88,72 @@ function bump(s: Uint32Array, t: Uint32Array, at: number, incr: number, limit: n
 
 /**
  * The JavaScript front of a local HeavyKeeper (docs/rules/heavykeeper.md, "The JavaScript front"): `add` of a
- * string key native code has seen, done here without crossing into native code when the key owns its buckets. For
- * a key in the top-k it records the heap count to raise; for a key outside it whose estimate stays at or below the
- * heap's minimum, nothing else changes; both record the total to add. Native code applies what is recorded before
- * anything else it does, so every result is the one native code alone would give. It holds at most k keys of the
- * top-k (one per heap slot) and 8k keys outside it (at most 16 384), of at most 104 UTF-16 units each; it serves
- * sketches of at most FRONT_MAX_DEPTH rows.
+ * string key native code has seen, done here without crossing into native code. The key's buckets are updated by
+ * native code's rule, coin flips included (drawn from native code's random sequence, whose state lives in the
+ * front's memory). For a key in the top-k it records the heap count to raise; for a key outside it whose estimate
+ * stays at or below the heap's minimum, nothing else changes; both record the total to add. Native code applies
+ * what is recorded before anything else it does, so every result is the one native code alone would give. It
+ * holds at most k keys of the top-k (one per heap slot) and 16k keys outside it (at most 16 384), of at most 104
+ * UTF-16 units each; it serves sketches of at most FRONT_MAX_DEPTH rows.
  */
 export class HeavyKeeperFront {
-  /** The memory native code shares with this front. */
-  readonly memory: Uint8Array
   private readonly words: Uint32Array
   private readonly f64: Float64Array
+  private readonly decay: Float64Array
   private readonly sketch: Uint32Array
   private readonly k: number
   private readonly depth: number
-  private readonly epochs: number
   private readonly dirtyList: number
-  private readonly pending: number
   private readonly lastBuckets: number
   /**
-   * The keys the front holds -> their entries: keys of the top-k (entries below k: heap slots) and keys outside it
-   * (entries from k on), in two maps so that the top-k's stays small and quick. Entry e's key is keys[e] (an entry
-   * is replaced, never shared); its epoch (heap slots), fingerprint and buckets are in `table` at e * STRIDE.
+   * The keys the front holds -> their entries, in one map (one look-up per add): entries below k are heap slots,
+   * entries from k on keys outside the top-k. Entry e's key is keys[e] (an entry is replaced, never shared); the
+   * rest is in `table` at e * STRIDE. An entry serves while the epoch it learned is current: the slot's epoch
+   * (native code's) for a heap slot, `outsideEpoch` for the others (moved on to forget them all).
    */
-  private readonly top = new Map<string, number>()
-  private readonly outside = new Map<string, number>()
-  /** Entries from k on that hold a key. */
-  private outsideHeld = 0
+  private readonly held = new Map<string, number>()
   private readonly keys: (string | undefined)[]
   private readonly table: Uint32Array
   /** The next entry outside the top-k to replace (the oldest). */
   private nextOutside = 0
+  private outsideEpoch = 0
 
-  constructor(region: SharedRegion, p: FrontPlacement) {
-    this.memory = new Uint8Array(frontBytes(p.k, p.depth))
-    this.words = new Uint32Array(this.memory.buffer)
-    this.f64 = new Float64Array(this.memory.buffer, 0, 5)
+  /** `memory`: frontBytes(k, depth) bytes that native code laid out (its constructor took them). */
+  constructor(region: SharedRegion, p: FrontPlacement, memory: Uint8Array) {
+    this.words = new Uint32Array(memory.buffer)
+    this.f64 = new Float64Array(memory.buffer, 0, 5)
+    this.decay = new Float64Array(memory.buffer, DECAY_OFFSET, DECAY_TABLE)
     this.sketch = new Uint32Array(region.buffer, region.base + p.sketch, p.width * p.depth * 2)
     this.k = p.k
     this.depth = p.depth
     this.lastBuckets = HEADER_BYTES / 4
-    this.epochs = this.lastBuckets + Math.ceil((p.depth * 4) / 8) * 2
-    this.dirtyList = this.epochs + p.k
-    this.pending = this.dirtyList + p.k
-    const entries = p.k + Math.min(p.k * OUTSIDE_PER_SLOT, OUTSIDE_MAX)
+    this.dirtyList = this.lastBuckets + words8(p.depth) / 4
+    const entries = p.k + outsideEntries(p.k)
     this.keys = new Array<string | undefined>(entries).fill(undefined)
-    this.table = new Uint32Array(entries * STRIDE)
+    this.table = new Uint32Array(memory.buffer, this.words[ENTRIES_OFFSET], entries * STRIDE)
   }
 
   /** Adds `incr` of `key` if the front can: 1 (the key is in the top-k), 0 (it is not), -1 (native code must). */
   add(key: string, incr: number): number {
-    const e = this.top.get(key) ?? this.outside.get(key)
+    const e = this.held.get(key)
     if (e === undefined || incr >>> 0 !== incr) return -1
-    const w = this.words
+    const t = this.table
     const top = e < this.k
-    if (top && this.table[e * STRIDE] !== w[this.epochs + e]) return -1 // the slot's key changed
+    const at = e * STRIDE
+    if (t[at + 1] !== (top ? t[at] : this.outsideEpoch)) return -1 // a stale entry: its learned epoch is not current
     // Outside the top-k, an estimate at or below the heap's minimum (f64[4]; -1 when not full) stays outside.
     // Literals here keep add under V8's inlining limit (460 bytes of bytecode). A fading needs no check: only
     // native code fades a local sketch, and it applies what is pending first.
-    const max = bump(this.sketch, this.table, e * STRIDE, incr, top ? MAX_COUNT : this.f64[4])
-    if (max < 0) return -1
+    const limit = top ? MAX_COUNT : this.f64[4]
+    let max = bump(this.sketch, t, at, incr, limit)
+    if (max < 0 && (max = this.contested(at, incr, limit)) < 0) return -1
     this.f64[3] += incr // the pending total
     if (!top) return 0
-    // A pending count is at least 1 once set: 0 means the slot is not yet in the dirty list.
-    const p = this.pending + e
-    const raised = w[p]
+    // The pending count (at + 7) is at least 1 once set: 0 means the slot is not yet in the dirty list.
+    const raised = t[at + 7]
     if (max > raised) {
-      if (raised === 0) w[this.dirtyList + w[0]++] = e // w[0]: the dirty count
-      w[p] = max
+      if (raised === 0) this.words[this.dirtyList + this.words[0]++] = e // words[0]: the dirty count
+      t[at + 7] = max
     }
     return 1
   }
@@ -148,54 +165,90 @@ export class HeavyKeeperFront {
     const w = this.words
     const slot = w[LAST_SLOT]
     if (slot < this.k) {
-      const epoch = w[this.epochs + slot]
-      if (this.keys[slot] === key && this.table[slot * STRIDE] === epoch) return
-      this.hold(key, slot)
-      this.table[slot * STRIDE] = epoch
+      if (this.keys[slot] !== key) this.hold(key, slot) // a key's fingerprint and buckets never change
+      this.table[slot * STRIDE + LEARNED] = this.table[slot * STRIDE]
       return
     }
     const threshold = this.f64[4]
     if (threshold < 0 || w[LAST_ESTIMATE] < threshold * LEARN_SHARE) return
-    const stale = this.top.get(key) // a key that left the top-k
-    if (stale !== undefined) this.release(stale)
-    const e = this.outside.get(key)
-    if (e !== undefined) {
+    let e = this.held.get(key)
+    if (e === undefined || e < this.k) {
+      // A new key, or one that left the top-k: it takes the oldest entry outside it.
+      e = this.k + this.nextOutside
+      this.nextOutside = (this.nextOutside + 1) % (this.keys.length - this.k)
+      this.hold(key, e)
+    } else {
       this.copyLast(e)
-      return
     }
-    this.hold(key, this.k + this.nextOutside)
-    this.nextOutside = (this.nextOutside + 1) % (this.keys.length - this.k)
+    this.table[e * STRIDE + LEARNED] = this.outsideEpoch
   }
 
   /**
    * Keys outside the top-k are forgotten: a key entered the heap without this front seeing it (as bytes, or
-   * through addMany), so one of them may now be in the top-k.
+   * through addMany), so one of them may now be in the top-k. Their entries stay, stale, until replaced.
    */
   forgetOutside(): void {
-    if (this.outsideHeld === 0) return
-    this.outside.clear()
-    this.keys.fill(undefined, this.k)
-    this.outsideHeld = 0
+    this.outsideEpoch = (this.outsideEpoch + 1) >>> 0
+    if (this.outsideEpoch !== 0) return
+    // After 2^32 forgettings an entry's epoch could come back: empty them for real.
+    for (let e = this.k; e < this.keys.length; e++) this.release(e)
   }
 
   /** Forgets every key (after close). */
   clear(): void {
-    this.forgetOutside()
-    this.top.clear()
+    this.held.clear()
     this.keys.fill(undefined)
+  }
+
+  /**
+   * An add of `incr` to a key that does not own all its buckets: native code's rule row by row (UpdateRow), with
+   * the coin flips of heavy_keeper_decay.cc for a bucket another key owns, drawn from native code's sequence.
+   * First checks, writing nothing, that the largest count the key can end with is at most `limit`. Returns that
+   * count, or -1.
+   */
+  private contested(at: number, incr: number, limit: number): number {
+    if (incr === 0 || incr > COIN_FLIP_INCR) return -1
+    const s = this.sketch
+    const t = this.table
+    const f = t[at + FINGERPRINT]
+    let bound = incr // a bucket taken (empty, or decayed to 0) holds at most incr
+    for (let row = 0; row < this.depth; row++) {
+      const b = t[at + BUCKETS + row]
+      if (s[b + 1] === f) bound = Math.max(bound, s[b] + incr)
+    }
+    if (bound > limit) return -1
+    let max = 0
+    for (let row = 0; row < this.depth; row++) {
+      const b = t[at + BUCKETS + row]
+      let count = s[b]
+      let mine: number
+      if (count === 0 || s[b + 1] === f) {
+        mine = count + incr
+      } else {
+        let left = incr
+        for (; left > 0; left--) {
+          if (drawUniform(this.words) < this.decay[count < DECAY_TABLE - 1 ? count : DECAY_TABLE - 1] && --count === 0)
+            break
+        }
+        if (count > 0) {
+          s[b] = count // decayed, or not: the other key keeps the bucket
+          continue
+        }
+        mine = left // the count reached 0: the key takes the bucket with the units left
+      }
+      s[b + 1] = f
+      s[b] = mine
+      if (mine > max) max = mine
+    }
+    return max
   }
 
   /** Entry e now holds `key`, with the fingerprint and buckets native code just reported. */
   private hold(key: string, e: number): void {
     this.release(e)
-    if (e >= this.k) {
-      this.outsideHeld++
-      this.outside.set(key, e)
-    } else {
-      const elsewhere = this.outside.get(key) // a key that entered the top-k
-      if (elsewhere !== undefined) this.release(elsewhere)
-      this.top.set(key, e)
-    }
+    const elsewhere = this.held.get(key) // a key that entered or left the top-k
+    if (elsewhere !== undefined) this.release(elsewhere)
+    this.held.set(key, e)
     this.keys[e] = key
     this.copyLast(e)
   }
@@ -203,19 +256,17 @@ export class HeavyKeeperFront {
   private release(e: number): void {
     const old = this.keys[e]
     if (old === undefined) return
-    const map = e >= this.k ? this.outside : this.top
-    if (map.get(old) === e) map.delete(old)
-    if (e >= this.k) this.outsideHeld--
+    if (this.held.get(old) === e) this.held.delete(old)
     this.keys[e] = undefined
   }
 
   private copyLast(e: number): void {
     const w = this.words
     const at = e * STRIDE
-    this.table[at + 1] = w[LAST_FINGERPRINT]
+    this.table[at + FINGERPRINT] = w[LAST_FINGERPRINT]
     for (let row = 0; row < FRONT_MAX_DEPTH; row++) {
       const reported = this.lastBuckets + Math.min(row, this.depth - 1)
-      this.table[at + TABLE_BUCKETS + row] = w[reported] * 2
+      this.table[at + BUCKETS + row] = w[reported] * 2
     }
   }
 }

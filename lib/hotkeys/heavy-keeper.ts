@@ -4,7 +4,7 @@ import { EventSource } from '../events/event-source'
 import { native } from '../native/load-native'
 import type { NativeHeavyKeeper } from '../native/native-types'
 import { SharedRegion } from '../shared/shared-region'
-import { FRONT_MAX_DEPTH, HeavyKeeperFront } from './heavy-keeper-front'
+import { FRONT_MAX_DEPTH, HeavyKeeperFront, frontBytes } from './heavy-keeper-front'
 import { describeHeavyKeeper, laneBytes, nativeKeeperConfig } from './heavy-keeper-layout'
 import { type HeavyKeeperOptions, resolveHeavyKeeperOptions } from './heavy-keeper-options'
 import { registerComponent } from '../metrics/component-registry'
@@ -85,14 +85,16 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
     // The front reads the sketch's words as the machine lays them out: little-endian ones only.
     const little = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1
     const served = o.shared === undefined && little && o.depth <= FRONT_MAX_DEPTH
-    this.front = served ? new HeavyKeeperFront(this.region, { ...o, ...placement }) : undefined
+    const frontMemory = served ? new Uint8Array(frontBytes(o.k, o.depth)) : undefined
     try {
       const config = nativeKeeperConfig(o, placement, this.region, this.region.member)
-      this.keeper = new native.HeavyKeeper({ ...config, front: this.front?.memory })
+      this.keeper = new native.HeavyKeeper({ ...config, front: frontMemory })
     } catch (error) {
       this.region.close()
       throw error
     }
+    // Native code laid the front's memory out (its entries start at a cache line it chose).
+    this.front = frontMemory && new HeavyKeeperFront(this.region, { ...o, ...placement }, frontMemory)
     this.nativeAdd = this.keeper.add
   }
 

@@ -65,6 +65,8 @@ HeavyKeeper::HeavyKeeper(const HeavyKeeperConfig& c)
       heap_(c.k) {
   widthInverse_ = ModInverse(c.width);
   for (int i = 0; i < kDecayTableSize; i++) lookup_[i] = std::pow(c.decay, i);
+  front_.SetDecay(lookup_);
+  front_.LeaveRandom(rng_);
   seen_ = Generation();
   lanes_.Claim(seen_);
   front_.SetSeen(seen_);
@@ -113,11 +115,13 @@ int HeavyKeeper::Add(const uint8_t* key, size_t length, uint32_t incr, bool bina
   const uint32_t fingerprint = hashes[0];  // row 0's seed is the fingerprint's
   uint32_t maxCount = 0;
   uint32_t buckets[kMaxDepth];  // bucket indexes, for the front
+  front_.TakeRandom(&rng_);     // the front may have drawn since native code last did
   for (uint32_t row = 0; row < config_.depth; row++) {
     uint64_t* bucket = Bucket(row, hashes[row]);
     buckets[row] = static_cast<uint32_t>(bucket - sketch_);
     maxCount = std::max(maxCount, UpdateRow(bucket, fingerprint, incr));
   }
+  front_.LeaveRandom(rng_);
   lanes_.AddTotal(incr);
 
   const BoundedKey kept(key, length);  // a long key is kept (and looked up) as its bounded identity

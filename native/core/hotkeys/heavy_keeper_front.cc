@@ -3,10 +3,13 @@
 namespace bulwark {
 
 namespace {
-size_t RowsSize(uint32_t depth) { return (size_t(depth) * 4 + 7) / 8 * 8; }
+size_t Words8(uint32_t n) { return (size_t(n) * 4 + 7) / 8 * 8; }  // n u32, rounded up to 8 bytes
+constexpr size_t kLine = 64;
 }  // namespace
 
-size_t HeavyKeeperFront::Size(uint32_t k, uint32_t depth) { return kHeaderSize + RowsSize(depth) + size_t(k) * 12; }
+size_t HeavyKeeperFront::Size(uint32_t k, uint32_t depth) {
+  return kHeaderSize + Words8(depth) + Words8(k) + (kLine - 8) + size_t(k) * kEntryWords * 4;
+}
 
 HeavyKeeperFront::HeavyKeeperFront(uint8_t* memory, uint32_t k, uint32_t depth) : k_(k), depth_(depth) {
   if (memory == nullptr) return;
@@ -14,10 +17,15 @@ HeavyKeeperFront::HeavyKeeperFront(uint8_t* memory, uint32_t k, uint32_t depth) 
   pendingTotal_ = reinterpret_cast<double*>(memory + 24);
   threshold_ = reinterpret_cast<double*>(memory + 32);
   *threshold_ = -1;
+  random_ = reinterpret_cast<uint64_t*>(memory + kRandomOffset);
+  decay_ = reinterpret_cast<double*>(memory + kDecayOffset);
   lastBuckets_ = reinterpret_cast<uint32_t*>(memory + kHeaderSize);
-  epochs_ = reinterpret_cast<uint32_t*>(memory + kHeaderSize + RowsSize(depth));
-  dirtyList_ = epochs_ + k;
-  pending_ = dirtyList_ + k;
+  dirtyList_ = reinterpret_cast<uint32_t*>(memory + kHeaderSize + Words8(depth));
+  // The memory is 8-byte aligned: at most kLine - 8 bytes to the next line.
+  const uintptr_t after = reinterpret_cast<uintptr_t>(dirtyList_) + Words8(k);
+  const size_t offset = (after + kLine - 1) / kLine * kLine - reinterpret_cast<uintptr_t>(memory);
+  header_[5] = static_cast<uint32_t>(offset);
+  entries_ = reinterpret_cast<uint32_t*>(memory + offset);
 }
 
 void HeavyKeeperFront::SetSeen(uint32_t generation) {
@@ -36,8 +44,13 @@ void HeavyKeeperFront::SetThreshold(double threshold) {
   if (header_ != nullptr) *threshold_ = threshold;
 }
 
+void HeavyKeeperFront::SetDecay(const double* lookup) {
+  if (header_ == nullptr) return;
+  for (int i = 0; i < kDecayTableSize; i++) decay_[i] = lookup[i];
+}
+
 void HeavyKeeperFront::Moved(int32_t slot) {
-  if (header_ != nullptr && slot >= 0 && static_cast<uint32_t>(slot) < k_) epochs_[slot]++;
+  if (header_ != nullptr && slot >= 0 && static_cast<uint32_t>(slot) < k_) entries_[slot * kEntryWords + kEntryEpoch]++;
 }
 
 }  // namespace bulwark

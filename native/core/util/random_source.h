@@ -14,6 +14,13 @@ class RandomSource {
   double Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
   // Uniform on (0, 1]: safe to take the logarithm of.
   double UniformOpenZero() { return static_cast<double>((Next() >> 11) + 1) * 0x1.0p-53; }
+  // The state as four words, for another implementation (HeavyKeeper's JavaScript front) to continue the sequence.
+  void Save(uint64_t* out) const {
+    for (int i = 0; i < 4; i++) out[i] = s_[i];
+  }
+  void Restore(const uint64_t* in) {
+    for (int i = 0; i < 4; i++) s_[i] = in[i];
+  }
 
  private:
   uint64_t s_[4];
