@@ -58,14 +58,10 @@ const CAREFUL_STEP = 0.02
 /**
  * While the queue stands, the turn budget of each class (critical, high, normal, low) as a multiple of the target:
  * a request decided once its loop turn has run longer than that has already waited as long behind the turn's
- * earlier requests, and admitting it would hold every request still unread in the kernel longer. Normal's is half
- * the target, so that a turn with its handlers stays near the target rather than a handler past it (in the
- * event-loop model, test/bbr/event-loop-sim.ts, 8 ms handlers: admitted p99 at 4x 73 -> 50 ms, at 10x 66 -> 54 ms
- * with critical traffic a tenth of capacity, the same goodput); low's a quarter. Critical's is large: it is shed
- * only when critical traffic alone overloads the loop (docs/rules/bbr.md, "The turn budget"), not when a turn ran
- * long refusing a flood, or the machine's other processes took the core in the middle of it.
+ * earlier requests, and admitting it would hold every request still unread in the kernel longer. Critical's is
+ * large: it is shed only when critical traffic alone overloads the loop (docs/rules/bbr.md, "The turn budget").
  */
-const TURN_BUDGET = [5, 2, 0.5, 0.25]
+const TURN_BUDGET = [5, 2, 1, 0.5]
 
 /**
  * Sheds for the queue Node hides, the way CoDel does. A synchronous handler finishes within one tick, so requests

@@ -55,14 +55,12 @@ describe('BbrLimiter: the turn budget of the queueing-delay rule', () => {
     offer(20, 200, 0) // the queue stands past the interval: budgeting starts
     input.delay = 9 // the budget keeps the loop's turns short now
     offer(200, 2000, 0)
-    // Late in a turn: normal is shed past half the target, low past a quarter, high past twice the target,
-    // critical only far later.
-    expect(offer(100, 100, 6)).toBe(0)
-    expect(offer(50, 50, 4, 'normal')).toBeGreaterThan(0)
+    // Late in a turn: normal is shed past the target, critical only far later.
+    expect(offer(100, 100, 11)).toBe(0)
     expect(offer(50, 50, 11, 'critical')).toBe(50)
     expect(offer(50, 50, 19, 'high')).toBeGreaterThan(0)
     expect(offer(50, 50, 21, 'high')).toBe(0)
-    expect(offer(50, 50, 3, 'low')).toBe(0)
+    expect(offer(50, 50, 6, 'low')).toBe(0)
     expect(offer(50, 50, 200, 'critical')).toBe(0)
     // Early in a turn: admitted (what the admit fraction lets through: it recovered while the delay was low).
     expect(offer(100, 100, 1)).toBe(100)
@@ -109,7 +107,7 @@ describe('BbrLimiter in front of a simulated event loop: where admitted requests
     const [x4, x10] = [run(4, true)[2], run(10, true)[2]]
     const [blind4, blind10] = [run(4, false)[2], run(10, false)[2]]
     expect(goodput(x4)).toBeGreaterThanOrEqual(0.95)
-    expect(x4.p99).toBeLessThanOrEqual(2.25 * unloaded) // 2.6x with the budgets twice as long
+    expect(x4.p99).toBeLessThanOrEqual(3 * unloaded)
     expect(x4.p99).toBeLessThan(0.7 * blind4.p99)
     // At 10x, refusing the other 9 requests of every 10 costs the worker about 11 % of its CPU in this model.
     expect(goodput(x10)).toBeGreaterThanOrEqual(0.87)

@@ -78,7 +78,8 @@ function summary(name, maxWait, runs) {
 
 export async function run() {
   const before = os.loadavg()[0]
-  const capacity = await measureCapacity()
+  // CAPACITY=<req/s> skips the measurement (A/B runs at one offered rate).
+  const capacity = Number(process.env.CAPACITY) || (await measureCapacity())
   console.log(`Measured capacity: ${capacity.toFixed(0)} req/s`)
   process.stdout.write('unloaded (0.5x, no queue)...')
   const unloaded = summary('unloaded', 0, [await runOnce(0, [{ rate: 0.5 * capacity, seconds: 6 }])])
