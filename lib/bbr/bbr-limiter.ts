@@ -1,11 +1,9 @@
 import { OverloadError } from '../errors/overload-error'
 import type { Event } from '../events/event-source'
 import { type GuardedFunction, type Outcome, runGuarded, startError } from '../execution/run-guarded'
-// Loaded at first use (scripts/pack-cjs.js): only limiters made with `maxWait` queue.
-import { runQueued } from '../execution/run-queued' // bulwark:lazy
 import { TokenOutcomes } from '../execution/token-outcomes'
 import { registerComponent } from '../metrics/component-registry'
-import { AdmissionQueue, type Waiter } from '../policies/admission-queue' // bulwark:lazy
+import type { AdmissionQueue } from '../policies/admission-queue'
 import type { RuleStats } from '../rules/live-rules'
 import { LaneCounter } from '../shared/lane-counter'
 import type { LanePlacement } from '../shared/region-layout'
@@ -26,10 +24,11 @@ import {
 import { BbrRules } from './bbr-rules'
 import { type BbrLimiterStats, collectBbrStats } from './bbr-stats'
 import { CapacityEstimator } from './capacity-estimator'
+import { LimiterQueue } from './limiter-queue'
 import { loadSource } from './load-source'
 import { Priority, priorityIndex, type PriorityName } from './priority'
 import { RtSampler } from './rt-sampler'
-import { INVALID, NOT_SAMPLED, TokenTable } from './token-table'
+import { NOT_SAMPLED, TokenTable } from './token-table'
 
 export type { BbrLimiterStats } from './bbr-stats'
 export type { PriorityExecuteOptions } from './bbr-options'
@@ -50,6 +49,8 @@ export class BbrLimiter {
   private readonly preciseClock: () => number
   /** The load for a function signal (and 'elu' without a loop slot); undefined: the larger of two signal cells. */
   private readonly loadFn: (() => number) | undefined
+  /** The signal cells (a field: reading the imported name costs V8's inlining budget more). */
+  private readonly cells = signalCells
   private readonly loadCellA: number
   private readonly loadCellB: number
   private readonly statsBase: number
@@ -59,17 +60,17 @@ export class BbrLimiter {
   private readonly passes: RollingWindow
   private readonly capacity: CapacityEstimator
   private readonly rules: BbrRules
-  /** The live rules' sequence cell (compared with what they last saw: a change is obeyed at the next call). */
+  /** What the usual verdict reads of BbrRules: the live rules' sequence cell, the last drop and latency cap cells. */
   private readonly ruleSequence: Int32Array
   private readonly ruleIndex: number
-  /** Copies of BbrRules' cell indexes that the usual verdict reads. */
   private readonly lastDropIndex: number
   private readonly latencyCap: number
-  /** f64 index of this member's `load` stat, and of its admitted count of the lowest class. */
+  /** f64 indexes of this member's `load` stat and of its admitted count of the lowest class. */
   private readonly loadIndex: number
   private readonly admittedBase: number
   /** @internal The admission queue (undefined without `maxWait`): execute() and the inbound guards wait in it. */
   readonly queue: AdmissionQueue | undefined
+  private readonly waiting: LimiterQueue | undefined
   private readonly tokens = new TokenTable()
   private readonly sampler: RtSampler
   private readonly rts: RollingWindow
@@ -113,7 +114,15 @@ export class BbrLimiter {
     this.loadFn = load.fn
     this.loadCellA = load.cellA
     this.loadCellB = load.cellB
-    this.queue = o.queue && new AdmissionQueue(o.queue, this.now, this.retryQueued)
+    this.waiting =
+      o.queue &&
+      new LimiterQueue(o.queue, {
+        now: this.now,
+        tryAcquire: (p, key) => this.tryAcquire(p, key),
+        forgive: (p, code) => this.rules.forgive(p, code),
+        expectedServiceMs: () => this.expectedServiceMs(),
+      })
+    this.queue = this.waiting?.queue
     this.rules = new BbrRules(o, {
       region,
       placement,
@@ -155,11 +164,13 @@ export class BbrLimiter {
    * Shed.queueDelay or Shed.latency (`shedReason` names it).
    */
   tryAcquire(priority?: number | PriorityName, key?: string): number {
-    const p = priority === undefined ? Priority.normal : priorityIndex(priority)
+    // Literals on the pair's path (2 is Priority.normal, -1 NOT_SAMPLED, -2 INVALID): V8 inlines tryAcquire and
+    // release into the caller within a budget of bytecode, and an imported name costs it a property load.
+    const p = priority === undefined ? 2 : priorityIndex(priority)
     const now = this.now()
     const shed = this.decide(p, now, key)
     if (shed < 0) return shed
-    const token = this.tokens.acquire(this.sampler.start(now, NOT_SAMPLED))
+    const token = this.tokens.acquire(this.sampler.start(now, -1))
     if (token < 0) return this.tableFull(p)
     this.count(p)
     if (key !== undefined) this.rules.admitted(key)
@@ -167,9 +178,11 @@ export class BbrLimiter {
   }
 
   /**
-   * Every rule's verdict on one request of class `p`: ADMIT, or the Shed code (the shed is counted). The usual case
-   * (load under the threshold, no drop to cool down from, no latency cap, no queue shedding, no fairness) is a few
-   * loads and compares, small enough for V8 to inline into the caller; the rest is BbrRules.decide().
+   * Every rule's verdict on one request of class `p`: ADMIT, or the Shed code (the shed is counted). The usual cases
+   * are a few loads and compares, small enough for V8 to inline into the caller: no queue shedding, no fairness, no
+   * latency cap, and either the load under the threshold with no drop to cool down from, or the load at or over it
+   * with fewer than two requests in flight, which the in-flight rule never sheds (a saturated loop running
+   * synchronous handlers: this path costs the same as the first). The rest is BbrRules.decide().
    */
   private decide(p: number, now: number, key: string | undefined): number {
     const rules = this.rules
@@ -178,8 +191,11 @@ export class BbrLimiter {
     const f64 = this.f64
     // For stats() and watchers such as `bulwark top`; stored only when it moves (a shared line others read).
     if (f64[this.loadIndex] !== load) f64[this.loadIndex] = load
+    // admitBelow is the threshold, or -Infinity while every request goes through BbrRules.decide().
+    const admitBelow = rules.admitBelow
+    const usual = load < admitBelow ? f64[this.lastDropIndex] < 0 : admitBelow > 0 && this.inFlightCounter.total() < 2
     // 0 is ADMIT (a literal: an imported name would cost the inliner's budget a property load).
-    if (load < rules.admitBelow && f64[this.lastDropIndex] < 0 && !(f64[this.latencyCap] > 0)) return 0
+    if (usual && !(f64[this.latencyCap] > 0)) return 0
     return rules.decide(p, now, key, load)
   }
 
@@ -191,11 +207,11 @@ export class BbrLimiter {
    */
   release(token: number, measured?: boolean): void {
     const start = this.tokens.release(token)
-    if (start !== INVALID) this.finish(start, measured === undefined || measured === true)
+    if (start !== -2) this.finish(start, measured === undefined || measured === true)
     else this.countInvalidRelease()
   }
 
-  /** Sheds a request of class `p` because this instance's token table is full (rare: kept out of tryAcquire). */
+  /** Sheds a request of class `p`: this instance's token table is full (rare: kept out of tryAcquire). */
   private tableFull(p: number): number {
     return this.rules.shed(p, STAT.shedInFlight, Shed.inFlight)
   }
@@ -211,12 +227,14 @@ export class BbrLimiter {
     const now = this.now()
     this.lastActiveAt = now
     this.passes.record(1, now)
-    if (start !== NOT_SAMPLED && measured === true) this.recordRt(start, now)
-    if (this.queue !== undefined && this.queue.length > 0) {
-      this.queue.slotFreed()
-      // Until the waiters had the slot, arrivals go through BbrRules.decide(), which sees it is owed.
-      this.rules.admitBelow = -Infinity
-    }
+    if (start !== -1 && measured === true) this.recordRt(start, now)
+    if (this.waiting !== undefined) this.slotFreed(this.waiting)
+  }
+
+  /** Tells the queue's waiters a slot is free (kept out of finish(): only limiters with `maxWait` queue). */
+  private slotFreed(waiting: LimiterQueue): void {
+    // Until the waiters had the slot, arrivals go through BbrRules.decide(), which sees it is owed.
+    if (waiting.slotFreed()) this.rules.admitBelow = -Infinity
   }
 
   /** Records a sampled request's response time (rare: kept out of finish(), which V8 then inlines whole). */
@@ -225,28 +243,9 @@ export class BbrLimiter {
     this.rts.record(rt > 0 ? rt : 0, now)
   }
 
-  /**
-   * @internal Lets a request that tryAcquire refused with `code` wait in the queue (its refusal is then not counted):
-   * `done(token)` is called once, later, with a token, Shed.queueTimeout, or Shed.deadline once fewer than
-   * expectedServiceMs() of the request's own `deadlineMs` (ms left when it starts waiting) would be left. Undefined
-   * without a queue or when it is full (the refusal stands).
-   */
-  waitForSlot(
-    code: number,
-    p: number,
-    key: string | undefined,
-    done: (token: number) => void,
-    deadlineMs?: number,
-  ): Waiter | undefined {
-    const queue = this.queue
-    if (queue === undefined) return undefined
-    if (!queue.hasRoom) {
-      queue.countFull()
-      return undefined
-    }
-    this.rules.forgive(p, code)
-    const until = deadlineMs === undefined ? Infinity : this.now() + deadlineMs - this.expectedServiceMs()
-    return queue.wait(p, key, done, until)
+  /** @internal LimiterQueue.waitForSlot; undefined without a queue or when it is full (the refusal stands). */
+  waitForSlot(code: number, p: number, key: string | undefined, done: (token: number) => void, deadlineMs?: number) {
+    return this.waiting?.waitForSlot(code, p, key, done, deadlineMs)
   }
 
   /**
@@ -261,10 +260,10 @@ export class BbrLimiter {
     const now = this.now()
     const shed = this.decide(p, now, options?.key)
     if (shed < 0) {
-      if (this.queue === undefined)
+      const waiting = this.waiting
+      if (waiting === undefined)
         return Promise.reject(new OverloadError(shedReason(shed) as ShedReason, EXECUTE_RETRY_AFTER))
-      const wait = (done: (token: number) => void) => this.waitForSlot(shed, p, options?.key, done)
-      return runQueued(wait, shed, fn, options?.signal, this.outcomeOf, EXECUTE_RETRY_AFTER)
+      return waiting.execute(shed, p, options?.key, fn, options?.signal, this.outcomeOf, EXECUTE_RETRY_AFTER)
     }
     // The call's own outcome releases it, exactly once: no token is needed to guard that, except to carry the
     // start of a sampled call.
@@ -332,20 +331,14 @@ export class BbrLimiter {
     f64[this.admittedBase + p] += 1
   }
 
-  /** A queued request asks again; a refusal is not counted (it still waits). */
-  private readonly retryQueued = (p: number, key: string | undefined): number => {
-    const token = this.tryAcquire(p, key)
-    if (token < 0) this.rules.forgive(p, token)
-    return token
-  }
-
   private readonly outcomeOf = (token: number) => this.outcomes.of(token)
 
   private readLoad(): number {
     const loadFn = this.loadFn
     if (loadFn !== undefined) return loadFn()
-    const a = signalCells[this.loadCellA]
-    const b = signalCells[this.loadCellB]
+    const cells = this.cells
+    const a = cells[this.loadCellA]
+    const b = cells[this.loadCellB]
     return a > b ? a : b
   }
 }

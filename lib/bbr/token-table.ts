@@ -10,8 +10,6 @@
 const SLOTS = 1 << 20
 /** Exact (a power of two): token * PER_SLOTS splits a token without a floating-point modulo, which V8 calls out for. */
 const PER_SLOTS = 1 / SLOTS
-/** Generations wrap here (even), which keeps every token below 2^52. */
-const GENERATIONS = 2 ** 32
 const INITIAL = 1024
 
 export const NOT_SAMPLED = -1
@@ -37,27 +35,32 @@ export class TokenTable {
   acquire(start: number): number {
     if (this.freeCount === 0 && !this.grow()) return -1
     const slot = this.free[--this.freeCount]
-    const generation = this.cells[2 * slot] + 1
-    this.cells[2 * slot] = generation
-    this.cells[2 * slot + 1] = start
+    const cells = this.cells
+    const at = 2 * slot
+    const generation = cells[at] + 1
+    cells[at] = generation
+    cells[at + 1] = start
     return generation * SLOTS + slot
   }
 
-  /** The start recorded for `token` (NOT_SAMPLED if none), or INVALID if the token is not outstanding. */
+  /**
+   * The start recorded for `token` (NOT_SAMPLED if none), or INVALID if the token is not outstanding. Short (V8
+   * inlines it into its callers within a budget of bytecode): -2 is INVALID.
+   */
   release(token: number): number {
     // typeof first: comparing a Symbol throws, and a BigInt would not survive the arithmetic below. Anything else
-    // that is not an outstanding token fails one of the tests: NaN, Infinity, negatives and fractions give a slot
-    // that is not an integer, and numbers beyond the table or a huge one read a cell that does not hold their
-    // generation (or none: undefined).
-    if (typeof token !== 'number') return INVALID
-    const generation = Math.floor(token * PER_SLOTS)
+    // that is not an outstanding token fails one of the tests: `>>> 0` is the floor for every token handed out
+    // (generations stay below 2^32) and for anything else gives a slot that is not an integer, a negative one or one
+    // beyond the table, whose cell does not hold its generation (or none: undefined).
+    if (typeof token !== 'number') return -2
+    const generation = (token * PER_SLOTS) >>> 0
     const slot = token - generation * SLOTS
     const cells = this.cells
     const at = 2 * slot
     // Equal and odd: the slot is out under this very token (a free slot's generation is even).
-    if ((slot | 0) !== slot || cells[at] !== generation || (generation & 1) !== 1) return INVALID
-    const next = generation + 1
-    cells[at] = next < GENERATIONS ? next : 0
+    if ((slot | 0) !== slot || cells[at] !== generation || (generation & 1) !== 1) return -2
+    // Generations wrap at 2^32 (even), which keeps every token below 2^52.
+    cells[at] = (generation + 1) >>> 0
     this.free[this.freeCount++] = slot
     return cells[at + 1]
   }

@@ -62,8 +62,20 @@ export class CircuitBreaker implements Breaker {
   private readonly halfOpenCalls: number
   private readonly probeTimeout: number
   private readonly now: Clock
-  /** The outcome of an execute() call whose duration does not matter (every strategy but 'slowCallRatio'). */
-  private readonly untimed: Outcome
+  /**
+   * The outcome of an execute() call whose duration does not matter (every strategy but 'slowCallRatio'): its own
+   * reactions, not the shared outcome() helper's, whose calls would see every kind of breaker.
+   */
+  private readonly untimed: Outcome = {
+    passed: (value) => {
+      this.recordSuccess()
+      return value
+    },
+    failed: (error) => {
+      this.recordFailure()
+      throw error
+    },
+  }
   private readonly region: SharedRegion
   private readonly tally: WindowTally
   private readonly cell: BreakerStateCell
@@ -91,7 +103,6 @@ export class CircuitBreaker implements Breaker {
     this.probeTimeout = o.probeTimeout
     this.now = o.w.now
     this.onStateChange = this.changes.event
-    this.untimed = outcome(this)
     ;({ region: this.region, tally: this.tally, cell: this.cell, thresholds: this.thresholds } = openCircuitRegion(o))
     this.i32 = this.cell.i32
     this.wordIndex = this.cell.wordIndex

@@ -1,5 +1,11 @@
 import { BreakerOpenError } from '../errors/breaker-open-error'
-import { type ExecuteOptions, type GuardedFunction, outcome, runGuarded, startError } from '../execution/run-guarded'
+import {
+  type ExecuteOptions,
+  type GuardedFunction,
+  type Outcome,
+  runGuarded,
+  startError,
+} from '../execution/run-guarded'
 import type { Event } from '../events/event-source'
 import { LiveRules, type RuleStats } from '../rules/live-rules'
 import { placeRules, type RulePlacement } from '../rules/rule-block'
@@ -89,7 +95,17 @@ export class SreBreaker implements Breaker {
   private readonly random: () => number
   private readonly region: SharedRegion
   private readonly tally: WindowTally
-  private readonly outcome = outcome(this)
+  /** Its own reactions, not the shared outcome() helper's, whose calls would see every kind of breaker. */
+  private readonly outcome: Outcome = {
+    passed: (value) => {
+      this.recordSuccess()
+      return value
+    },
+    failed: (error) => {
+      this.recordFailure()
+      throw error
+    },
+  }
   /** @internal The operators' switches this breaker obeys (undefined: none); its BreakerGroup may add its own. */
   switch: BreakerSwitch | undefined
 

@@ -3,9 +3,9 @@ import { LatencyController } from '../adaptive/latency-controller'
 import type { LatencyStats } from '../adaptive/latency-stats'
 import { PRIORITY_NAMES, Priority, priorityIndex, type PriorityName } from '../bbr/priority'
 import { RtSampler } from '../bbr/rt-sampler'
-import { INVALID, NOT_SAMPLED, TokenTable } from '../bbr/token-table'
+import { NOT_SAMPLED, TokenTable } from '../bbr/token-table'
 import { BulkheadRejectedError } from '../errors/bulkhead-rejected-error'
-import { runGuarded, startError, type GuardedFunction } from '../execution/run-guarded'
+import { type GuardedFunction, type Outcome, runGuarded, startError } from '../execution/run-guarded'
 import { TokenOutcomes } from '../execution/token-outcomes'
 import type { PriorityExecuteOptions } from '../bbr/bbr-limiter'
 import { Shed } from '../shed/shed'
@@ -65,8 +65,21 @@ export class AdaptiveBulkhead {
   private readonly rts: RollingWindow
   private readonly controller: LatencyController
   private readonly tokens = new TokenTable(INITIAL_TOKENS)
-  // A call that rejected says nothing about the upstream's latency (it may have failed without an answer).
+  /**
+   * Outcomes of execute() calls: sampled ones hold a token (for their start), the others share `untracked`, its own
+   * reactions. A call that rejected says nothing about the upstream's latency (it may have failed without an answer).
+   */
   private readonly outcomes = new TokenOutcomes(this.tokens, (ok, token) => this.release(token, ok))
+  private readonly untracked: Outcome = {
+    passed: (value) => {
+      this.finish(NOT_SAMPLED, true)
+      return value
+    },
+    failed: (error) => {
+      this.finish(NOT_SAMPLED, false)
+      throw error
+    },
+  }
   private readonly sampler: RtSampler
   private stepAt = -Infinity
   private readonly capIndex: number
@@ -96,22 +109,34 @@ export class AdaptiveBulkhead {
 
   /** Asks to send one call of class `priority` (default normal): a token >= 0, or Shed.latency. */
   tryAcquire(priority?: number | PriorityName): number {
-    const p = priority === undefined ? Priority.normal : priorityIndex(priority)
+    // Literals on the pair's path (2 is Priority.normal, -1 NOT_SAMPLED, -2 INVALID): V8 inlines tryAcquire and
+    // release into the caller within a budget of bytecode, and an imported name costs it a property load.
+    const p = priority === undefined ? 2 : priorityIndex(priority)
     const now = this.now()
+    if (this.refuses(p, now)) return this.shed(p)
+    const token = this.tokens.acquire(this.sampler.start(now, -1))
+    if (token < 0) return this.shed(p)
+    this.count(p)
+    return token
+  }
+
+  /** Whether the latency rule sheds a call of class `p` now (the rule's step first, when due). */
+  private refuses(p: number, now: number): boolean {
     if (now >= this.stepAt) this.step(now)
     const cap = this.f64[this.capIndex] // 0 while the upstream keeps up
-    if (cap > 0 && overLimit(this.inFlightCounter.total(), cap, this.shares[p])) {
-      this.f64[this.statsBase + STAT.shed + p] += 1
-      return Shed.latency
-    }
-    const token = this.tokens.acquire(this.sampler.start(now, NOT_SAMPLED))
-    if (token < 0) {
-      this.f64[this.statsBase + STAT.shed + p] += 1
-      return Shed.latency
-    }
+    return cap > 0 && overLimit(this.inFlightCounter.total(), cap, this.shares[p])
+  }
+
+  /** Counts a shed call of class `p`; returns Shed.latency. */
+  private shed(p: number): number {
+    this.f64[this.statsBase + STAT.shed + p] += 1
+    return Shed.latency
+  }
+
+  /** Counts an admitted call of class `p` in flight. */
+  private count(p: number): void {
     this.f64[this.ownInFlight] += 1
     this.f64[this.statsBase + STAT.admitted + p] += 1
-    return token
   }
 
   /**
@@ -121,15 +146,20 @@ export class AdaptiveBulkhead {
    */
   release(token: number, measured = true): void {
     const start = this.tokens.release(token)
-    if (start === INVALID) {
+    if (start === -2) {
       this.f64[this.statsBase + STAT.invalidReleases] += 1
       return
     }
+    this.finish(start, measured)
+  }
+
+  /** What release() does once the call is known to be admitted and not yet released. */
+  private finish(start: number, measured: boolean): void {
     this.f64[this.ownInFlight] -= 1
     if (measured !== true) return
     const now = this.now()
     this.passes.record(1, now)
-    if (start !== NOT_SAMPLED) this.recordRt(start, now)
+    if (start !== -1) this.recordRt(start, now)
   }
 
   /** Records a sampled call's response time (rare when busy: kept out of release(), which V8 then inlines). */
@@ -151,9 +181,27 @@ export class AdaptiveBulkhead {
   execute<T>(fn: GuardedFunction<T>, options?: PriorityExecuteOptions): Promise<T> {
     const error = startError(fn, options)
     if (error !== undefined) return Promise.reject(error)
-    const token = this.tryAcquire(options?.priority)
-    if (token < 0) return Promise.reject(new BulkheadRejectedError(this.shared ?? 'the upstream'))
+    const priority = options?.priority
+    const p = priority === undefined ? Priority.normal : priorityIndex(priority)
+    const now = this.now()
+    if (this.refuses(p, now)) return this.rejected(p)
+    // The call's own outcome releases it, exactly once: no token is needed to guard that, except to carry the
+    // start of a sampled call.
+    const start = this.sampler.start(now, NOT_SAMPLED)
+    if (start === NOT_SAMPLED) {
+      this.count(p)
+      return runGuarded(fn, options?.signal, this.untracked)
+    }
+    const token = this.tokens.acquire(start)
+    if (token < 0) return this.rejected(p)
+    this.count(p)
     return runGuarded(fn, options?.signal, this.outcomes.of(token))
+  }
+
+  /** execute()'s refusal of a call of class `p` (counted). */
+  private rejected<T>(p: number): Promise<T> {
+    this.shed(p)
+    return Promise.reject(new BulkheadRejectedError(this.shared ?? 'the upstream'))
   }
 
   /** Calls in flight, host-wide when shared. */

@@ -1,0 +1,85 @@
+// Loaded at first use (scripts/pack-cjs.js): only limiters made with `maxWait` queue.
+import { runQueued } from '../execution/run-queued' // bulwark:lazy
+import type { GuardedFunction, Outcome } from '../execution/run-guarded'
+import { AdmissionQueue, type Waiter } from '../policies/admission-queue' // bulwark:lazy
+import type { AdmissionQueueOptions } from '../policies/queue-options'
+
+/** What a limiter's queue asks of its limiter. */
+export interface QueueingLimiter {
+  /** The limiter's clock. */
+  readonly now: () => number
+  readonly tryAcquire: (p: number, key: string | undefined) => number
+  /** Takes back the count of refusal `code` of class `p`: its request waits instead of being shed. */
+  readonly forgive: (p: number, code: number) => void
+  readonly expectedServiceMs: () => number
+}
+
+/**
+ * BbrLimiter's side of its admission queue (docs/rules/queue.md): queueing a refused request, asking again for a
+ * waiter, and an execute() that waits. Made only with `maxWait`, so that the per-request path of a limiter without
+ * a queue tests one field.
+ */
+export class LimiterQueue {
+  readonly queue: AdmissionQueue
+  private readonly limiter: QueueingLimiter
+
+  constructor(options: AdmissionQueueOptions, limiter: QueueingLimiter) {
+    this.limiter = limiter
+    this.queue = new AdmissionQueue(options, limiter.now, this.retry)
+  }
+
+  /**
+   * Lets a request that tryAcquire refused with `code` wait (its refusal is then not counted): `done(token)` is called
+   * once, later, with a token, Shed.queueTimeout, or Shed.deadline once fewer than expectedServiceMs() of its own
+   * `deadlineMs` (ms left when it starts waiting) would be left. Undefined when the queue is full (the refusal stands).
+   */
+  waitForSlot(
+    code: number,
+    p: number,
+    key: string | undefined,
+    done: (token: number) => void,
+    deadlineMs: number | undefined,
+  ): Waiter | undefined {
+    const queue = this.queue
+    if (!queue.hasRoom) {
+      queue.countFull()
+      return undefined
+    }
+    const limiter = this.limiter
+    limiter.forgive(p, code)
+    const until = deadlineMs === undefined ? Infinity : limiter.now() + deadlineMs - limiter.expectedServiceMs()
+    return queue.wait(p, key, done, until)
+  }
+
+  /** execute() of a request refused with `code`: it waits for a slot, then runs `fn` as any admitted call. */
+  execute<T>(
+    code: number,
+    p: number,
+    key: string | undefined,
+    fn: GuardedFunction<T>,
+    signal: AbortSignal | undefined,
+    outcomeOf: (token: number) => Outcome,
+    retryAfter: number,
+  ): Promise<T> {
+    const wait = (done: (token: number) => void) => this.waitForSlot(code, p, key, done, undefined)
+    return runQueued(wait, code, fn, signal, outcomeOf, retryAfter)
+  }
+
+  /**
+   * A slot was freed: the waiters are retried soon. True when some wait (until they had the slot, arrivals must go
+   * through the limiter's rules, which see it is owed).
+   */
+  slotFreed(): boolean {
+    const queue = this.queue
+    if (queue.length === 0) return false
+    queue.slotFreed()
+    return true
+  }
+
+  /** A waiter asks again; a refusal is not counted (it still waits). */
+  private readonly retry = (p: number, key: string | undefined): number => {
+    const token = this.limiter.tryAcquire(p, key)
+    if (token < 0) this.limiter.forgive(p, token)
+    return token
+  }
+}
