@@ -62,20 +62,8 @@ export class CircuitBreaker implements Breaker {
   private readonly halfOpenCalls: number
   private readonly probeTimeout: number
   private readonly now: Clock
-  /**
-   * The outcome of an execute() call whose duration does not matter (every strategy but 'slowCallRatio'): its own
-   * reactions, not the shared outcome() helper's, whose calls would see every kind of breaker.
-   */
-  private readonly untimed: Outcome = {
-    passed: (value) => {
-      this.recordSuccess()
-      return value
-    },
-    failed: (error) => {
-      this.recordFailure()
-      throw error
-    },
-  }
+  /** The outcome of an execute() call whose duration does not matter (every strategy but 'slowCallRatio'). */
+  private readonly untimed: Outcome = outcome(this)
   private readonly region: SharedRegion
   private readonly tally: WindowTally
   private readonly cell: BreakerStateCell

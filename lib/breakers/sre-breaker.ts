@@ -3,6 +3,7 @@ import {
   type ExecuteOptions,
   type GuardedFunction,
   type Outcome,
+  outcome,
   runGuarded,
   startError,
 } from '../execution/run-guarded'
@@ -95,17 +96,8 @@ export class SreBreaker implements Breaker {
   private readonly random: () => number
   private readonly region: SharedRegion
   private readonly tally: WindowTally
-  /** Its own reactions, not the shared outcome() helper's, whose calls would see every kind of breaker. */
-  private readonly outcome: Outcome = {
-    passed: (value) => {
-      this.recordSuccess()
-      return value
-    },
-    failed: (error) => {
-      this.recordFailure()
-      throw error
-    },
-  }
+  /** The outcome of an execute() call, reported to this breaker. */
+  private readonly outcome: Outcome = outcome(this)
   /** @internal The operators' switches this breaker obeys (undefined: none); its BreakerGroup may add its own. */
   switch: BreakerSwitch | undefined
 
