@@ -1,4 +1,5 @@
 import type { SharedRegion } from '../shared/shared-region'
+import { preciseNow } from '../signals/clock'
 
 // The lock word: 0 when free, else (acquisition sequence << 13) | (holder's member + 1). Members are < 4096, so
 // the holder fits 13 bits; the 18-bit sequence makes each acquisition a new value, so that a waiter can tell one
@@ -78,7 +79,7 @@ export class SpinLock {
   }
 
   private contend(tag: number): number {
-    const start = performance.now()
+    const start = preciseNow() // not performance.now(): its first read loads perf_hooks (1.5-2.5 ms)
     // After a time-out, one look only (no spinning) until the lock is taken again.
     const giveUpAt = this.cooling ? start : start + MAX_LOCK_WAIT_MS
     for (let spins = 0; ; spins++) {
@@ -91,7 +92,7 @@ export class SpinLock {
         continue
       }
       if (spins % SPINS_PER_LOOK !== 0) continue
-      const t = spins === 0 ? start : performance.now()
+      const t = spins === 0 ? start : preciseNow()
       if (
         this.look(word, t) &&
         this.overdue(word, t) &&
