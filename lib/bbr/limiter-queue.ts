@@ -3,6 +3,7 @@ import { runQueued } from '../execution/run-queued' // bulwark:lazy
 import type { GuardedFunction, Outcome } from '../execution/run-guarded'
 import { AdmissionQueue, type Waiter } from '../policies/admission-queue' // bulwark:lazy
 import type { AdmissionQueueOptions } from '../policies/queue-options'
+import { setWaiterAsking } from './queue-rule'
 
 /** What a limiter's queue asks of its limiter. */
 export interface QueueingLimiter {
@@ -76,9 +77,11 @@ export class LimiterQueue {
     return true
   }
 
-  /** A waiter asks again; a refusal is not counted (it still waits). */
+  /** A waiter asks again, outside the turn budget (queue-rule.ts); a refusal is not counted (it still waits). */
   private readonly retry = (p: number, key: string | undefined): number => {
+    setWaiterAsking(true)
     const token = this.limiter.tryAcquire(p, key)
+    setWaiterAsking(false)
     if (token < 0) this.limiter.forgive(p, token)
     return token
   }

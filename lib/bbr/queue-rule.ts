@@ -11,6 +11,25 @@ const loopSaturated = () => loopCell >= 0 && signalCells[loopCell + cell.loopElu
 /** How long one of the sampler's loop measurements spans while the loop is busy, ms. */
 const tickSpan = () => signalCells[cell.loopInterval]
 
+/**
+ * True while an admission queue's waiter asks its limiter again (limiter-queue.ts). The turn budget keeps the wait
+ * of requests still unread in the kernel short; a waiter was read long ago and has waited already, so the age of
+ * the turn that frees its slot does not count against it (a budget that refused it would leave the slot to a later
+ * arrival and the waiter to time out). Per thread, as the loop turn is: the retry is synchronous.
+ */
+let waiterAsking = false
+
+/** Marks the start (true) and end (false) of a waiter's retry. */
+export function setWaiterAsking(asking: boolean): void {
+  waiterAsking = asking
+}
+
+/** The turn's age as the budget reads it: 0 for a waiter's retry. */
+const budgetedAge =
+  (age: () => number): (() => number) =>
+  () =>
+    waiterAsking ? 0 : age()
+
 /** What the queueing-delay rule needs from its limiter. */
 export interface QueueRuleHost {
   /** Load in permille at or above which the limiter counts as saturated. */
@@ -46,7 +65,7 @@ export function queueRule(
       serviceTime: host.serviceTime,
       onFraction: host.onFraction,
       requestsSince: host.requestsSince,
-      turnAge: signal.turnAge,
+      turnAge: signal.turnAge === undefined ? undefined : budgetedAge(signal.turnAge),
     })
   }
   return new QueueDelayController(options, {
@@ -57,6 +76,6 @@ export function queueRule(
     serviceTime: host.serviceTime,
     onFraction: host.onFraction,
     requestsSince: host.requestsSince,
-    turnAge: loopTurnsMeasured ? loopTurnAge : undefined,
+    turnAge: loopTurnsMeasured ? budgetedAge(loopTurnAge) : undefined,
   })
 }

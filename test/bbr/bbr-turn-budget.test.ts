@@ -8,7 +8,7 @@ import { BbrLimiter, Shed } from '../../lib/index'
 import { ManualClock } from '../helpers/manual-clock'
 import { simulateEventLoop } from './event-loop-sim'
 
-function budgeted(withTurnAge = true) {
+function budgeted(withTurnAge = true, maxWait?: number) {
   const clock = new ManualClock()
   const input = { delay: 0, load: 1000, turnAge: 0 }
   const signal = withTurnAge
@@ -22,6 +22,7 @@ function budgeted(withTurnAge = true) {
     now: clock.now,
     signal,
     queueDelay: { target: 10, interval: 100 },
+    maxWait,
   })
   /** Offers `n` requests of a class over `ms`, each at turn age `age`; returns how many were admitted. */
   const offer = (n: number, ms: number, age: number, priority: 'critical' | 'high' | 'normal' | 'low' = 'normal') => {
@@ -55,8 +56,8 @@ describe('BbrLimiter: the turn budget of the queueing-delay rule', () => {
     offer(20, 200, 0) // the queue stands past the interval: budgeting starts
     input.delay = 9 // the budget keeps the loop's turns short now
     offer(200, 2000, 0)
-    // Late in a turn: normal is shed past the target, critical only far later.
-    expect(offer(100, 100, 11)).toBe(0)
+    // Late in a turn: normal is shed past half the target, critical only far later.
+    expect(offer(100, 100, 6)).toBe(0)
     expect(offer(50, 50, 11, 'critical')).toBe(50)
     expect(offer(50, 50, 19, 'high')).toBeGreaterThan(0)
     expect(offer(50, 50, 21, 'high')).toBe(0)
@@ -75,6 +76,32 @@ describe('BbrLimiter: the turn budget of the queueing-delay rule', () => {
     input.delay = 1
     offer(300, 3000, 0)
     expect(offer(100, 100, 30)).toBe(100)
+  })
+
+  it("leaves a queue's waiters out: a slot freed late in a turn goes to the waiter, not to the budget", async () => {
+    const { limiter, input, offer } = budgeted(true, 1000)
+    input.delay = 50
+    offer(20, 200, 0)
+    input.delay = 9
+    offer(200, 2000, 0) // budgeting, the admit fraction recovered
+    const held = limiter.tryAcquire()
+    expect(held).toBeGreaterThanOrEqual(0)
+    input.turnAge = 30 // late in the turn: a new arrival is shed by the budget, and waits
+    let finished = 0
+    const waiters = [0, 1, 2].map(() =>
+      limiter.execute(async () => {
+        finished++
+        return 'ran'
+      }),
+    )
+    await Promise.resolve()
+    expect(finished).toBe(0)
+    // A slot is freed in a turn as old: each waiter asks again outside the budget and gets it.
+    limiter.release(held)
+    await new Promise((resolve) => setImmediate(resolve)) // the queue retries in a microtask
+    expect(finished).toBe(3)
+    await expect(Promise.all(waiters)).resolves.toEqual(['ran', 'ran', 'ran'])
+    expect(offer(10, 10, 30)).toBe(0) // arrivals are still budgeted
   })
 
   it('is off without a turn age (injected signals without one): the admit fraction alone sheds', () => {
@@ -118,7 +145,9 @@ describe('BbrLimiter in front of a simulated event loop: where admitted requests
   it('at 10x with critical traffic a tenth of capacity: admitted p99 within 2.5x unloaded, critical served in time', () => {
     const unloaded = run(0.5, true)[2].p99
     const x10 = run(10, true, 100)[2] // a critical request in 100 at 10x: 10 % of capacity
-    expect(x10.p99).toBeLessThanOrEqual(2.5 * unloaded)
+    // The goal is 2.5x; 2x leaves a margin for what the model leaves out (normal's budget of half the target:
+    // 53 ms, against 64 ms with a whole target).
+    expect(x10.p99).toBeLessThanOrEqual(2 * unloaded)
     expect(goodput(x10)).toBeGreaterThanOrEqual(0.87) // as above: refusals cost this model's worker 11 % of its CPU
     expect(x10.criticalGood).toBe(x10.criticalOffered)
   })

@@ -21,11 +21,11 @@ function getFresh(port, pathname) {
   })
 }
 
-/** Every worker's records (asks until it has heard from `workers` distinct workers, at most 16 times). */
-export async function collectDiagnosis(port, workers = 2) {
+/** Every worker's answer to `pathname` (asks until it has heard from `workers` distinct workers, at most 16 times). */
+export async function collectDiagnosis(port, workers = 2, pathname = '/__diag') {
   const seen = new Map()
   for (let i = 0; i < 16 && seen.size < workers; i++) {
-    const r = await getFresh(port, '/__diag')
+    const r = await getFresh(port, pathname)
     seen.set(r.worker, r)
   }
   return [...seen.values()]

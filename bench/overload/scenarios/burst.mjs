@@ -133,6 +133,9 @@ export async function run() {
       ],
     ]),
   )
+  // Another build's run (BULWARK_DIST, for A/B pairs) is printed, not written.
+  if (process.env.BULWARK_DIST !== undefined)
+    return console.log([...lines, '', '(BULWARK_DIST set: overload-burst not written)'].join('\n'))
   writeResults('overload-burst', lines, {
     capacity,
     seconds: SECONDS,

@@ -8,6 +8,7 @@
 //   npm run bench:overload -- ten-x
 import * as os from 'os'
 import { createRequire } from 'module'
+import { cpuSplit, formatSplit, loopShares, sampleCpu, whatCapped } from '../lib/cpu-split.mjs'
 import { collectDiagnosis, diagnosisTable, monotonicMs, summariseDiagnosis } from '../lib/diagnosis.mjs'
 import { stopServer } from '../lib/processes.mjs'
 import { fmt, goalsTable, machineLine, table, writeResults } from '../lib/report.mjs'
@@ -46,9 +47,17 @@ async function runContender(name, mode, mix, capacity) {
     seconds: STEP_SECONDS,
     criticalEvery: criticalEvery(mix, load),
   }))
+  const step = STEP_SECONDS * 1000
+  // The CPU split of each step's measured part: a sample where it begins and where it ends.
+  const samples = []
+  const timers = LOADS.flatMap((_, i) =>
+    [i * step + SETTLE_SECONDS * 1000, (i + 1) * step].map((at, j) =>
+      setTimeout(() => (samples[2 * i + j] = sampleCpu(child.pid)), at),
+    ),
+  )
   const t0 = monotonicMs()
   const run = await runLeanLoad({ port, schedule, drainSeconds: 3, stampSend: DIAG })
-  const step = STEP_SECONDS * 1000
+  timers.forEach(clearTimeout)
   if (DIAG) {
     const records = await collectDiagnosis(port)
     const steps = LOADS.map((load, i) => ({
@@ -58,6 +67,7 @@ async function runContender(name, mode, mix, capacity) {
     }))
     diagnosis.push({ name, rows: summariseDiagnosis(records, t0, steps) })
   }
+  const loops = await collectDiagnosis(port, 2, '/__loop').catch(() => [])
   await stopServer(child)
   const sent = run.generator.sentPerSecond
   const rows = LOADS.map((load, i) => {
@@ -65,7 +75,9 @@ async function runContender(name, mode, mix, capacity) {
     const s = summarize(run, from, (i + 1) * step, SLO_MS)
     const seconds = sent.slice(from / 1000, ((i + 1) * step) / 1000)
     const sentPerSecond = seconds.reduce((a, b) => a + b, 0) / seconds.length
-    return { contender: name, mix, load, ...s, sentPerSecond }
+    const cpu = cpuSplit(samples[2 * i], samples[2 * i + 1])
+    const loop = loopShares(loops, t0 + from, t0 + (i + 1) * step)
+    return { contender: name, mix, load, ...s, sentPerSecond, cpu, loop }
   })
   return { rows, capped: run.generator.capped }
 }
@@ -114,6 +126,7 @@ export async function run() {
         'admitted p99 ms',
         'shed %',
         'critical ok %',
+        "workers' loop busy / on CPU %; generator, others, idle (% of a core)",
       ],
       all.map((r) => [
         r.contender,
@@ -127,6 +140,7 @@ export async function run() {
         fmt(r.p99, 0, 'timeout'),
         fmt(100 * r.shedRate, 1),
         fmt(100 * r.criticalSuccess, 1),
+        formatSplit(r.cpu, r.loop),
       ]),
     ),
     '',
@@ -138,6 +152,10 @@ export async function run() {
   const at = (load, name = BULWARK) => all.find((r) => r.contender === name && r.load === load)
   const [x4, x10, old10] = [at(4), at(10), at(10, BULWARK_OLD_MIX)]
   const pct = (r) => `${fmt((100 * r.goodputPerSecond) / capacity)} %`
+  for (const r of [x4, x10]) {
+    const cause = r && whatCapped(r.cpu, r.loop)
+    if (cause !== undefined) lines.push(`bulwark at ${r.load}x, ${pct(r)} of capacity: ${cause}.`, '')
+  }
   if (x10 !== undefined)
     lines.push(
       ...goalsTable('goal (bulwark)', [

@@ -81,6 +81,22 @@ if (cluster.isPrimary) {
     }
   }
 
+  // Each second, this worker's loop utilisation (the share of the second its loop was not waiting for I/O) and its
+  // CPU time, stamped with the host's monotonic clock; GET /__loop answers them (bench/overload/lib/cpu-split.mjs).
+  // A loop busy all the time on less CPU than that was waiting for a core; a loop that idles had nothing admitted.
+  const loop = { worker: cluster.worker.id, at: [], elu: [], cpu: [] }
+  let lastElu = performance.eventLoopUtilization()
+  let lastCpu = process.cpuUsage()
+  setInterval(() => {
+    const elu = performance.eventLoopUtilization()
+    const cpu = process.cpuUsage()
+    loop.at.push(Number(process.hrtime.bigint()) / 1e6)
+    loop.elu.push(performance.eventLoopUtilization(elu, lastElu).utilization)
+    loop.cpu.push((cpu.user + cpu.system - lastCpu.user - lastCpu.system) / 1e6)
+    lastElu = elu
+    lastCpu = cpu
+  }, 1000).unref()
+
   let handler
   if (MODE === 'bulwark') {
     const fair = process.env.FAIR === '1'
@@ -135,7 +151,10 @@ if (cluster.isPrimary) {
   } else {
     handler = (req, res) => work(res, () => {})
   }
-  const server = http.createServer(process.env.DIAG === '1' ? diagnosed(handler) : handler)
+  const inner = process.env.DIAG === '1' ? diagnosed(handler) : handler
+  const server = http.createServer((req, res) =>
+    req.url === '/__loop' ? res.end(JSON.stringify(loop)) : inner(req, res),
+  )
   server.keepAliveTimeout = 60_000
   server.listen(Number(process.env.PORT), '127.0.0.1')
 }
