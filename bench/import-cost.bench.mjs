@@ -22,6 +22,7 @@ const cases = [
   { name: "require('bulwark').BbrLimiter", specifier: 'bulwark', how: 'touch:BbrLimiter' },
   { name: "require('bulwark'), one BbrLimiter used", specifier: 'bulwark', how: 'use:bbr', goal: true },
   { name: "require('bulwark'), core components used", specifier: 'bulwark', how: 'use:core', goal: true },
+  { name: "require('bulwark/core')", specifier: 'bulwark/core', how: 'require', goal: true },
   { name: "require('bulwark/core'), core components used", specifier: 'bulwark/core', how: 'use:core', goal: true },
   {
     name: "import from 'bulwark/core', core components used",

@@ -30,16 +30,9 @@ export { SharedMemoryError } from './errors/shared-memory-error'
 export { MissingPeerDependencyError } from './errors/missing-peer-dependency-error'
 
 // Signals and clocks
-export {
-  cpuUsage,
-  eventLoopUtilization,
-  eventLoopDelay,
-  eventLoopDelayRaw,
-  eventLoopDelayMin,
-  loadInfo,
-  configureSampler,
-} from './signals/signals'
-export type { LoadInfo, SamplerOptions } from './signals/signals'
+export { cpuUsage, eventLoopUtilization, eventLoopDelay, eventLoopDelayRaw, eventLoopDelayMin } from './signals/signals'
+export { loadInfo, configureSampler } from './signals/sampler-control'
+export type { LoadInfo, SamplerOptions } from './signals/sampler-control'
 export { coarseNow, preciseNow } from './signals/clock'
 export type { Clock } from './signals/clock'
 

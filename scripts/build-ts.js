@@ -77,7 +77,8 @@ deferRequires(path.join(dist, 'cjs', 'entries', 'core.js'))
 // Few files instead of 180 (scripts/pack-cjs.js says why), grouped by who loads them, so that a process parses little
 // more than the code it runs: the root entry alone (its components are read lazily), with the component registry
 // the exporters look in; each core component family with what only it runs; the parts those load only when an
-// option asks (fairness, the admission queue); what the core components share; the rest of the root; then what
+// option asks (fairness, the admission queue); what the core components share; the 'bulwark/core' entry; what the
+// core loads only on demand; the rest of the root; then what
 // only a subpath loads.
 pack(path.join(dist, 'cjs'), [
   { name: 'index', roots: ['index'], shallow: true, atLoad: true },
@@ -86,7 +87,23 @@ pack(path.join(dist, 'cjs'), [
   { name: 'hotkeys', roots: ['hotkeys/heavy-keeper'], own: true, atLoad: true },
   { name: 'queue', roots: ['policies/admission-queue', 'execution/run-queued'], own: true, atLoad: true },
   { name: 'switches', roots: ['switches/switchboard'], own: true, atLoad: true },
-  { name: 'core', roots: ['entries/core'], entry: true, atLoad: true },
+  {
+    name: 'core',
+    roots: ['bbr/bbr-limiter', 'breakers/circuit-breaker', 'breakers/sre-breaker', 'ratelimit/token-bucket'],
+    eager: true,
+    atLoad: true,
+  },
+  // The 'bulwark/core' entry, and what it exports that no component loads (the type guards): apart from the core,
+  // so that a process that only makes components does not parse them.
+  {
+    name: 'core-entry',
+    roots: ['entries/core', 'errors/error-guards', 'errors/missing-peer-dependency-error'],
+    shallow: true,
+    entry: true,
+  },
+  // What the core components load only when something fails (the addon, a shared region) or is shared (the
+  // namespace): parsed by the processes that run it.
+  { name: 'core-lazy', roots: ['entries/core'] },
   { name: 'components', roots: ['index'], entry: true },
   {
     name: 'integrations',

@@ -58,7 +58,7 @@ function reach(sources, known, roots, eager = false) {
 }
 
 // Each module goes to the first pack (in the order given) whose roots reach it; what no pack reaches goes to the
-// last one. A `shallow` pack holds its roots only. An `own` pack holds what its roots load when evaluated and no
+// last one. A `shallow` pack holds its roots only; an `eager` one what its roots load when evaluated. An `own` pack holds what its roots load when evaluated and no
 // other `own` pack's roots do: a component family (what a BbrLimiter alone runs), or a part loaded lazily (what
 // only the `fairness` option runs); what several of them share goes to a later pack that reaches it, and so does
 // what an `entry` pack's roots export themselves (Shed, OverloadError: read without any component).
@@ -75,9 +75,9 @@ function assignPacks(sources, known, packs) {
     for (const id of reach(sources, known, roots, true)) owners.set(id, owners.has(id) ? null : name)
   }
   for (const [id, name] of owners) if (name !== null && (ownRoots.has(id) || !exported.has(id))) packOf[id] = name
-  for (const { name, roots, shallow, own } of packs) {
+  for (const { name, roots, shallow, own, eager } of packs) {
     if (own) continue
-    for (const id of shallow ? roots : reach(sources, known, roots)) packOf[id] ??= name
+    for (const id of shallow ? roots : reach(sources, known, roots, eager)) packOf[id] ??= name
   }
   const last = packs[packs.length - 1].name
   for (const id of known) packOf[id] ??= last

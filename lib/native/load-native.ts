@@ -1,9 +1,10 @@
 import * as fs from 'fs'
 import * as path from 'path'
 
-import { NativeLoadError } from '../errors/native-load-error'
 import { SAMPLER_DEFAULTS } from '../signals/sampler-defaults'
 import { knownAddonPath } from './addon-path'
+// Only a process whose addon does not load runs the code that explains why.
+import { nativeLoadFailure } from './load-failure' // bulwark:lazy
 import type { NativeBinding } from './native-types'
 
 // The package root (where build/ and prebuilds/ live): the nearest binding.gyp above this file, which is in
@@ -18,17 +19,6 @@ function findPackageRoot(): string {
   return dir
 }
 const packageRoot = findPackageRoot()
-
-function describePlatform(): string {
-  const libc = process.platform === 'linux' ? (isMusl() ? 'musl' : 'glibc') : ''
-  const napi = process.versions.napi ?? 'unknown'
-  return `${process.platform}-${process.arch}${libc ? ` (${libc})` : ''}, Node ${process.version}, N-API ${napi}`
-}
-
-function isMusl(): boolean {
-  const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined
-  return !report?.header?.glibcVersionRuntime
-}
 
 function loadBinding(): NativeBinding {
   // BULWARK_NATIVE points at a specific build (a sanitizer build from `npm run build:cmake`, say).
@@ -55,21 +45,7 @@ function loadBinding(): NativeBinding {
     const nodeGypBuild = require('node-gyp-build') as (dir: string) => NativeBinding
     return nodeGypBuild(packageRoot)
   } catch (cause) {
-    const reason = cause instanceof Error ? cause.message.split('\n')[0] : String(cause)
-    const message = [
-      `bulwark: no usable native addon for ${describePlatform()}.`,
-      `Tried: ${tried.join(', ')}.`,
-      `Reason: ${reason}`,
-      'Prebuilt binaries ship for linux-x64 and linux-arm64 (glibc 2.17+ and musl), darwin-x64, darwin-arm64 and',
-      'win32-x64 (docs/readme/install.md).',
-      ...(process.platform === 'linux' && isMusl() && !process.env.LIBC
-        ? ['On a musl system other than Alpine, set LIBC=musl to load the musl binary.']
-        : []),
-      'To build from source you need python3, make, a C++17 compiler (g++ or clang++) and Node headers, then run:',
-      'npm rebuild bulwark --build-from-source (if npm skips install scripts, first: npm install-scripts approve bulwark).',
-      '(From a clone of bulwark: npm run build:native.)',
-    ].join('\n')
-    throw new NativeLoadError(message, describePlatform(), tried, cause)
+    throw nativeLoadFailure(tried, cause)
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Clock } from '../signals/clock'
 import { checkSharedName, optionalFunction, optionalNumber } from '../validate'
-import { checkNamespace, defaultNamespace } from './namespace'
+// The namespace is worked out only for a shared component: a local one does not load this code.
+import { checkNamespace, defaultNamespace } from './namespace' // bulwark:lazy
 import { DEFAULT_MEMBER_CAPACITY } from './shared-region'
 
 /**

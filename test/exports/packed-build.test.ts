@@ -45,6 +45,7 @@ console.log(JSON.stringify({
       'entries/core.js',
       'packed/bbr.js',
       'packed/breakers.js',
+      'packed/core-entry.js',
       'packed/core.js',
       'packed/loader.js',
     ])
@@ -79,6 +80,28 @@ console.log(JSON.stringify({ alone, withFairness, withQueue, breaker, withSwitch
     expect(packs.breaker).toContain('breakers.js')
     expect(packs.breaker).not.toContain('switches.js')
     expect(packs.withSwitches).toContain('switches.js')
+  })
+
+  it('loads what the core runs only for a shared component or a failure when it is needed, its errors typed', () => {
+    const seen = inNode<{ plain: string[]; shared: string[]; typed: boolean[]; field: string }>(`
+const loaded = () => Object.keys(require.cache).filter((f) => f.includes('packed')).map((f) => require('path').basename(f))
+const root = require(dist)
+new root.BbrLimiter().tryAcquire()
+const plain = loaded()
+let error
+try { new root.BbrLimiter({ shared: 'packed-lazy', namespace: 'not a namespace' }) } catch (e) { error = e }
+const core = require(dist + '/entries/core')
+console.log(JSON.stringify({
+  plain,
+  shared: loaded(),
+  typed: [error instanceof root.InvalidOptionError, error instanceof core.BulwarkError, core.isInvalidOptionError(error)],
+  field: error.field,
+}))`)
+    expect(seen.plain).not.toContain('core-lazy.js')
+    expect(seen.plain).not.toContain('core-entry.js')
+    expect(seen.shared).toContain('core-lazy.js')
+    expect(seen.typed).toEqual([true, true, true])
+    expect(seen.field).toBe('namespace')
   })
 
   it('maps stack traces to the lib/ sources under --enable-source-maps', () => {

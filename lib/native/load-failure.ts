@@ -1,0 +1,34 @@
+import { NativeLoadError } from '../errors/native-load-error'
+
+// Why the addon did not load, and what to do about it (load-native.ts): apart, so that a process whose addon loads
+// does not parse it.
+
+function describePlatform(): string {
+  const libc = process.platform === 'linux' ? (isMusl() ? 'musl' : 'glibc') : ''
+  const napi = process.versions.napi ?? 'unknown'
+  return `${process.platform}-${process.arch}${libc ? ` (${libc})` : ''}, Node ${process.version}, N-API ${napi}`
+}
+
+function isMusl(): boolean {
+  const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined
+  return !report?.header?.glibcVersionRuntime
+}
+
+/** The error thrown when no addon loads: the platform, each path tried, the cause and how to build one. */
+export function nativeLoadFailure(tried: string[], cause: unknown): NativeLoadError {
+  const reason = cause instanceof Error ? cause.message.split('\n')[0] : String(cause)
+  const message = [
+    `bulwark: no usable native addon for ${describePlatform()}.`,
+    `Tried: ${tried.join(', ')}.`,
+    `Reason: ${reason}`,
+    'Prebuilt binaries ship for linux-x64 and linux-arm64 (glibc 2.17+ and musl), darwin-x64, darwin-arm64 and',
+    'win32-x64 (docs/readme/install.md).',
+    ...(process.platform === 'linux' && isMusl() && !process.env.LIBC
+      ? ['On a musl system other than Alpine, set LIBC=musl to load the musl binary.']
+      : []),
+    'To build from source you need python3, make, a C++17 compiler (g++ or clang++) and Node headers, then run:',
+    'npm rebuild bulwark --build-from-source (if npm skips install scripts, first: npm install-scripts approve bulwark).',
+    '(From a clone of bulwark: npm run build:native.)',
+  ].join('\n')
+  return new NativeLoadError(message, describePlatform(), tried, cause)
+}
