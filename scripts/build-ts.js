@@ -85,7 +85,12 @@ pack(path.join(dist, 'cjs'), [
   { name: 'bbr', roots: ['bbr/bbr-limiter'], own: true, atLoad: true },
   { name: 'breakers', roots: ['breakers/circuit-breaker', 'breakers/sre-breaker'], own: true, atLoad: true },
   { name: 'hotkeys', roots: ['hotkeys/heavy-keeper'], own: true, atLoad: true },
-  { name: 'queue', roots: ['policies/admission-queue', 'execution/run-queued'], own: true, atLoad: true },
+  {
+    name: 'queue',
+    roots: ['bbr/limiter-queue', 'policies/admission-queue', 'execution/run-queued'],
+    own: true,
+    atLoad: true,
+  },
   { name: 'switches', roots: ['switches/switchboard'], own: true, atLoad: true },
   {
     name: 'core',

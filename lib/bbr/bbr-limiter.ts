@@ -24,7 +24,8 @@ import {
 import { BbrRules } from './bbr-rules'
 import { type BbrLimiterStats, collectBbrStats } from './bbr-stats'
 import { CapacityEstimator } from './capacity-estimator'
-import { LimiterQueue } from './limiter-queue'
+// Only a limiter with a queue (maxWait) runs it: loaded by the first such limiter.
+import { LimiterQueue } from './limiter-queue' // bulwark:lazy
 import { loadSource } from './load-source'
 import { Priority, priorityIndex, type PriorityName } from './priority'
 import { RtSampler } from './rt-sampler'

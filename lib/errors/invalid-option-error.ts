@@ -1,5 +1,6 @@
 import { BulwarkError } from './bulwark-error'
-import { describeValue } from './describe-value'
+// Formats a bad value for the message: loaded by the first error of its kind.
+import { describeValue } from './describe-value' // bulwark:lazy
 
 /** A constructor option is missing, of the wrong type, or out of range. Names the field and the bad value. */
 export class InvalidOptionError extends BulwarkError {
