@@ -91,19 +91,23 @@ const HOT_KEY_SETS = [
   'Zipf 1.2, 1 000 keys',
 ]
 
-// Each case gets its own pair function (compiled from source, as the loops are): one shared helper would make its
-// call sites see every component, which no caller's handler does.
-const pair = (limiter) =>
-  new Function(
-    'limiter',
-    'work',
+// Each case gets its own pair function, compiled from its own source: one shared helper would make its call sites
+// see every component, which no caller's handler does. The source differs per case (a comment naming it) because V8
+// caches what `new Function` compiles by its source text: the same text twice gives closures that share one
+// feedback vector and one optimised code, so every later pair's call sites would see every limiter's class.
+const compiled = (label, params, body) => new Function(...params, `// ${label}\n${body}`)
+const pair = (label, limiter) =>
+  compiled(
+    label,
+    ['limiter', 'work'],
     'return () => { const t = limiter.tryAcquire(); if (t >= 0) { work(); limiter.release(t) } }',
   )(limiter, work)
-const breakerPair = (breaker) =>
-  new Function('breaker', 'work', 'return () => { if (breaker.tryAcquire()) { work(); breaker.recordSuccess() } }')(
-    breaker,
-    work,
-  )
+const breakerPair = (label, breaker) =>
+  compiled(
+    label,
+    ['breaker', 'work'],
+    'return () => { if (breaker.tryAcquire()) { work(); breaker.recordSuccess() } }',
+  )(breaker, work)
 
 const cases = [
   // Floors.
@@ -120,12 +124,12 @@ const cases = [
     },
   },
   // Synchronous pairs.
-  { name: 'BbrLimiter tryAcquire+release', fn: pair(bbr) },
-  { name: 'BbrLimiter tryAcquire+release, signal a function', fn: pair(bbrFn) },
-  { name: 'BbrLimiter tryAcquire+release, shared', fn: pair(bbrShared) },
-  { name: 'AdaptiveBulkhead tryAcquire+release', fn: pair(adaptive) },
-  { name: 'CircuitBreaker tryAcquire+recordSuccess', fn: breakerPair(cb) },
-  { name: 'SreBreaker tryAcquire+recordSuccess', fn: breakerPair(sre) },
+  { name: 'BbrLimiter tryAcquire+release', fn: pair('bbr', bbr) },
+  { name: 'BbrLimiter tryAcquire+release, signal a function', fn: pair('bbrFn', bbrFn) },
+  { name: 'BbrLimiter tryAcquire+release, shared', fn: pair('bbrShared', bbrShared) },
+  { name: 'AdaptiveBulkhead tryAcquire+release', fn: pair('adaptive', adaptive) },
+  { name: 'CircuitBreaker tryAcquire+recordSuccess', fn: breakerPair('cb', cb) },
+  { name: 'SreBreaker tryAcquire+recordSuccess', fn: breakerPair('sre', sre) },
   { name: 'TokenBucket tryAcquire', fn: () => bucket.tryAcquire() && work() },
   // Async wrappers, ours.
   { name: 'BbrLimiter.execute(asyncWork)', fn: () => bbr.execute(asyncWork) },

@@ -3,7 +3,9 @@
 // case's figure is its median round. Ratios between cases of one run are what to read.
 //
 // Each case gets its own loop function (compiled from source, as mitata does), so that the loop's call site sees
-// one function only and V8 optimises each case as a caller would.
+// one function only and V8 optimises each case as a caller would. Each loop's source is its own (a numbered comment):
+// V8 caches what `new Function` compiles by its source text, and the closures of one cached compilation share their
+// feedback, which would make every loop's call site see every case.
 
 const cpuNs = () => {
   const { user, system } = process.cpuUsage()
@@ -15,13 +17,15 @@ const cpuNs = () => {
 // rightly sheds (docs/rules/bbr.md).
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
+let compiledLoops = 0
+
 function syncLoop() {
-  return new Function('fn', 'n', 'for (let i = 0; i < n; i++) fn()')
+  return new Function('fn', 'n', `// loop ${compiledLoops++}\nfor (let i = 0; i < n; i++) fn()`)
 }
 
 function asyncLoop() {
   const AsyncFunction = Object.getPrototypeOf(async () => {}).constructor
-  return new AsyncFunction('fn', 'n', 'for (let i = 0; i < n; i++) await fn()')
+  return new AsyncFunction('fn', 'n', `// loop ${compiledLoops++}\nfor (let i = 0; i < n; i++) await fn()`)
 }
 
 /**

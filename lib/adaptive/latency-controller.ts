@@ -42,17 +42,17 @@ const clamp = (v: number, lo: number, hi: number) => (v < lo ? lo : v > hi ? hi 
  */
 export class LatencyController {
   /** f64 index of the `cap` cell: the owner compares its requests in flight with it. */
-  readonly capIndex: number
-  private readonly f64: Float64Array
-  private readonly at: number
-  private readonly stepCell: AtomicCounter
-  private readonly passes: RollingWindow
-  private readonly bucketMs: number
-  private readonly stepMs: number
-  private readonly start: number
-  private readonly o: LatencyOptions
-  private readonly inFlight: () => number
-  private readonly m: WindowMeasure
+  declare readonly capIndex: number
+  declare private readonly f64: Float64Array
+  declare private readonly at: number
+  declare private readonly stepCell: AtomicCounter
+  declare private readonly passes: RollingWindow
+  declare private readonly bucketMs: number
+  declare private readonly stepMs: number
+  declare private readonly start: number
+  declare private readonly o: LatencyOptions
+  declare private readonly inFlight: () => number
+  declare private readonly m: WindowMeasure
 
   constructor(
     region: SharedRegion,

@@ -24,10 +24,10 @@ export class WindowMeasure {
   longSamples = 0
   stalledMs = 0
   /** How far back a measurement reads, in buckets. */
-  readonly maxBack: number
-  private readonly passes: RollingWindow
-  private readonly rts: RollingWindow
-  private readonly bucketMs: number
+  declare readonly maxBack: number
+  declare private readonly passes: RollingWindow
+  declare private readonly rts: RollingWindow
+  declare private readonly bucketMs: number
   private readonly scratch: BucketTotals = { count: 0, sum: 0 }
 
   constructor(passes: RollingWindow, rts: RollingWindow) {

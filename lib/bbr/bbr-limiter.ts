@@ -44,37 +44,37 @@ const EXECUTE_RETRY_AFTER = 1
  * This file holds the per-request path; the rules a request may be shed by, and what is due by time, are BbrRules.
  */
 export class BbrLimiter {
-  private readonly region: SharedRegion
-  private readonly f64: Float64Array
-  private readonly now: () => number
-  private readonly preciseClock: () => number
+  declare private readonly region: SharedRegion
+  declare private readonly f64: Float64Array
+  declare private readonly now: () => number
+  declare private readonly preciseClock: () => number
   /** The load for a function signal (and 'elu' without a loop slot); undefined: the larger of two signal cells. */
-  private readonly loadFn: (() => number) | undefined
+  declare private readonly loadFn: (() => number) | undefined
   /** The signal cells (a field: reading the imported name costs V8's inlining budget more). */
   private readonly cells = signalCells
-  private readonly loadCellA: number
-  private readonly loadCellB: number
-  private readonly statsBase: number
-  private readonly statsPlacement: LanePlacement
-  private readonly ownInFlight: number
-  private readonly inFlightCounter: LaneCounter
-  private readonly passes: RollingWindow
-  private readonly capacity: CapacityEstimator
-  private readonly rules: BbrRules
+  declare private readonly loadCellA: number
+  declare private readonly loadCellB: number
+  declare private readonly statsBase: number
+  declare private readonly statsPlacement: LanePlacement
+  declare private readonly ownInFlight: number
+  declare private readonly inFlightCounter: LaneCounter
+  declare private readonly passes: RollingWindow
+  declare private readonly capacity: CapacityEstimator
+  declare private readonly rules: BbrRules
   /** What the usual verdict reads of BbrRules: the live rules' sequence cell, the last drop and latency cap cells. */
-  private readonly ruleSequence: Int32Array
-  private readonly ruleIndex: number
-  private readonly lastDropIndex: number
-  private readonly latencyCap: number
+  declare private readonly ruleSequence: Int32Array
+  declare private readonly ruleIndex: number
+  declare private readonly lastDropIndex: number
+  declare private readonly latencyCap: number
   /** f64 indexes of this member's `load` stat and of its admitted count of the lowest class. */
-  private readonly loadIndex: number
-  private readonly admittedBase: number
+  declare private readonly loadIndex: number
+  declare private readonly admittedBase: number
   /** @internal The admission queue (undefined without `maxWait`): execute() and the inbound guards wait in it. */
-  readonly queue: AdmissionQueue | undefined
-  private readonly waiting: LimiterQueue | undefined
+  declare readonly queue: AdmissionQueue | undefined
+  declare private readonly waiting: LimiterQueue | undefined
   private readonly tokens = new TokenTable()
-  private readonly sampler: RtSampler
-  private readonly rts: RollingWindow
+  declare private readonly sampler: RtSampler
+  declare private readonly rts: RollingWindow
   /** When this instance last admitted or released a request (its clock): the queueing-delay rule asks. */
   private lastActiveAt = -Infinity
   /** Outcomes of execute() calls: sampled ones hold a token (for their start), the others share `untracked`. */
@@ -173,7 +173,10 @@ export class BbrLimiter {
     if (shed < 0) return shed
     const token = this.tokens.acquire(this.sampler.start(now, -1))
     if (token < 0) return this.tableFull(p)
-    this.count(p)
+    // count(p), written out: a call costs the inliner's budget more than these two stores.
+    const f64 = this.f64
+    f64[this.ownInFlight] += 1
+    f64[this.admittedBase + p] += 1
     if (key !== undefined) this.rules.admitted(key)
     return token
   }
@@ -187,17 +190,30 @@ export class BbrLimiter {
    */
   private decide(p: number, now: number, key: string | undefined): number {
     const rules = this.rules
-    if (now >= rules.dueAt || this.ruleSequence[this.ruleIndex] !== rules.live.seen) rules.tick(now)
     const load = this.readLoad()
+    if (now >= rules.dueAt || this.ruleSequence[this.ruleIndex] !== rules.live.seen) this.tick(now, load)
     const f64 = this.f64
-    // For stats() and watchers such as `bulwark top`; stored only when it moves (a shared line others read).
-    if (f64[this.loadIndex] !== load) f64[this.loadIndex] = load
     // admitBelow is the threshold, or -Infinity while every request goes through BbrRules.decide().
     const admitBelow = rules.admitBelow
     const usual = load < admitBelow ? f64[this.lastDropIndex] < 0 : admitBelow > 0 && this.inFlightCounter.total() < 2
     // 0 is ADMIT (a literal: an imported name would cost the inliner's budget a property load).
     if (usual && !(f64[this.latencyCap] > 0)) return 0
-    return rules.decide(p, now, key, load)
+    return this.ruled(p, now, key, load)
+  }
+
+  /**
+   * What is due by time (BbrRules.tick, at least once a bucket), and the `load` stat for watchers such as
+   * `bulwark top`: stored here, off the usual path, rather than per request.
+   */
+  private tick(now: number, load: number): void {
+    this.f64[this.loadIndex] = load
+    this.rules.tick(now)
+  }
+
+  /** BbrRules' verdict when the usual cases do not decide (the load stat stored: the request may be shed). */
+  private ruled(p: number, now: number, key: string | undefined, load: number): number {
+    this.f64[this.loadIndex] = load
+    return this.rules.decide(p, now, key, load)
   }
 
   /**
@@ -307,7 +323,9 @@ export class BbrLimiter {
     this.rules.live.obey()
     const maxInFlight = this.capacity.limit(this.now())
     const counters = sumBbrCounters(this.region, this.statsPlacement)
-    const own = { load: this.f64[this.loadIndex], inFlight: this.inFlight, maxInFlight, queue: this.queue?.stats() }
+    const load = this.readLoad()
+    this.f64[this.loadIndex] = load
+    const own = { load, inFlight: this.inFlight, maxInFlight, queue: this.queue?.stats() }
     return collectBbrStats(this.rules, this.capacity, counters, own)
   }
 

@@ -51,22 +51,23 @@ export class BbrRules {
    */
   admitBelow = -Infinity
   /** f64 index of the cell of the last drop (-1: none to cool down from). */
-  readonly lastDropIndex: number
+  declare readonly lastDropIndex: number
   /** f64 index of the latency rule's `cap` cell (0 while it does not shed; -1 without the rule). */
-  readonly latencyCap: number
-  readonly live: LiveRules
-  readonly delayRule: QueueDelayController | undefined
-  readonly latencyRule: LatencyController | undefined
-  readonly fairness: FairShare | undefined
-  private threshold: number
-  private cooldown: number
-  private readonly f64: Float64Array
-  private readonly statsBase: number
-  private readonly shares: Float64Array
-  private readonly maxInFlightIndex: number
-  private readonly parts: BbrRuleParts
+  declare readonly latencyCap: number
+  declare readonly live: LiveRules
+  declare readonly delayRule: QueueDelayController | undefined
+  declare readonly latencyRule: LatencyController | undefined
+  declare readonly fairness: FairShare | undefined
+  declare private threshold: number
+  declare private cooldown: number
+  declare private readonly f64: Float64Array
+  declare private readonly statsBase: number
+  declare private readonly shares: Float64Array
+  declare private readonly maxInFlightIndex: number
+  declare private readonly parts: BbrRuleParts
   /** When the latency rule's next step is due (Infinity without the rule). */
-  private latencyStepAt: number
+  declare private latencyStepAt: number
+  declare private readonly bucketMs: number
 
   constructor(o: ResolvedBbrOptions, parts: BbrRuleParts) {
     const { region, placement, statsBase } = parts
@@ -75,6 +76,7 @@ export class BbrRules {
     this.statsBase = statsBase
     this.lastDropIndex = (region.base + placement.lastDrop) / 8
     this.maxInFlightIndex = (region.base + placement.maxInFlight) / 8
+    this.bucketMs = o.bucketMs
     this.threshold = o.cpuThreshold
     this.cooldown = o.cooldown
     this.shares = o.shares
@@ -112,7 +114,7 @@ export class BbrRules {
 
   /**
    * What is due by time rather than per request, at most once per step: a new live rule, the queueing-delay rule's
-   * step and the latency rule's step. Sets dueAt and admitBelow.
+   * step and the latency rule's step, and at least once a bucket. Sets dueAt and admitBelow.
    */
   tick(now: number): void {
     this.live.obey()
@@ -123,7 +125,10 @@ export class BbrRules {
       due = delayRule.nextUpdateAt
     }
     if (now >= this.latencyStepAt) this.latencyStep(now)
-    this.dueAt = due < this.latencyStepAt ? due : this.latencyStepAt
+    // At least once a bucket: the limiter stores its `load` stat for watchers at each tick.
+    const next = due < this.latencyStepAt ? due : this.latencyStepAt
+    const bucketLater = now + this.bucketMs
+    this.dueAt = bucketLater < next ? bucketLater : next
     // The queueing-delay rule's fraction only changes at its steps, the threshold only with a live rule; a slot
     // owed to the queue's waiters makes finish() set admitBelow at once.
     const queue = this.parts.queue

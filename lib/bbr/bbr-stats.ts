@@ -8,7 +8,7 @@ import type { PriorityName } from './priority'
 
 /** What BbrLimiter.stats() returns. */
 export interface BbrLimiterStats {
-  /** The load signal at the last call, permille. */
+  /** The load signal as stats() reads it, permille. */
   load: number
   /** Requests admitted and not yet released, host-wide when shared. */
   inFlight: number

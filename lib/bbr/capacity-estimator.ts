@@ -14,10 +14,10 @@ export class CapacityEstimator {
   // The times the cached epoch covers: inside them, limit() is two comparisons.
   private cachedFrom = Infinity
   private cachedUntil = -Infinity
-  private readonly passes: RollingWindow
-  private readonly rts: RollingWindow
-  private readonly bucketsPerSecond: number
-  private minInFlight: number
+  declare private readonly passes: RollingWindow
+  declare private readonly rts: RollingWindow
+  declare private readonly bucketsPerSecond: number
+  declare private minInFlight: number
   private readonly scratch: BucketTotals = { count: 0, sum: 0 }
 
   constructor(passes: RollingWindow, rts: RollingWindow, bucketMs: number, minInFlight: number) {

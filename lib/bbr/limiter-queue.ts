@@ -21,8 +21,8 @@ export interface QueueingLimiter {
  * a queue tests one field.
  */
 export class LimiterQueue {
-  readonly queue: AdmissionQueue
-  private readonly limiter: QueueingLimiter
+  declare readonly queue: AdmissionQueue
+  declare private readonly limiter: QueueingLimiter
 
   constructor(options: AdmissionQueueOptions, limiter: QueueingLimiter) {
     this.limiter = limiter

@@ -16,12 +16,12 @@ const RAMP_SAMPLES = 2 * AUTO_SAMPLES
  */
 export class RtSampler {
   /** The mask in use: `usual`, or 0 (every request) while timeAll is on. */
-  private mask: number
-  private usual: number
+  declare private mask: number
+  declare private usual: number
   private all = false
-  private readonly auto: boolean
-  private readonly forcedEvery: number
-  private readonly preciseClock: () => number
+  declare private readonly auto: boolean
+  declare private readonly forcedEvery: number
+  declare private readonly preciseClock: () => number
   private sequence = 0
   private sequenceAtResample = 0
   private nextForced = -Infinity

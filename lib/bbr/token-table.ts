@@ -17,10 +17,10 @@ export const INVALID = -2
 
 export class TokenTable {
   /** Per slot: generation at 2 * slot, start at 2 * slot + 1. */
-  private cells: Float64Array
-  private free: Int32Array
-  private freeCount: number
-  private capacity: number
+  declare private cells: Float64Array
+  declare private free: Int32Array
+  declare private freeCount: number
+  declare private capacity: number
 
   /** `initial` slots to begin with (a power of two; components kept per key start small). */
   constructor(initial = INITIAL) {

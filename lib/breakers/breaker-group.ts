@@ -45,7 +45,7 @@ const defaultMaxKeys = (o: KeyedOptions): number => (o.shared === undefined ? 10
  * open breaker would.
  */
 export class BreakerGroup<B extends Breaker> {
-  private readonly pool: KeyedPool<B>
+  declare private readonly pool: KeyedPool<B>
 
   constructor(factory: BreakerFactory<B>, options?: BreakerGroupOptions) {
     const { switches, name, ...keyed } = checkOptions<BreakerGroupOptions>(options, 'options')

@@ -57,14 +57,14 @@ export function placeBreakerState(layout: RegionLayout): BreakerStatePlacement {
  * and processes. The time a state began is stamped next to the word, tagged with the generation it belongs to.
  */
 export class BreakerStateCell {
-  readonly i32: Int32Array
-  readonly wordIndex: number
-  private readonly f64: Float64Array
-  private readonly passesIndex: number
-  private readonly sinceGenIndex: number
-  private readonly sinceIndex: number
-  private readonly floorIndex: number
-  private readonly tripEpochIndex: number
+  declare readonly i32: Int32Array
+  declare readonly wordIndex: number
+  declare private readonly f64: Float64Array
+  declare private readonly passesIndex: number
+  declare private readonly sinceGenIndex: number
+  declare private readonly sinceIndex: number
+  declare private readonly floorIndex: number
+  declare private readonly tripEpochIndex: number
   /** Calls that gave up after MAX_SWAP_ATTEMPTS (a refused call, or an outcome not counted). */
   contentionTimeouts = 0
 

@@ -49,35 +49,35 @@ import { registerComponent } from '../metrics/component-registry'
  * are ignored.
  */
 export class CircuitBreaker implements Breaker {
-  readonly shared: string | undefined
-  readonly strategy: CircuitStrategy
+  declare readonly shared: string | undefined
+  declare readonly strategy: CircuitStrategy
   /** True for 'slowCallRatio': outcomes are judged by their duration. */
-  readonly usesDuration: boolean
+  declare readonly usesDuration: boolean
   /** Fires when this instance sees the state change (a change made by another process is seen on the next call). */
-  readonly onStateChange: Event<CircuitStateChange>
+  declare readonly onStateChange: Event<CircuitStateChange>
   private readonly changes = new EventSource<CircuitStateChange>()
-  private readonly slowOnly: boolean
-  private readonly thresholds: CircuitThresholds
-  private readonly rules: LiveRules
-  private readonly halfOpenCalls: number
-  private readonly probeTimeout: number
-  private readonly now: Clock
+  declare private readonly slowOnly: boolean
+  declare private readonly thresholds: CircuitThresholds
+  declare private readonly rules: LiveRules
+  declare private readonly halfOpenCalls: number
+  declare private readonly probeTimeout: number
+  declare private readonly now: Clock
   /** The outcome of an execute() call whose duration does not matter (every strategy but 'slowCallRatio'). */
   private readonly untimed: Outcome = outcome(this)
-  private readonly region: SharedRegion
-  private readonly tally: WindowTally
-  private readonly cell: BreakerStateCell
-  private readonly i32: Int32Array
-  private readonly wordIndex: number
+  declare private readonly region: SharedRegion
+  declare private readonly tally: WindowTally
+  declare private readonly cell: BreakerStateCell
+  declare private readonly i32: Int32Array
+  declare private readonly wordIndex: number
   /** The state word while this instance sees the breaker closed, else -1 (never a word): the hot-path test. */
   private closedWord = -1
   /** A word that refuses calls until blockedUntil (open, or half-open with every permit out), else -1. */
   private blockedWord = -1
   private blockedUntil = 0
-  private seenPhase: number
+  declare private seenPhase: number
   private readonly probes = new ProbeHolds()
   /** @internal The operators' switches this breaker obeys (undefined: none); its BreakerGroup may add its own. */
-  switch: BreakerSwitch | undefined
+  declare switch: BreakerSwitch | undefined
 
   constructor(options?: CircuitBreakerOptions) {
     const o = resolveCircuitOptions(options)

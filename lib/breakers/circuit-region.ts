@@ -75,7 +75,7 @@ export class CircuitThresholds {
   fixed = 0
   openDuration = 0
   /** The live rule block these thresholds obey. */
-  readonly rules: LiveRules
+  declare readonly rules: LiveRules
 
   constructor(region: SharedRegion, placement: RulePlacement, strategy: CircuitStrategy, values: ArrayLike<number>) {
     this.apply(strategy, values) // the constructor's, until a live rule (applied here if one is in force) replaces it

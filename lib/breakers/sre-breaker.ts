@@ -85,21 +85,21 @@ export interface SreBreakerStats {
  */
 export class SreBreaker implements Breaker {
   /** The `shared` name, if any. */
-  readonly shared: string | undefined
+  declare readonly shared: string | undefined
   /** An SreBreaker counts outcomes, not their durations. */
   readonly usesDuration = false
-  private k: number
-  private minimumCalls: number
-  private readonly rules: LiveRules
-  private readonly countRejections: boolean
-  private readonly now: () => number
-  private readonly random: () => number
-  private readonly region: SharedRegion
-  private readonly tally: WindowTally
+  declare private k: number
+  declare private minimumCalls: number
+  declare private readonly rules: LiveRules
+  declare private readonly countRejections: boolean
+  declare private readonly now: () => number
+  declare private readonly random: () => number
+  declare private readonly region: SharedRegion
+  declare private readonly tally: WindowTally
   /** The outcome of an execute() call, reported to this breaker. */
   private readonly outcome: Outcome = outcome(this)
   /** @internal The operators' switches this breaker obeys (undefined: none); its BreakerGroup may add its own. */
-  switch: BreakerSwitch | undefined
+  declare switch: BreakerSwitch | undefined
 
   constructor(options?: SreBreakerOptions) {
     const o = checkOptions<SreBreakerOptions>(options, 'options')

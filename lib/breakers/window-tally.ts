@@ -20,9 +20,9 @@ export class WindowTally {
   count = 0
   /** Sum of the values added over the same buckets. */
   sum = 0
-  readonly window: RollingWindow
-  private readonly shared: boolean
-  private readonly start: number
+  declare readonly window: RollingWindow
+  declare private readonly shared: boolean
+  declare private readonly start: number
   private readonly scratch: BucketTotals = { count: 0, sum: 0 }
   private floorEpoch = 0
   private refreshAt = Number.NEGATIVE_INFINITY

@@ -51,19 +51,19 @@ const INITIAL_TOKENS = 64
  * probes, 32 to 64 per half bucket when busy. With an injected `now`, every call is timed.
  */
 export class AdaptiveBulkhead {
-  readonly shared: string | undefined
-  private readonly region: SharedRegion
-  private readonly f64: Float64Array
-  private readonly now: () => number
-  private readonly preciseClock: () => number
-  private readonly shares: Float64Array
-  private readonly statsPlacement: LanePlacement
-  private readonly statsBase: number
-  private readonly ownInFlight: number
-  private readonly inFlightCounter: LaneCounter
-  private readonly passes: RollingWindow
-  private readonly rts: RollingWindow
-  private readonly controller: LatencyController
+  declare readonly shared: string | undefined
+  declare private readonly region: SharedRegion
+  declare private readonly f64: Float64Array
+  declare private readonly now: () => number
+  declare private readonly preciseClock: () => number
+  declare private readonly shares: Float64Array
+  declare private readonly statsPlacement: LanePlacement
+  declare private readonly statsBase: number
+  declare private readonly ownInFlight: number
+  declare private readonly inFlightCounter: LaneCounter
+  declare private readonly passes: RollingWindow
+  declare private readonly rts: RollingWindow
+  declare private readonly controller: LatencyController
   private readonly tokens = new TokenTable(INITIAL_TOKENS)
   /**
    * Outcomes of execute() calls: sampled ones hold a token (for their start), the others share `untracked`, its own
@@ -80,9 +80,9 @@ export class AdaptiveBulkhead {
       throw error
     },
   }
-  private readonly sampler: RtSampler
+  declare private readonly sampler: RtSampler
   private stepAt = -Infinity
-  private readonly capIndex: number
+  declare private readonly capIndex: number
 
   constructor(options?: AdaptiveBulkheadOptions) {
     const o = resolveBulkheadOptions(options)

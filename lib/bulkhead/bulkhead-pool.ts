@@ -29,7 +29,7 @@ export const SHARED_POOL_MAX_KEYS = 64
  * rejected, as a full bulkhead would reject it.
  */
 export class BulkheadPool {
-  private readonly pool: KeyedPool<AdaptiveBulkhead>
+  declare private readonly pool: KeyedPool<AdaptiveBulkhead>
 
   constructor(options?: BulkheadPoolOptions) {
     const o = checkOptions<BulkheadPoolOptions>(options, 'options')

@@ -8,8 +8,8 @@ import type { Outcome } from './run-guarded'
  */
 export class TokenOutcomes {
   private readonly bySlot: Outcome[] = []
-  private readonly tokens: TokenTable
-  private readonly settle: (ok: boolean, token: number) => void
+  declare private readonly tokens: TokenTable
+  declare private readonly settle: (ok: boolean, token: number) => void
 
   constructor(tokens: TokenTable, settle: (ok: boolean, token: number) => void) {
     this.tokens = tokens

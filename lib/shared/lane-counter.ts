@@ -10,13 +10,13 @@ import type { SharedRegion } from './shared-region'
  * dead process was holding.
  */
 export class LaneCounter {
-  private readonly region: SharedRegion
-  private readonly f64: Float64Array
-  private readonly own: number
-  private readonly first: number
-  private readonly strideCells: number
+  declare private readonly region: SharedRegion
+  declare private readonly f64: Float64Array
+  declare private readonly own: number
+  declare private readonly first: number
+  declare private readonly strideCells: number
   /** A region of one member (not shared): the total is this member's own cell. */
-  private readonly single: boolean
+  declare private readonly single: boolean
 
   /** Counter number `cell` (0-based) of a lane set. */
   constructor(region: SharedRegion, placement: LanePlacement, cell = 0) {
@@ -49,7 +49,11 @@ export class LaneCounter {
 
   /** Sum over every member. */
   total(): number {
-    if (this.single) return this.f64[this.own]
+    // Short, so that V8 inlines it into hot paths whatever their inlining budget has left: the loop is sum()'s.
+    return this.single ? this.f64[this.own] : this.sum()
+  }
+
+  private sum(): number {
     const lanes = this.region.laneHighWater()
     let sum = 0
     for (let lane = 0, i = this.first; lane < lanes; lane++, i += this.strideCells) sum += this.f64[i]

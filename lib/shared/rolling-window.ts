@@ -27,15 +27,15 @@ export interface BucketTotals {
  * epochs at the time of the read; reading never changes the window.
  */
 export class RollingWindow {
-  readonly size: number
-  readonly bucketMs: number
-  private readonly region: SharedRegion
-  private readonly f64: Float64Array
-  private readonly i32: Int32Array
-  private readonly start: number
-  private readonly bucketsBase: number
-  private readonly laneStride: number
-  private readonly ownLane: number
+  declare readonly size: number
+  declare readonly bucketMs: number
+  declare private readonly region: SharedRegion
+  declare private readonly f64: Float64Array
+  declare private readonly i32: Int32Array
+  declare private readonly start: number
+  declare private readonly bucketsBase: number
+  declare private readonly laneStride: number
+  declare private readonly ownLane: number
   // The bucket of the last record (see record()): where it lives, its tag and the times it covers.
   private bucketFrom = Infinity
   private bucketUntil = -Infinity
