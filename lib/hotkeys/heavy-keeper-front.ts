@@ -204,52 +204,43 @@ export class HeavyKeeperFront {
    * An add of `incr` to a key that does not own all its buckets: native code's rule row by row (UpdateRow), with
    * the coin flips of heavy_keeper_decay.cc for a bucket another key owns, drawn from native code's sequence.
    * First checks, writing nothing, that the largest count the key can end with is at most `limit`. Returns that
-   * count, or -1. The four rows are written out (a sketch of fewer rows repeats its last bucket, which the bound
-   * reads harmlessly and the update skips): a loop over this.depth cost several times as many instructions.
+   * count, or -1.
    */
   private contested(at: number, incr: number, limit: number): number {
     if (incr === 0 || incr > COIN_FLIP_INCR) return -1
     const s = this.sketch
     const t = this.table
     const f = t[at + FINGERPRINT]
-    const b0 = t[at + BUCKETS]
-    const b1 = t[at + BUCKETS + 1]
-    const b2 = t[at + BUCKETS + 2]
-    const b3 = t[at + BUCKETS + 3]
-    // A bucket taken (empty, or decayed to 0) holds at most incr; one the key owns, its count plus incr.
-    const bound =
-      Math.max(
-        s[b0 + 1] === f ? s[b0] : 0,
-        s[b1 + 1] === f ? s[b1] : 0,
-        s[b2 + 1] === f ? s[b2] : 0,
-        s[b3 + 1] === f ? s[b3] : 0,
-      ) + incr
+    let bound = incr // a bucket taken (empty, or decayed to 0) holds at most incr
+    for (let row = 0; row < this.depth; row++) {
+      const b = t[at + BUCKETS + row]
+      if (s[b + 1] === f) bound = Math.max(bound, s[b] + incr)
+    }
     if (bound > limit) return -1
-    const depth = this.depth
-    let max = this.updateRow(s, b0, f, incr)
-    if (depth > 1) max = Math.max(max, this.updateRow(s, b1, f, incr))
-    if (depth > 2) max = Math.max(max, this.updateRow(s, b2, f, incr))
-    if (depth > 3) max = Math.max(max, this.updateRow(s, b3, f, incr))
-    return max
-  }
-
-  /** One row of contested: the key's count in bucket b afterwards, 0 when another key keeps it. */
-  private updateRow(s: Uint32Array, b: number, f: number, incr: number): number {
-    let count = s[b]
-    if (count === 0 || s[b + 1] === f) {
-      s[b + 1] = f
-      return (s[b] = count + incr)
-    }
-    const decay = this.decay
-    const w = this.words
-    for (let left = incr; left > 0; left--) {
-      if (drawUniform(w) < decay[count < DECAY_TABLE - 1 ? count : DECAY_TABLE - 1] && --count === 0) {
-        s[b + 1] = f // the count reached 0: the key takes the bucket with the units left
-        return (s[b] = left)
+    let max = 0
+    for (let row = 0; row < this.depth; row++) {
+      const b = t[at + BUCKETS + row]
+      let count = s[b]
+      let mine: number
+      if (count === 0 || s[b + 1] === f) {
+        mine = count + incr
+      } else {
+        let left = incr
+        for (; left > 0; left--) {
+          if (drawUniform(this.words) < this.decay[count < DECAY_TABLE - 1 ? count : DECAY_TABLE - 1] && --count === 0)
+            break
+        }
+        if (count > 0) {
+          s[b] = count // decayed, or not: the other key keeps the bucket
+          continue
+        }
+        mine = left // the count reached 0: the key takes the bucket with the units left
       }
+      s[b + 1] = f
+      s[b] = mine
+      if (mine > max) max = mine
     }
-    s[b] = count // decayed, or not: the other key keeps the bucket
-    return 0
+    return max
   }
 
   /** Entry e now holds `key`, with the fingerprint and buckets native code just reported. */
