@@ -1,5 +1,6 @@
 // npm run soak -- --minutes N [--interval S]: drives every component under load in this process (and a second
-// process sharing its regions) for N minutes, prints RSS and heap every S seconds (default 10) as a table, then a
+// process sharing its regions) for N minutes, prints RSS and heap every S seconds (default 5:
+// enough samples per third for a median) as a table, then a
 // verdict: flat (no leak) or growing (exit code 1). See verdict.mjs for the criterion.
 import { fork } from 'node:child_process'
 import fs from 'node:fs'
@@ -13,7 +14,7 @@ import { verdict } from './verdict.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const { values } = parseArgs({
-  options: { minutes: { type: 'string', default: '2' }, interval: { type: 'string', default: '10' } },
+  options: { minutes: { type: 'string', default: '2' }, interval: { type: 'string', default: '5' } },
 })
 const minutes = Number(values.minutes)
 const interval = Number(values.interval)
@@ -62,7 +63,7 @@ await new Promise((resolve) => {
     const { rss: memberRss } = await ask('rss')
     const rate = (rounds - lastRounds) / interval
     lastRounds = rounds
-    samples.push({ t, rss: m.rss, heapUsed: m.heapUsed })
+    samples.push({ t, rss: m.rss, external: m.external, heapUsed: m.heapUsed })
     const mb = (x) => (x / 1024 / 1024).toFixed(1)
     console.log(
       `| ${t} | ${mb(m.rss)} | ${mb(m.heapUsed)} | ${mb(m.external)} | ${Math.round(rate)} | ${mb(memberRss)} |`,

@@ -1,0 +1,112 @@
+// The soak's flat/growing verdict (scripts/soak/verdict.mjs) on recorded and synthetic samples: the RSS noise CI sees
+// and RSS that follows the rate of buffers in flight must read flat; a leak of 16 MiB a minute (about 50 bytes a
+// round at CI's 5 000 rounds/s), of buffers or of the heap must read growing.
+import { describe, expect, it } from 'vitest'
+
+interface Sample {
+  t: number
+  rss: number
+  external: number
+  heapUsed: number
+}
+type Verdict = (samples: Sample[], warmUpSeconds: number) => { flat: boolean; lines: string[] }
+
+const MiB = 1024 * 1024
+const loadVerdict = async (): Promise<Verdict> =>
+  ((await import('../../scripts/soak/verdict.mjs' as string)) as { verdict: Verdict }).verdict
+
+// CI's run of 2026-12-02 (2 minutes, a sample every 10 s: t, RSS, external in MiB; the heap stayed at 22-23 MiB).
+// Judged by the lowest RSS sample of each third, the low 151.6 at 52 s failed it (+9.3 MiB, 8 allowed).
+const ciRun = [
+  [10, 152.9, 26.6],
+  [21, 161.2, 28.5],
+  [31, 159.2, 26.4],
+  [41, 161.5, 26.4],
+  [52, 151.6, 26.4],
+  [62, 165.8, 30.5],
+  [72, 159.3, 30.5],
+  [83, 161.8, 34.6],
+  [93, 164.5, 30.5],
+  [103, 164.0, 30.5],
+  [114, 160.9, 24.4],
+  [124, 161.3, 34.6],
+] as const
+const ciSamples: Sample[] = ciRun.map(([t, rss, external]) => ({
+  t,
+  rss: rss * MiB,
+  external: external * MiB,
+  heapUsed: 22.4 * MiB,
+}))
+
+// A seeded sequence of noise in [-1, 1), so the synthetic runs are the same every time.
+function noise(seed: number): () => number {
+  let x = seed
+  return () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 30 - 1
+}
+
+/** A sample every 5 s: 125 MiB outside buffers plus `leak` MiB a minute and +-`swing` of noise, 20 MiB of buffers. */
+function run(minutes: number, leak: number, swing: number, seed: number): Sample[] {
+  const next = noise(seed)
+  const samples: Sample[] = []
+  for (let t = 5; t <= minutes * 60; t += 5) {
+    const external = 20 * MiB
+    samples.push({ t, rss: (125 + (leak * t) / 60 + swing * next()) * MiB + external, external, heapUsed: 22 * MiB })
+  }
+  return samples
+}
+
+describe('soak verdict', () => {
+  it('reads the CI run with one low RSS sample as flat', async () => {
+    const verdict = await loadVerdict()
+    const result = verdict(ciSamples, 30)
+    expect(result.flat, result.lines.join('\n')).toBe(true)
+  })
+
+  it('reads +-7 MiB of RSS noise without a trend as flat, in every seeded run', async () => {
+    const verdict = await loadVerdict()
+    for (let seed = 1; seed <= 50; seed++) expect(verdict(run(2, 0, 7, seed), 30).flat, `seed ${seed}`).toBe(true)
+  })
+
+  it('reads RSS that follows the buffers in flight as flat (rate 3 400 -> 1 500 -> 4 000 rounds/s)', async () => {
+    const verdict = await loadVerdict()
+    const samples = run(10, 0, 3, 11).map((s) => {
+      const external = (s.t < 280 ? 18 : s.t < 440 ? 13 : 24) * MiB
+      return { ...s, rss: s.rss - s.external + external, external }
+    })
+    const result = verdict(samples, 120)
+    expect(result.flat, result.lines.join('\n')).toBe(true)
+  })
+
+  it('reads a leak of 16 MiB a minute outside buffers, under the same noise, as growing in every seeded run', async () => {
+    const verdict = await loadVerdict()
+    for (let seed = 1; seed <= 50; seed++) {
+      const result = verdict(run(2, 16, 7, seed), 30)
+      expect(result.flat, `seed ${seed}`).toBe(false)
+      expect(result.lines[0]).toMatch(/^rss outside buffers \(median\).*GROWING$/)
+    }
+  })
+
+  it('reads buffers that grow by 16 MiB a minute as growing', async () => {
+    const verdict = await loadVerdict()
+    const samples = run(2, 0, 2, 5).map((s) => {
+      const external = (20 + (16 * s.t) / 60) * MiB
+      return { ...s, rss: s.rss - s.external + external, external }
+    })
+    const result = verdict(samples, 30)
+    expect(result.flat).toBe(false)
+    expect(result.lines[1]).toMatch(/^external \(median\).*GROWING$/)
+  })
+
+  it('reads a heap that grows by 10 MiB over the run as growing', async () => {
+    const verdict = await loadVerdict()
+    const samples = run(2, 0, 1, 7).map((s) => ({ ...s, heapUsed: 22 * MiB + (10 * MiB * s.t) / 120 }))
+    const result = verdict(samples, 30)
+    expect(result.flat).toBe(false)
+    expect(result.lines[2]).toMatch(/^heapUsed \(median\).*GROWING$/)
+  })
+
+  it('gives no verdict without enough samples after the warm-up', async () => {
+    const verdict = await loadVerdict()
+    expect(verdict(ciSamples.slice(0, 4), 30).flat).toBe(false)
+  })
+})
