@@ -1,5 +1,5 @@
 import { existsSync } from 'fs'
-import * as path from 'path'
+import { join } from 'path'
 
 // node-gyp-build lists build/Release, build/Debug and prebuilds/ and reads package.json before it picks a binary,
 // and loading it costs a worker about 0.5 MB (docs/guide/install.md, "Entry points and what loading costs"). The
@@ -27,12 +27,12 @@ export function knownAddonPath(root: string): string | undefined {
   if (OVERRIDES.some((name) => process.env[name] !== undefined)) return undefined
   // PREBUILDS_ONLY (as node-gyp-build reads it): never build/, as CI's qemu and wine runs ask.
   if (!process.env.PREBUILDS_ONLY) {
-    const release = path.join(root, 'build', 'Release', 'bulwark.node')
+    const release = join(root, 'build', 'Release', 'bulwark.node')
     if (existsSync(release)) return release
     // A build/ folder without that file (a Debug build, a failed one): node-gyp-build knows the rules.
-    if (existsSync(path.join(root, 'build'))) return undefined
+    if (existsSync(join(root, 'build'))) return undefined
   }
   const file = prebuildFile()
-  const prebuilt = file && path.join(root, 'prebuilds', `${process.platform}-${process.arch}`, file)
+  const prebuilt = file && join(root, 'prebuilds', `${process.platform}-${process.arch}`, file)
   return prebuilt && existsSync(prebuilt) ? prebuilt : undefined
 }

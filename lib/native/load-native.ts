@@ -1,5 +1,5 @@
-import * as fs from 'fs'
-import * as path from 'path'
+import { existsSync } from 'fs'
+import { dirname, join, resolve } from 'path'
 
 import { SAMPLER_DEFAULTS } from '../signals/sampler-defaults'
 import { knownAddonPath } from './addon-path'
@@ -11,9 +11,9 @@ import type { NativeBinding } from './native-types'
 // dist/cjs/native/ when built and in lib/native/ when tests run the sources.
 function findPackageRoot(): string {
   let dir = __dirname
-  while (!fs.existsSync(path.join(dir, 'binding.gyp'))) {
-    const parent = path.dirname(dir)
-    if (parent === dir) return path.join(__dirname, '..', '..', '..')
+  while (!existsSync(join(dir, 'binding.gyp'))) {
+    const parent = dirname(dir)
+    if (parent === dir) return join(__dirname, '..', '..', '..')
     dir = parent
   }
   return dir
@@ -28,10 +28,10 @@ function loadBinding(): NativeBinding {
     if (override) {
       tried.push(override)
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      return require(path.resolve(override)) as NativeBinding
+      return require(resolve(override)) as NativeBinding
     }
-    tried.push(path.join(packageRoot, 'build', 'Release', 'bulwark.node'))
-    tried.push(path.join(packageRoot, 'prebuilds', `${process.platform}-${process.arch}`, '*.node'))
+    tried.push(join(packageRoot, 'build', 'Release', 'bulwark.node'))
+    tried.push(join(packageRoot, 'prebuilds', `${process.platform}-${process.arch}`, '*.node'))
     const known = knownAddonPath(packageRoot)
     if (known !== undefined) {
       try {

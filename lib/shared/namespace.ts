@@ -1,5 +1,5 @@
 import { existsSync, realpathSync } from 'fs'
-import * as path from 'path'
+import { basename, dirname, join, resolve, sep } from 'path'
 
 import { InvalidOptionError } from '../errors/invalid-option-error'
 
@@ -25,25 +25,24 @@ export function checkNamespace(field: string, value: unknown): string {
  */
 export function applicationRoot(entry: string | undefined = process.argv[1], cwd: string = process.cwd()): string {
   if (entry === undefined || entry === '') return cwd
-  let file = path.resolve(cwd, entry)
+  let file = resolve(cwd, entry)
   try {
     file = realpathSync(file)
   } catch {
     // A script that is gone (or never was a file): its path as given still names the application.
   }
-  const inModules = file.indexOf(`${path.sep}node_modules${path.sep}`)
-  if (inModules >= 0) return file.slice(0, inModules) || path.sep
-  for (let dir = path.dirname(file); ; dir = path.dirname(dir)) {
-    if (existsSync(path.join(dir, 'package.json'))) return dir
-    if (path.dirname(dir) === dir) return path.dirname(file)
+  const inModules = file.indexOf(`${sep}node_modules${sep}`)
+  if (inModules >= 0) return file.slice(0, inModules) || sep
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir
+    if (dirname(dir) === dir) return dirname(file)
   }
 }
 
 /** The namespace derived from an application root: its directory name (made safe) and a hash of its full path. */
 export function namespaceOfRoot(root: string): string {
   const readable =
-    path
-      .basename(root)
+    basename(root)
       .replace(/[^A-Za-z0-9_-]/g, '_')
       .slice(0, 24) || 'root'
   // crypto is required here, not at the top: it costs a worker 2.5 MB and more than 10 ms to load, and only a
