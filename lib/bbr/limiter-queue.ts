@@ -3,6 +3,7 @@ import { runQueued } from '../execution/run-queued' // bulwark:lazy
 import type { GuardedFunction, Outcome } from '../execution/run-guarded'
 import { AdmissionQueue, type Waiter } from '../policies/admission-queue' // bulwark:lazy
 import type { AdmissionQueueOptions } from '../policies/queue-options'
+import { Shed } from '../shed/shed'
 import { setWaiterAsking } from './queue-rule'
 
 /** What a limiter's queue asks of its limiter. */
@@ -23,6 +24,8 @@ export interface QueueingLimiter {
 export class LimiterQueue {
   declare readonly queue: AdmissionQueue
   declare private readonly limiter: QueueingLimiter
+  /** Slots released since the waiters last asked: each lets one waiter ask outside the turn budget. */
+  private freed = 0
 
   constructor(options: AdmissionQueueOptions, limiter: QueueingLimiter) {
     this.limiter = limiter
@@ -47,6 +50,7 @@ export class LimiterQueue {
       return undefined
     }
     const limiter = this.limiter
+    if (queue.length === 0) this.freed = 0 // slots released before anyone waited are not owed
     limiter.forgive(p, code)
     const until = deadlineMs === undefined ? Infinity : limiter.now() + deadlineMs - limiter.expectedServiceMs()
     return queue.wait(p, key, done, until)
@@ -73,16 +77,37 @@ export class LimiterQueue {
   slotFreed(): boolean {
     const queue = this.queue
     if (queue.length === 0) return false
+    if (this.freed < queue.length) this.freed++
     queue.slotFreed()
     return true
   }
 
-  /** A waiter asks again, outside the turn budget (queue-rule.ts); a refusal is not counted (it still waits). */
+  /**
+   * A waiter asks again; a refusal is not counted (it still waits). While slots released here are unclaimed, the
+   * waiter asks outside the turn budget (queue-rule.ts): each released slot is one waiter's, and the waiters after it
+   * ask as arrivals do, or a release would let every waiter run at once, each holding the loop for its handler.
+   * A load signal that throws counts as a refusal: the waiter keeps waiting, and no error leaves the queue's
+   * microtask or timer, where no caller would catch it (docs/rules/queue.md).
+   */
   private readonly retry = (p: number, key: string | undefined): number => {
-    setWaiterAsking(true)
-    const token = this.limiter.tryAcquire(p, key)
-    setWaiterAsking(false)
-    if (token < 0) this.limiter.forgive(p, token)
+    const owed = this.freed > 0
+    let token: number
+    setWaiterAsking(owed)
+    try {
+      token = this.limiter.tryAcquire(p, key)
+    } catch {
+      // Nothing was counted: the rules had not decided. The slots still owed stay owed for the next retry.
+      return Shed.inFlight
+    } finally {
+      setWaiterAsking(false)
+    }
+    if (token >= 0) {
+      if (owed) this.freed--
+      return token
+    }
+    // The drain stops at a refusal: the slots it did not fill are no longer owed.
+    this.freed = 0
+    this.limiter.forgive(p, token)
     return token
   }
 }

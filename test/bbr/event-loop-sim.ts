@@ -33,6 +33,8 @@ export interface LoopStepResult {
   admitted: number
   /** Admitted requests' time from arrival to answer, p99 (ms). */
   p99: number
+  /** Admitted requests' times from arrival to answer, sorted (ms). */
+  latencies: number[]
   criticalOffered: number
   criticalGood: number
   lightOffered: number
@@ -94,6 +96,7 @@ export function simulateEventLoop(
     good: 0,
     admitted: 0,
     p99: 0,
+    latencies: [],
     criticalOffered: 0,
     criticalGood: 0,
     lightOffered: 0,
@@ -149,6 +152,7 @@ export function simulateEventLoop(
   latencies.forEach((list, s) => {
     list.sort((a, b) => a - b)
     results[s].p99 = list.length ? list[Math.min(list.length - 1, Math.floor(0.99 * list.length))] : 0
+    results[s].latencies = list
   })
   return results
 }

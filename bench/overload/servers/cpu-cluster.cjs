@@ -20,6 +20,18 @@ const STATIC_LIMIT = Number(process.env.STATIC_LIMIT ?? 16)
 const SHARED = process.env.SHARED ?? `overload-${process.ppid}`
 
 if (cluster.isPrimary) {
+  // Stopping (the scenario's SIGTERM): the workers go first, then the primary. A primary that left first would close
+  // the IPC channel under workers still taking connections, and their round-robin acknowledgement would fail with
+  // EPIPE (an unhandled 'error' stack on the bench's output).
+  process.once('SIGTERM', () => {
+    const workers = Object.values(cluster.workers)
+    if (workers.length === 0) process.exit(0)
+    cluster.on('exit', () => {
+      if (Object.keys(cluster.workers).length === 0) process.exit(0)
+    })
+    for (const worker of workers) worker.process.kill('SIGTERM')
+    setTimeout(() => process.exit(0), 5000).unref() // a worker that ignores SIGTERM does not hold the scenario
+  })
   const server = http.createServer()
   server.listen(0, '127.0.0.1', () => {
     const port = server.address().port
