@@ -210,9 +210,13 @@ export class BbrLimiter {
     this.rules.tick(now)
   }
 
-  /** BbrRules' verdict when the usual cases do not decide (the load stat stored: the request may be shed). */
+  /**
+   * BbrRules' verdict when the usual cases do not decide (the load stat stored when it changed: the request may be
+   * shed; no costlier than storing it every time, callgrind, and no write to the shared line while it holds).
+   */
   private ruled(p: number, now: number, key: string | undefined, load: number): number {
-    this.f64[this.loadIndex] = load
+    const f64 = this.f64
+    if (f64[this.loadIndex] !== load) f64[this.loadIndex] = load
     return this.rules.decide(p, now, key, load)
   }
 
@@ -245,13 +249,13 @@ export class BbrLimiter {
     this.lastActiveAt = now
     this.passes.record(1, now)
     if (start !== -1 && measured === true) this.recordRt(start, now)
-    if (this.waiting !== undefined) this.slotFreed(this.waiting)
+    if (this.waiting !== undefined) this.slotFreed()
   }
 
   /** Tells the queue's waiters a slot is free (kept out of finish(): only limiters with `maxWait` queue). */
-  private slotFreed(waiting: LimiterQueue): void {
+  private slotFreed(): void {
     // Until the waiters had the slot, arrivals go through BbrRules.decide(), which sees it is owed.
-    if (waiting.slotFreed()) this.rules.admitBelow = -Infinity
+    if (this.waiting?.slotFreed() === true) this.rules.admitBelow = -Infinity
   }
 
   /** Records a sampled request's response time (rare: kept out of finish(), which V8 then inlines whole). */

@@ -59,6 +59,8 @@ export class AdaptiveBulkhead {
   declare private readonly shares: Float64Array
   declare private readonly statsPlacement: LanePlacement
   declare private readonly statsBase: number
+  /** f64 index of this member's admitted count of the lowest class (a field: STAT is an imported name). */
+  declare private readonly admittedBase: number
   declare private readonly ownInFlight: number
   declare private readonly inFlightCounter: LaneCounter
   declare private readonly passes: RollingWindow
@@ -96,6 +98,7 @@ export class AdaptiveBulkhead {
     const base = this.region.base
     this.statsPlacement = placement.stats
     this.statsBase = (base + placement.stats.offset + this.region.member * placement.stats.stride) / 8
+    this.admittedBase = this.statsBase + STAT.admitted
     this.inFlightCounter = new LaneCounter(this.region, placement.inFlight)
     this.ownInFlight = (base + placement.inFlight.offset + this.region.member * placement.inFlight.stride) / 8
     this.passes = new RollingWindow(this.region, placement.passes)
@@ -135,8 +138,9 @@ export class AdaptiveBulkhead {
 
   /** Counts an admitted call of class `p` in flight. */
   private count(p: number): void {
-    this.f64[this.ownInFlight] += 1
-    this.f64[this.statsBase + STAT.admitted + p] += 1
+    const f64 = this.f64
+    f64[this.ownInFlight] += 1
+    f64[this.admittedBase + p] += 1
   }
 
   /**
@@ -146,11 +150,13 @@ export class AdaptiveBulkhead {
    */
   release(token: number, measured = true): void {
     const start = this.tokens.release(token)
-    if (start === -2) {
-      this.f64[this.statsBase + STAT.invalidReleases] += 1
-      return
-    }
-    this.finish(start, measured)
+    if (start !== -2) this.finish(start, measured)
+    else this.countInvalidRelease()
+  }
+
+  /** Counts a release() of a token that was not outstanding (rare: kept out of release(), which V8 then inlines). */
+  private countInvalidRelease(): void {
+    this.f64[this.statsBase + STAT.invalidReleases] += 1
   }
 
   /** What release() does once the call is known to be admitted and not yet released. */

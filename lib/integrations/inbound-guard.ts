@@ -27,36 +27,36 @@ const NO_CLASS = 4 // a header that names no class (classes are 0-3)
  * (`waitForSlot`, docs/rules/queue.md). Neither allocates (unless a shed listener is subscribed) nor throws.
  */
 export class InboundGuard<Req> {
-  readonly limiter: BbrLimiter | undefined
+  declare readonly limiter: BbrLimiter | undefined
   /** The per-key concurrency limiter (undefined without `keyConcurrency`). */
-  readonly keyConcurrency: KeyConcurrencyLimiter | undefined
+  declare readonly keyConcurrency: KeyConcurrencyLimiter | undefined
   /** Fires on every shed request (the subscription costs an event object per shed). */
-  readonly onShed: Event<ShedEvent>
+  declare readonly onShed: Event<ShedEvent>
   /** Seconds the last shed asks the client to wait before trying again. */
   retryAfter = 0
   /** @internal The last admitted request's deadline (Date.now() ms), NaN when it has none. */
   deadlineAt = NaN
   /** The fallback (undefined without one). */
-  readonly fallback: Fallback<Req> | undefined
+  declare readonly fallback: Fallback<Req> | undefined
   /** @internal Whether handlers run in the deadline's async context (`deadline.propagate`). */
-  readonly propagatesDeadline: boolean
+  declare readonly propagatesDeadline: boolean
   /** @internal Whether the guard answers in place of a slow handler (a `timeout` is set). */
-  readonly timesOut: boolean
-  private readonly answers: GuardAnswers<Req>
-  private readonly gate: RequestGate<Req> | undefined
+  declare readonly timesOut: boolean
+  declare private readonly answers: GuardAnswers<Req>
+  declare private readonly gate: RequestGate<Req> | undefined
   private readonly sheds = new EventSource<ShedEvent>()
-  private readonly access: RequestAccess<Req>
-  private readonly ownsLimiter: boolean
-  private readonly header: string | undefined
-  private readonly priorityOf: ((request: Req) => unknown) | undefined
-  private readonly trusts: ((request: Req) => boolean) | undefined
-  private readonly fairKey: ((request: Req) => string) | undefined
-  private readonly defaultPriority: number
-  private readonly overloadRetryAfter: number
-  private readonly jitter: number
-  private readonly random: () => number
+  declare private readonly access: RequestAccess<Req>
+  declare private readonly ownsLimiter: boolean
+  declare private readonly header: string | undefined
+  declare private readonly priorityOf: ((request: Req) => unknown) | undefined
+  declare private readonly trusts: ((request: Req) => boolean) | undefined
+  declare private readonly fairKey: ((request: Req) => string) | undefined
+  declare private readonly defaultPriority: number
+  declare private readonly overloadRetryAfter: number
+  declare private readonly jitter: number
+  declare private readonly random: () => number
   private shedKeyConcurrencyCount = 0
-  private readonly keys: KeyConcurrencyPort<Req> | undefined
+  declare private readonly keys: KeyConcurrencyPort<Req> | undefined
   // The request tryAcquire last answered QUEUED: its refusal, class, fairness key and concurrency key.
   private pendingCode = 0
   private pendingClass = 0

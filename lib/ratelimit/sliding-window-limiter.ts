@@ -48,22 +48,22 @@ export interface SlidingWindowLimiterStats {
  * threads and processes never admit more than `limit`; a reject in a bucket already full needs no lock.
  */
 export class SlidingWindowLimiter implements Limiter {
-  readonly window: number
-  readonly buckets: number
-  readonly shared: string | undefined
-  private readonly bucketMs: number
-  private readonly region: SharedRegion
-  private readonly f64: Float64Array
-  private readonly epochIndex: number
-  private readonly totalIndex: number
-  private readonly slotIndex: number
-  private readonly countsIndex: number
-  private readonly origin: number
-  private readonly lock: SpinLock | undefined
-  private readonly now: Clock
+  declare readonly window: number
+  declare readonly buckets: number
+  declare readonly shared: string | undefined
+  declare private readonly bucketMs: number
+  declare private readonly region: SharedRegion
+  declare private readonly f64: Float64Array
+  declare private readonly epochIndex: number
+  declare private readonly totalIndex: number
+  declare private readonly slotIndex: number
+  declare private readonly countsIndex: number
+  declare private readonly origin: number
+  declare private readonly lock: SpinLock | undefined
+  declare private readonly now: Clock
   private invalidArguments = 0
-  private permits: number
-  private readonly rules: LiveRules
+  declare private permits: number
+  declare private readonly rules: LiveRules
   private readonly again = new DecideAgain()
 
   constructor(options: SlidingWindowLimiterOptions) {

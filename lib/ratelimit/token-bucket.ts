@@ -49,18 +49,18 @@ function resolveRate(o: { rate?: unknown; burst?: unknown }): [rate: number, bur
  * twice however many threads and processes take at once; a reject needs no lock at all.
  */
 export class TokenBucket implements Limiter {
-  readonly shared: string | undefined
-  private readonly region: SharedRegion
-  private readonly f64: Float64Array
+  declare readonly shared: string | undefined
+  declare private readonly region: SharedRegion
+  declare private readonly f64: Float64Array
   /** f64 index of the arrival time, in tokens since `origin`. */
-  private readonly tatIndex: number
+  declare private readonly tatIndex: number
   /** The clock reading the region was created at: keeps token counts small, so that they stay exact. */
-  private readonly origin: number
-  private tokensPerMs: number
-  private burstTokens: number
-  private readonly rules: LiveRules
-  private readonly lock: SpinLock | undefined
-  private readonly now: Clock
+  declare private readonly origin: number
+  declare private tokensPerMs: number
+  declare private burstTokens: number
+  declare private readonly rules: LiveRules
+  declare private readonly lock: SpinLock | undefined
+  declare private readonly now: Clock
   private invalidArguments = 0
   private readonly again = new DecideAgain()
 

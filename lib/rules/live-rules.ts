@@ -53,15 +53,15 @@ function flatten(partial: unknown, fields: readonly string[], prefix = '', into:
  */
 export class LiveRules {
   /** Int32 view and index of the block's sequence: components compare it with `seen` on their hot path. */
-  readonly i32: Int32Array
-  readonly index: number
+  declare readonly i32: Int32Array
+  declare readonly index: number
   /** The sequence this member last looked at. */
   seen = 0
   /** Versions this member refused to apply (not valid for it), leaving its previous rule in force. */
   refused = 0
-  private readonly block: RuleBlock
-  private readonly schema: RuleSchema
-  private readonly scratch: Float64Array
+  declare private readonly block: RuleBlock
+  declare private readonly schema: RuleSchema
+  declare private readonly scratch: Float64Array
   private readonly changes = new EventSource<RuleStats>()
   /** Told each rule this member starts to obey (at its first call after the change). */
   readonly onChange: Event<RuleStats> = this.changes.event

@@ -101,8 +101,9 @@ export class RollingWindow {
    */
   record(value: number, now: number): void {
     if (!(now < this.bucketUntil && now >= this.bucketFrom) || this.i32[this.tagIndex] !== this.tag) this.enter(now)
-    this.f64[this.countIndex] += 1
-    this.f64[this.sumIndex] += value
+    const f64 = this.f64
+    f64[this.countIndex] += 1
+    f64[this.sumIndex] += value
   }
 
   /** Moves the record cursor to the bucket `now` falls in, clearing it if it still holds an older epoch. */

@@ -27,23 +27,25 @@ const finalizer = new FinalizationRegistry<number>((handle) => native.regionClos
  */
 export class SharedRegion {
   /** The region's name, `<kind>.<name>` (what `listRegions()` lists), or undefined for a local region. */
-  readonly name: string | undefined
-  readonly kind: string
-  readonly buffer: ArrayBuffer
-  readonly f64: Float64Array
-  readonly i32: Int32Array
-  readonly u8: Uint8Array
+  declare readonly name: string | undefined
+  declare readonly kind: string
+  declare readonly buffer: ArrayBuffer
+  declare readonly f64: Float64Array
+  declare readonly i32: Int32Array
+  declare readonly u8: Uint8Array
   /** Byte offset of the payload in `buffer`. */
-  readonly base: number
+  declare readonly base: number
   /** This attachment's member slot, which is also its lane index. */
-  readonly member: number
+  declare readonly member: number
   /** Lane capacity (the member capacity; 1 for a local region). */
-  readonly lanes: number
+  declare readonly lanes: number
   /** True when this attach initialised the payload (a new region, or one rebuilt after its processes died). */
-  readonly created: boolean
+  declare readonly created: boolean
   /** True when this attach rebuilt a region that only dead processes were using. */
-  readonly rebuilt: boolean
-  private readonly handle: number
+  declare readonly rebuilt: boolean
+  declare private readonly handle: number
+  /** i32 index of the header's member high-water mark (a field: the layout is read through a getter). */
+  declare private readonly highWaterIndex: number
   private isClosed = false
   /** For a watcher's snapshot: the member table taken with it. */
   private snapshotMembers: NativeMember[] | undefined
@@ -69,6 +71,7 @@ export class SharedRegion {
     this.member = member
     this.lanes = lanes
     this.handle = handle
+    this.highWaterIndex = regionLayout.memberHighWater / 4
     this.created = created
     this.rebuilt = rebuilt
   }
@@ -174,7 +177,7 @@ export class SharedRegion {
     // Bounded by the lanes this layout has: a header overwritten by a faulty writer must not send readers past them.
     // A plain load (an aligned 32-bit read is never torn; Atomics.load costs several times more on the hot path):
     // a member that has just joined may be missed for a call or two, as it would be a moment earlier.
-    const high = this.i32[regionLayout.memberHighWater / 4]
+    const high = this.i32[this.highWaterIndex]
     return high < this.lanes ? high : this.lanes
   }
 
