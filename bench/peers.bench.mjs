@@ -4,7 +4,7 @@
 //
 //   node bench/peers.bench.mjs            writes bench/results/peers-<node major>.md
 //
-// Goals (docs/performance.md): every synchronous path at least 3x cheaper than the best peer; every async execute
+// Goals (issue 15; docs/guide/benchmarks.md shows the last results against them): every synchronous path at least 3x cheaper than the best peer; every async execute
 // at most the `.then` floor plus its own synchronous pair.
 import * as fs from 'fs'
 import { createRequire } from 'module'

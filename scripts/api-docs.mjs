@@ -2,7 +2,8 @@
 // `bulwark/prometheus`, ...), each mapped from its built declarations back to its source in lib/, so that a new
 // subpath is documented without editing this script. Settings are in typedoc.json: names marked @internal are left
 // out (excludeInternal), and the output goes to docs/api/ (not committed). Fails on any warning, broken links
-// included, so CI catches them.
+// included, so CI catches them. Pages carry no links to source lines (disableSources): typedoc builds those from the
+// git remote, and warns, failing the build, when there is none or it is a local path (a worktree, CI's clone).
 import { spawnSync } from 'child_process'
 import * as fs from 'fs'
 import * as path from 'path'

@@ -59,7 +59,7 @@ constexpr size_t kSize = kLoopSlots + kMaxLoops * kLoopSlotSize;
 }  // namespace signals_layout
 
 // The sampler's settings. Their defaults live in TypeScript (lib/signals/sampler-defaults.ts), which starts the
-// sampler with them; the core only bounds what it is given (docs/rules/load-signals.md).
+// sampler with them; the core only bounds what it is given (docs/rules/signals.md).
 struct SamplerOptions {
   double cpuIntervalMs = 0;
   double loopIntervalMs = 0;
