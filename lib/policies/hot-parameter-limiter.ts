@@ -1,12 +1,12 @@
 import { HeavyKeeper } from '../hotkeys/heavy-keeper'
 import { KeyedLimiter } from '../ratelimit/keyed-limiter'
 import type { Limiter } from '../ratelimit/limiter'
-import { resolveSharing } from '../shared/sharing-options'
+import { type SharingOptions, resolveSharing } from '../shared/sharing-options'
 import { coarseNow, type Clock } from '../signals/clock'
 import { checkFunction, checkOptions, optionalNumber } from '../validate'
 import { InvalidOptionError } from '../errors/invalid-option-error'
 
-export interface HotParameterLimiterOptions {
+export interface HotParameterLimiterOptions extends SharingOptions {
   /** The limit each hot value gets: a limiter made for the value when it turns hot (a TokenBucket, say). */
   hot: (value: string) => Limiter
   /** One limit that every value that is not hot shares (default: none, they pass). */
@@ -15,12 +15,11 @@ export interface HotParameterLimiterOptions {
   k?: number
   /** Counts are halved this often, ms (default 10 000): a value is hot for what it asked recently. */
   halfLife?: number
-  /** The HeavyKeeper that picks the hot values is one for the host under this name (default: this thread's). */
+  /**
+   * The HeavyKeeper that picks the hot values is one for the host under this name (default: this thread's); its
+   * `namespace` and `maxMembers` are this limiter's. `now` is the clock of the fading and of the hot values' limiters.
+   */
   shared?: string
-  /** Attachments the shared HeavyKeeper accepts (default 64). */
-  maxMembers?: number
-  /** Monotonic clock, ms (default the coarse clock). */
-  now?: Clock
 }
 
 export interface HotParameterLimiterStats {
@@ -58,9 +57,9 @@ export class HotParameterLimiter {
     this.others = o.others
     this.k = optionalNumber('k', o.k, 100, { integer: true, min: 1, max: 1_000_000 })
     this.halfLife = optionalNumber('halfLife', o.halfLife, 10_000, { above: 0, max: 3_600_000 })
-    const { shared, maxMembers, now } = resolveSharing(o)
+    const { shared, namespace, maxMembers, now } = resolveSharing(o)
     this.now = now ?? coarseNow
-    this.keeper = new HeavyKeeper({ k: this.k, shared, maxMembers })
+    this.keeper = new HeavyKeeper({ k: this.k, shared, namespace, maxMembers })
     this.limiters = new KeyedLimiter(hot, { maxKeys: this.k, idleTimeout: this.halfLife * 4, now: this.now })
   }
 

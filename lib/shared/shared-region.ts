@@ -205,4 +205,8 @@ export class SharedRegion {
       native.regionClose(this.handle)
     }
   }
+
+  [Symbol.dispose](): void {
+    this.close()
+  }
 }

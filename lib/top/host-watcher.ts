@@ -44,6 +44,19 @@ export class HostWatcher {
     this.lastAt = at
     return { time: new Date().toISOString(), interval, regions }
   }
+
+  /**
+   * Forgets the previous frame (the next sample has no rates). A watcher joins no region (each sample reads copies
+   * of them), so this is all there is to close; sample() may still be called.
+   */
+  close(): void {
+    this.previous = new Map()
+    this.lastAt = undefined
+  }
+
+  [Symbol.dispose](): void {
+    this.close()
+  }
 }
 
 function addRates(report: RegionReport, before: Previous, seconds: number): void {

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest'
 
-import { HotParameterLimiter, InvalidOptionError, TokenBucket } from '../../lib/index'
+import { HotParameterLimiter, InvalidOptionError, listRegions, TokenBucket } from '../../lib/index'
 import { InboundGuard } from '../../lib/integrations/inbound-guard'
 import { ManualClock } from '../helpers/manual-clock'
+import { uniqueName } from '../helpers/unique-name'
 
 describe('HotParameterLimiter: a limit per hot value, memory for the hot values only', () => {
   it('limits a hot value among a million distinct ones, keeping at most k limiters', () => {
@@ -58,5 +59,21 @@ describe('HotParameterLimiter: a limit per hot value, memory for the hot values 
     expect(guard.tryAcquire({ url: '/items/7' })).toBe(0)
     guard.close()
     hot.close()
+  })
+
+  it('shares its hot values with the limiters of the same name and namespace only (SharingOptions)', () => {
+    const shared = uniqueName('hot-param')
+    const hot = () => new TokenBucket({ rate: 1 })
+    const a = new HotParameterLimiter({ k: 4, hot, shared, namespace: 'tenant-a' })
+    const sameApp = new HotParameterLimiter({ k: 4, hot, shared, namespace: 'tenant-a' })
+    const otherApp = new HotParameterLimiter({ k: 4, hot, shared, namespace: 'tenant-b' })
+    expect(listRegions()).toEqual(
+      expect.arrayContaining([`heavykeeper.tenant-a.${shared}`, `heavykeeper.tenant-b.${shared}`]),
+    )
+    for (let i = 0; i < 50; i++) a.tryAcquire('item-7')
+    expect(sameApp.hotValues().map((h) => h.value)).toContain('item-7')
+    expect(otherApp.hotValues()).toEqual([])
+    for (const l of [a, sameApp, otherApp]) l.close()
+    expect(() => new HotParameterLimiter({ hot, shared, namespace: '../x' })).toThrow(/`namespace`/)
   })
 })

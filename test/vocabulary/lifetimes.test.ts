@@ -7,17 +7,27 @@ import {
   BbrLimiter,
   type BbrLimiterStats,
   BreakerGroup,
+  BulkheadPool,
+  type BulkheadPoolStats,
   CircuitBreaker,
   type CircuitBreakerStats,
   HeavyKeeper,
   type HeavyKeeperStats,
   HotKeyCache,
   type HotKeyCacheStats,
+  HotParameterLimiter,
+  type HotParameterLimiterStats,
+  KeyConcurrencyLimiter,
+  type KeyConcurrencyLimiterStats,
   KeyedLimiter,
+  KeyedPool,
+  type KeyedPoolStats,
   type KeyedLimiterStats,
   listRegions,
+  RegionLayout,
   RetryBudget,
   type RetryBudgetStats,
+  SharedRegion,
   SlidingWindowLimiter,
   type SlidingWindowLimiterStats,
   SreBreaker,
@@ -27,6 +37,7 @@ import {
 } from '../../lib/index'
 import { httpGuard, type InboundGuardStats } from '../../lib/entries/http'
 import { RedisRateLimiter, type RedisRateLimiterStats } from '../../lib/entries/redis'
+import { HostWatcher } from '../../lib/entries/top'
 import { defaultNamespace } from '../../lib/shared/namespace'
 import { uniqueName } from '../helpers/unique-name'
 
@@ -53,7 +64,25 @@ const makers: Array<[string, (shared: string) => Closable, string | undefined]> 
   ['BreakerGroup', () => Object.assign(new BreakerGroup(() => new SreBreaker()), { stats: () => ({}) }), undefined],
   ['RedisRateLimiter', () => new RedisRateLimiter({ redis: noRedis, limit: 10, window: 1000 }), undefined],
   ['InboundGuard', () => httpGuard(() => undefined, { limiter: {} }).guard, undefined],
+  ['KeyedPool', () => new KeyedPool(() => new TokenBucket({ rate: 1 })), undefined],
+  ['BulkheadPool', () => new BulkheadPool(), undefined],
+  ['KeyConcurrencyLimiter', () => new KeyConcurrencyLimiter({ max: 2 }), undefined],
+  [
+    'HotParameterLimiter',
+    (shared) => new HotParameterLimiter({ shared, hot: () => new TokenBucket({ rate: 1 }) }),
+    'heavykeeper',
+  ],
+  // Not components, but exported with close(): a region a caller opened, and bulwark top's watcher.
+  ['SharedRegion', (shared) => regionWithStats(shared), 'raw'],
+  ['HostWatcher', () => Object.assign(new HostWatcher(), { stats: () => ({}) }), undefined],
 ]
+
+function regionWithStats(shared: string): Closable {
+  const layout = new RegionLayout('raw', 1)
+  layout.cell()
+  const region = SharedRegion.open(`${defaultNamespace()}.${shared}`, layout)
+  return Object.assign(region, { stats: () => ({}) })
+}
 
 describe.each(makers)('%s', (_name, make, kind) => {
   it('close() is idempotent and [Symbol.dispose]() closes it', () => {
@@ -87,5 +116,12 @@ describe('stats() types', () => {
       bbr.admitted + bulkhead.admitted + sre.calls + circuit.calls + keyed.size + budget.requests + redis.pending,
     ).toBe(0)
     expect([bucket.available, window.available, topk.keys, cache.values, guard.rateLimited]).toEqual([2, 2, 0, 0, 0])
+    const pool: KeyedPoolStats = new KeyedPool(() => new TokenBucket({ rate: 1 })).stats()
+    const bulkheads: BulkheadPoolStats = new BulkheadPool().stats()
+    const perKey: KeyConcurrencyLimiterStats = new KeyConcurrencyLimiter({ max: 1 }).stats()
+    const hotParameters: HotParameterLimiterStats = new HotParameterLimiter({
+      hot: () => new TokenBucket({ rate: 1 }),
+    }).stats()
+    expect([pool.size, bulkheads.size, perKey.size, hotParameters.limited]).toEqual([0, 0, 0, 0])
   })
 })
