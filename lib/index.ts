@@ -13,6 +13,7 @@ export {
   isMissingPeerDependencyError,
   isNativeLoadError,
   isOverloadError,
+  isRedisError,
   isRegionCorruptError,
   isRegionMismatchError,
   isRegionOwnerError,
@@ -23,6 +24,7 @@ export { AbortedError } from './errors/aborted-error'
 export { InvalidOptionError } from './errors/invalid-option-error'
 export { InvalidArgumentError } from './errors/invalid-argument-error'
 export { NativeLoadError } from './errors/native-load-error'
+export { RedisError } from './errors/redis-error'
 export { RegionMismatchError } from './errors/region-mismatch-error'
 export { RegionCorruptError } from './errors/region-corrupt-error'
 export { RegionOwnerError } from './errors/region-owner-error'

@@ -17,6 +17,7 @@ export {
   isMissingPeerDependencyError,
   isNativeLoadError,
   isOverloadError,
+  isRedisError,
   isRegionCorruptError,
   isRegionMismatchError,
   isRegionOwnerError,

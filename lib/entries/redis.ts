@@ -1,6 +1,7 @@
 // 'bulwark/redis': the rate limiter whose state lives in Redis or Valkey (any of the supported clients, optional
 // peers), with a local insurance limiter while Redis cannot answer.
 export { RedisRateLimiter } from '../ratelimit/redis/redis-rate-limiter'
+export { RedisError } from '../errors/redis-error'
 export type { RateLimitDecision, RedisLimiterState, RedisRateLimiterStats } from '../ratelimit/redis/redis-rate-limiter'
 export type {
   RedisAlgorithm,

@@ -10,6 +10,7 @@ import type { InvalidOptionError } from './invalid-option-error'
 import type { MissingPeerDependencyError } from './missing-peer-dependency-error'
 import type { NativeLoadError } from './native-load-error'
 import type { OverloadError } from './overload-error'
+import type { RedisError } from './redis-error'
 import type { RegionCorruptError } from './region-corrupt-error'
 import type { RegionMismatchError } from './region-mismatch-error'
 import type { RegionOwnerError } from './region-owner-error'
@@ -26,6 +27,7 @@ export interface BulwarkErrorCodes {
   ERR_BULWARK_MISSING_PEER: MissingPeerDependencyError
   ERR_BULWARK_NATIVE_LOAD: NativeLoadError
   ERR_BULWARK_OVERLOAD: OverloadError
+  ERR_BULWARK_REDIS: RedisError
   ERR_BULWARK_REGION_BUSY: SharedMemoryError
   ERR_BULWARK_REGION_CORRUPT: RegionCorruptError
   ERR_BULWARK_REGION_FULL: SharedMemoryError
@@ -71,3 +73,4 @@ export const isSharedMemoryError = (error: unknown): error is SharedMemoryError 
   hasBulwarkBrand(error, 'ERR_BULWARK_SYSTEM')
 export const isRegionOwnerError = (error: unknown): error is RegionOwnerError =>
   hasBulwarkBrand(error, 'ERR_BULWARK_REGION_OWNER')
+export const isRedisError = (error: unknown): error is RedisError => hasBulwarkBrand(error, 'ERR_BULWARK_REDIS')

@@ -3,6 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 
 import type { RedisScriptClient } from '../../lib/ratelimit/redis/redis-options'
+import { isRedisError, RedisError } from '../../lib/index'
 import { RedisRateLimiter } from '../../lib/ratelimit/redis/redis-rate-limiter'
 
 type Answer = () => Promise<unknown>
@@ -34,6 +35,7 @@ describe('RedisRateLimiter with a client that answers nonsense', () => {
       const decision = await decideWithin(limiter, 500)
       expect(decision).toMatchObject({ allowed: true, source: 'insurance' })
       expect(errors[0].message).toMatch(/unexpected reply/)
+      expect(isRedisError(errors[0])).toBe(true)
       await new Promise((r) => setImmediate(r))
       expect(unhandled).toEqual([])
     })
@@ -50,7 +52,11 @@ describe('RedisRateLimiter with a client that answers nonsense', () => {
     const errors: Error[] = []
     limiter.onError((e) => errors.push(e))
     expect(await decideWithin(limiter, 500)).toMatchObject({ source: 'insurance' })
-    expect(errors[0]).toBeInstanceOf(Error)
+    expect(errors[0]).toBeInstanceOf(RedisError) // the client threw a bare object: a typed error all the same
+    expect(errors[0]).toMatchObject({
+      code: 'ERR_BULWARK_REDIS',
+      message: expect.stringMatching(/^the Redis call failed: an object/),
+    })
     await new Promise((r) => setImmediate(r))
     expect(unhandled).toEqual([])
   })

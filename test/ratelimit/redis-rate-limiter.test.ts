@@ -196,7 +196,8 @@ describe.skipIf(!target)('RedisRateLimiter on a real Redis', () => {
     expect(decisions[2].retryAfterMs).toBe(1000)
     // The three decisions went to Redis in one script call: one error, three decisions affected.
     expect(errors).toHaveLength(1)
-    expect(errors[0].message).toMatch(/WRONGTYPE/)
+    expect(errors[0]).toMatchObject({ code: 'ERR_BULWARK_REDIS', message: expect.stringMatching(/WRONGTYPE/) })
+    expect((errors[0].cause as Error).message).toMatch(/^WRONGTYPE/) // the client's own error
     expect(limiter.stats()).toMatchObject({ redis: 0, insurance: 3, errors: 3 })
   })
 

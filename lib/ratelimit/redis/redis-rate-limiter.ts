@@ -1,6 +1,7 @@
 import { performance } from 'perf_hooks'
 
 import { InvalidArgumentError } from '../../errors/invalid-argument-error'
+import type { RedisError } from '../../errors/redis-error'
 import { EventSource, type Event } from '../../events/event-source'
 import { coarseNow, type Clock } from '../../signals/clock'
 import type { KeyedLimiter } from '../keyed-limiter'
@@ -73,8 +74,11 @@ export class RedisRateLimiter {
   readonly insurance: KeyedLimiter<Limiter>
   /** Fires 'insurance' when Redis starts being skipped and 'redis' when it answers again. */
   readonly onStateChange: Event<RedisLimiterState>
-  /** Redis errors (other than NOSCRIPT and timeouts), after the decisions they affected went to insurance. */
-  readonly onError: Event<Error>
+  /**
+   * Redis errors (other than NOSCRIPT and timeouts), after the decisions they affected went to insurance: a
+   * RedisError (`ERR_BULWARK_REDIS`), the client's own error as its `cause`.
+   */
+  readonly onError: Event<RedisError>
   private readonly port: RedisPort
   private readonly keys: RedisKeys
   /** The most permits one decision may ask for: the limit, or the burst for GCRA. */
@@ -88,7 +92,7 @@ export class RedisRateLimiter {
   private readonly warmup: Warmup
   private readonly refusals: LocalRefusals | undefined
   private readonly stateEvents = new EventSource<RedisLimiterState>()
-  private readonly errorEvents = new EventSource<Error>()
+  private readonly errorEvents = new EventSource<RedisError>()
   private readonly counts = { redis: 0, local: 0, insurance: 0, timeouts: 0, errors: 0, notReady: 0 }
   private closed = false
 
@@ -237,7 +241,7 @@ export class RedisRateLimiter {
   }
 
   /** @internal */
-  failed(calls: readonly PendingDecision[], error: Error): void {
+  failed(calls: readonly PendingDecision[], error: RedisError): void {
     let affected = 0
     for (const call of calls) {
       if (call.settled) continue

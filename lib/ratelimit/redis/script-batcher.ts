@@ -1,5 +1,7 @@
 import { describeValue } from '../../errors/describe-value'
+import { RedisError } from '../../errors/redis-error'
 import type { Clock } from '../../signals/clock'
+import { clientFailure } from './client-failure'
 import { type RedisPort, isNoScript } from './clients/redis-port'
 import { clusterSlot } from './cluster-slot'
 import type { PendingDecision } from './pending-decision'
@@ -14,7 +16,7 @@ export interface BatchSink {
   /** Every decision of a script call has been answered. */
   answered(): void
   /** The script call carrying `calls` failed (an error, or a reply that is not the script's). */
-  failed(calls: readonly PendingDecision[], error: Error): void
+  failed(calls: readonly PendingDecision[], error: RedisError): void
 }
 
 /** The decisions of one script call: KEYS and ARGV as the scripts take them (redis-scripts.ts). */
@@ -83,7 +85,10 @@ export class ScriptBatcher {
   reply(call: ScriptCall, reply: unknown): void {
     const decisions = call.decisions
     if (!Array.isArray(reply) || reply.length !== decisions.length * 2 || !reply.every(isNumber)) {
-      this.sink.failed(decisions, new Error(`unexpected reply from the rate-limit script: ${describeValue(reply)}`))
+      this.sink.failed(
+        decisions,
+        new RedisError(`unexpected reply from the rate-limit script: ${describeValue(reply)}`),
+      )
       return
     }
     for (let i = 0; i < decisions.length; i++) {
@@ -101,9 +106,7 @@ export class ScriptBatcher {
       this.run(call, () => this.port.eval(this.script, call.keys, call.args))
       return
     }
-    // describeValue, not String(): String() of an object without a prototype throws.
-    const reported = error instanceof Error ? error : new Error(`the Redis client failed with ${describeValue(error)}`)
-    this.sink.failed(call.decisions, reported)
+    this.sink.failed(call.decisions, clientFailure('the Redis call failed', error))
   }
 
   private push(call: ScriptCall, decision: PendingDecision): boolean {

@@ -1,5 +1,6 @@
-import { describeValue } from '../../errors/describe-value'
+import type { RedisError } from '../../errors/redis-error'
 import type { Clock } from '../../signals/clock'
+import { clientFailure } from './client-failure'
 import type { RedisPort } from './clients/redis-port'
 import type { PendingDecision } from './pending-decision'
 
@@ -23,7 +24,7 @@ export class Warmup {
     private readonly retryAfter: number,
     private readonly clock: Clock,
     private readonly release: (call: PendingDecision) => void,
-    private readonly onError: (error: Error) => void,
+    private readonly onError: (error: RedisError) => void,
   ) {
     this.ready = new Promise((resolve) => (this.resolveReady = resolve))
   }
@@ -44,9 +45,7 @@ export class Warmup {
         this.loading = false
         if (this.port.status() === 'ready') {
           // A connected client that cannot load scripts (a proxy without SCRIPT LOAD): NOSCRIPT resends them.
-          this.onError(
-            error instanceof Error ? error : new Error(`loading the scripts failed: ${describeValue(error)}`),
-          )
+          this.onError(clientFailure('loading the scripts failed', error))
           this.finish()
         } else {
           this.nextAttemptAt = this.clock() + this.retryAfter
