@@ -178,9 +178,16 @@ export class SreBreaker implements Breaker {
     return runGuarded(fn, options?.signal, this.outcome)
   }
 
-  /** 'open' while the window holds enough calls and too few accepts (calls are then rejected at random). */
+  /**
+   * 'open' while the window holds enough calls and too few accepts (calls are then rejected at random), by the
+   * newest live rule; reading it applies nothing (the rule is applied at the next call).
+   */
   get state(): SreBreakerState {
-    return this.stats().state
+    const tally = this.tally
+    tally.sync(this.now())
+    const success = this.rules.pending(0)
+    const k = success === undefined ? this.k : 1 / success
+    return sreStats(tally.sum, tally.count, k, this.rules.pending(1) ?? this.minimumCalls).state
   }
 
   stats(): SreBreakerStats {

@@ -100,10 +100,9 @@ export class KeyConcurrencyLimiter {
     ;({ region: this.region, rules: this.rules } = openKeyLimitRegion(sharing, this.limit, (max) => (this.limit = max)))
   }
 
-  /** Requests in flight a key may have at once (the live rule's, once changed). */
+  /** Requests in flight a key may have at once (the live rule's, once changed; reading it applies nothing). */
   get max(): number {
-    this.rules.obey()
-    return this.limit
+    return this.rules.pending(0) ?? this.limit
   }
 
   /** Told each live rule this member starts to obey, at its first call after the change (docs/rules/live-rules.md). */

@@ -93,10 +93,9 @@ export class SlidingWindowLimiter implements Limiter {
     })
   }
 
-  /** Permits per window (the live rule's, once changed). */
+  /** Permits per window (the live rule's, once changed; reading it applies nothing). */
   get limit(): number {
-    this.rules.obey()
-    return this.permits
+    return this.rules.pending(0) ?? this.permits
   }
 
   /** Told each live rule this member starts to obey, at its first call after the change (docs/rules/live-rules.md). */
@@ -150,13 +149,15 @@ export class SlidingWindowLimiter implements Limiter {
   }
 
   available(): number {
-    const room = this.limit - this.liveTotal(this.newestAt(this.now()))
+    this.rules.obey()
+    const room = this.permits - this.liveTotal(this.newestAt(this.now()))
     return room > 0 ? room : 0
   }
 
   retryAfterMs(n = 1): number {
     if (!validPermits(n)) return invalidPermits(n)
-    const limit = this.limit // (obeys the live rule)
+    this.rules.obey()
+    const limit = this.permits
     if (n > limit) return Infinity
     const now = this.now()
     const e = this.newestAt(now)

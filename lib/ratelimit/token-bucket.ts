@@ -94,16 +94,14 @@ export class TokenBucket implements Limiter {
     return this.rules.onChange
   }
 
-  /** Tokens added per second (the live rule's, once changed). */
+  /** Tokens added per second (the live rule's, once changed; reading it applies nothing). */
   get rate(): number {
-    this.rules.obey()
-    return this.tokensPerMs * 1000
+    return this.rules.pending(0) ?? this.tokensPerMs * 1000
   }
 
-  /** The most tokens available at once (the live rule's, once changed). */
+  /** The most tokens available at once (the live rule's, once changed; reading it applies nothing). */
   get burst(): number {
-    this.rules.obey()
-    return this.burstTokens
+    return this.rules.pending(1) ?? this.burstTokens
   }
 
   /**
@@ -167,9 +165,10 @@ export class TokenBucket implements Limiter {
 
   retryAfterMs(n = 1): number {
     if (!validPermits(n)) return invalidPermits(n)
-    if (n > this.burst) return Infinity // (obeys the live rule)
+    this.rules.obey()
+    if (n > this.burstTokens) return Infinity
     const now = (this.now() - this.origin) * this.tokensPerMs
-    const wait = (this.f64[this.tatIndex] + n - (now + this.burst)) / this.tokensPerMs
+    const wait = (this.f64[this.tatIndex] + n - (now + this.burstTokens)) / this.tokensPerMs
     return wait > 0 ? wait : 0
   }
 

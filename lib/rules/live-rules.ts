@@ -80,6 +80,22 @@ export class LiveRules {
     if (this.i32[this.index] !== this.seen) this.refresh()
   }
 
+  /**
+   * Field `index` of a newer version that is valid but not applied yet, else undefined: what a getter reports,
+   * changing nothing (the rule is applied, and onChange told, at the member's next call). Never throws.
+   */
+  pending(index: number): number | undefined {
+    if (this.i32[this.index] === this.seen) return undefined
+    const values = new Float64Array(this.scratch.length)
+    const sequence = this.block.read(values)
+    if (sequence < 0 || sequence === this.seen || sequence === 0) return undefined
+    try {
+      return this.schema.resolve(this.toRule(values))[index]
+    } catch {
+      return undefined // not valid for this member: it keeps its rule
+    }
+  }
+
   /** Applies a newer version if there is one (the caller saw the sequence move). Never throws. */
   refresh(): void {
     const sequence = this.block.read(this.scratch)

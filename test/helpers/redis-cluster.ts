@@ -9,6 +9,7 @@ import { promisify } from 'util'
 import Redis from 'ioredis'
 
 import { RedisServer, freePort, redisTarget } from './redis-server'
+import { waitFor } from './wait-for'
 
 const run = promisify(execFile)
 
@@ -46,19 +47,20 @@ async function clusterPort(taken: Set<number>): Promise<number> {
   }
 }
 
+/** Waits for `check` to give a value, as waitFor does; a check that throws (a node not up yet) counts as not yet. */
 export async function poll<T>(what: string, check: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const until = Date.now() + ms
-  let last: unknown
-  while (Date.now() < until) {
-    try {
-      const value = await check()
-      if (value !== undefined) return value
-    } catch (error) {
-      last = error
-    }
-    await new Promise((r) => setTimeout(r, 50))
-  }
-  throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`)
+  const found = await waitFor(
+    async () => {
+      try {
+        const value = await check()
+        return value === undefined ? undefined : { value }
+      } catch {
+        return undefined
+      }
+    },
+    { what, timeout: ms, interval: 50 },
+  )
+  return found.value
 }
 
 /** One CLUSTER NODES line: id, port, role (master or slave), the master it replicates, whether it is failed. */

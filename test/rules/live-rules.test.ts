@@ -4,6 +4,7 @@ import {
   BbrLimiter,
   CircuitBreaker,
   InvalidOptionError,
+  KeyConcurrencyLimiter,
   Shed,
   SlidingWindowLimiter,
   SreBreaker,
@@ -60,6 +61,52 @@ describe('TokenBucket.configure', () => {
       expect(c.stats()).toMatchObject({ rate: 1e6, burst: 1000 })
       c.close()
     } finally {
+      a.close()
+      b.close()
+    }
+  })
+})
+
+describe('getters and a rule another member set', () => {
+  it('report the newest rule without applying it: onRuleChange is told at the next call, not at a read', () => {
+    const clock = new ManualClock()
+    const shared = uniqueName('rules-getters')
+    const pairs = [
+      [new TokenBucket({ rate: 1, shared, now: clock.now }), new TokenBucket({ rate: 1, shared, now: clock.now })],
+      [
+        new SlidingWindowLimiter({ limit: 2, window: 1000, shared, now: clock.now }),
+        new SlidingWindowLimiter({ limit: 2, window: 1000, shared, now: clock.now }),
+      ],
+      [new KeyConcurrencyLimiter({ max: 1, shared }), new KeyConcurrencyLimiter({ max: 1, shared })],
+      [
+        new SreBreaker({ minimumCalls: 10, shared, now: clock.now, random: () => 0 }),
+        new SreBreaker({ minimumCalls: 10, shared, now: clock.now, random: () => 0 }),
+      ],
+    ] as const
+    const [buckets, windows, perKey, breakers] = pairs
+    const told: string[] = []
+    buckets[1].onRuleChange(() => told.push('bucket'))
+    windows[1].onRuleChange(() => told.push('window'))
+    perKey[1].onRuleChange(() => told.push('perKey'))
+    breakers[1].onRuleChange(() => told.push('breaker'))
+    for (let i = 0; i < 5; i++) breakers[0].recordFailure() // 5 calls, no accept: under minimumCalls 10
+    expect(breakers[1].state).toBe('closed')
+
+    buckets[0].configure({ rate: 50, burst: 7 })
+    windows[0].configure({ limit: 9 })
+    perKey[0].configure({ max: 3 })
+    breakers[0].configure({ minimumCalls: 5 })
+    for (let read = 0; read < 2; read++) {
+      expect([buckets[1].rate, buckets[1].burst, windows[1].limit, perKey[1].max]).toEqual([50, 7, 9, 3])
+      expect(breakers[1].state).toBe('open') // 5 calls are enough now
+    }
+    expect(told).toEqual([]) // nothing applied by reading
+    buckets[1].tryAcquire()
+    windows[1].tryAcquire()
+    perKey[1].tryAcquire('k')
+    breakers[1].tryAcquire()
+    expect(told).toEqual(['bucket', 'window', 'perKey', 'breaker'])
+    for (const [a, b] of pairs) {
       a.close()
       b.close()
     }

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 
 import { LaneCounter, SharedRegion } from '../../dist/cjs'
 import { uniqueName } from '../helpers/unique-name'
+import { waitFor } from '../helpers/wait-for'
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { describeGauge } = require('../fixtures/region-holder.cjs')
@@ -42,12 +43,10 @@ function holdInNewNamespace(name: string, amount: number): Promise<Held> {
   })
 }
 
-async function pollFor(check: () => boolean, timeoutMs: number): Promise<number> {
+/** Waits for `check` (as waitFor does) and returns the ms it took. */
+async function msUntil(check: () => boolean, timeout: number): Promise<number> {
   const start = performance.now()
-  while (!check()) {
-    if (performance.now() - start > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`)
-    await new Promise((r) => setTimeout(r, 5))
-  }
+  await waitFor(check, { timeout, interval: 5 })
   return performance.now() - start
 }
 
@@ -73,7 +72,7 @@ describe.skipIf(!canUnshare)(`a member in another pid namespace${why}`, () => {
     expect(region.members().filter((m) => m.alive)).toHaveLength(2)
 
     process.kill(held.hostPid, 'SIGKILL')
-    const waited = await pollFor(() => gauge.total() === 1, 2000)
+    const waited = await msUntil(() => gauge.total() === 1, 2000)
     expect(waited).toBeLessThan(1000)
     expect(region.members().map((m) => m.pid)).toEqual([process.pid])
     region.close()
@@ -88,11 +87,11 @@ describe.skipIf(!canUnshare)(`a member in another pid namespace${why}`, () => {
     expect(gauge.total()).toBe(100)
     process.kill(held.hostPid, 'SIGSTOP')
     // Silent from another namespace: indistinguishable from dead once its lease runs out.
-    await pollFor(() => gauge.total() === 0, 2000)
+    await msUntil(() => gauge.total() === 0, 2000)
     expect(region.members().map((m) => m.pid)).toEqual([process.pid])
     process.kill(held.hostPid, 'SIGCONT')
     // Its sampler finds its slot reaped and free, and claims it again: a member again, its lane given back empty.
-    await pollFor(() => region.members().length === 2, 2000)
+    await msUntil(() => region.members().length === 2, 2000)
     expect(region.members().find((m) => m.pid === 1)?.alive).toBe(true)
     region.close()
   })
