@@ -30,7 +30,8 @@ function asyncLoop() {
 
 /**
  * cases: [{ name, fn }] (fn may return a promise: it is then awaited, as a caller would). Runs `rounds` rounds of
- * about `roundMs` of CPU time per case. Returns Map name -> { ns (median of rounds), min, max }.
+ * about `roundMs` of CPU time per case. Returns Map name -> { ns (median of rounds), min, max, rounds (ns per call in
+ * each round, in round order: cases of one round ran within a fraction of a second of each other) }.
  */
 export async function interleaved(cases, { rounds = 15, roundMs = 20 } = {}) {
   const prepared = []
@@ -65,8 +66,8 @@ export async function interleaved(cases, { rounds = 15, roundMs = 20 } = {}) {
   }
   const out = new Map()
   for (const p of prepared) {
-    const s = p.samples.sort((a, b) => a - b)
-    out.set(p.name, { ns: s[s.length >> 1], min: s[0], max: s[s.length - 1] })
+    const s = [...p.samples].sort((a, b) => a - b)
+    out.set(p.name, { ns: s[s.length >> 1], min: s[0], max: s[s.length - 1], rounds: p.samples })
   }
   return out
 }
