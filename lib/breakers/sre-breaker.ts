@@ -185,9 +185,9 @@ export class SreBreaker implements Breaker {
   get state(): SreBreakerState {
     const tally = this.tally
     tally.sync(this.now())
-    const success = this.rules.pending(0)
-    const k = success === undefined ? this.k : 1 / success
-    return sreStats(tally.sum, tally.count, k, this.rules.pending(1) ?? this.minimumCalls).state
+    const rule = this.rules.pending() // [success, minimumCalls] when a newer rule awaits the next call
+    const k = rule === undefined ? this.k : 1 / rule[0]
+    return sreStats(tally.sum, tally.count, k, rule === undefined ? this.minimumCalls : rule[1]).state
   }
 
   stats(): SreBreakerStats {

@@ -102,7 +102,7 @@ export class KeyConcurrencyLimiter {
 
   /** Requests in flight a key may have at once (the live rule's, once changed; reading it applies nothing). */
   get max(): number {
-    return this.rules.pending(0) ?? this.limit
+    return this.rules.pending()?.[0] ?? this.limit
   }
 
   /** Told each live rule this member starts to obey, at its first call after the change (docs/rules/live-rules.md). */

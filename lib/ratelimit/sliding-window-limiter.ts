@@ -95,7 +95,7 @@ export class SlidingWindowLimiter implements Limiter {
 
   /** Permits per window (the live rule's, once changed; reading it applies nothing). */
   get limit(): number {
-    return this.rules.pending(0) ?? this.permits
+    return this.rules.pending()?.[0] ?? this.permits
   }
 
   /** Told each live rule this member starts to obey, at its first call after the change (docs/rules/live-rules.md). */

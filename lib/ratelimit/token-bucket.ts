@@ -96,12 +96,12 @@ export class TokenBucket implements Limiter {
 
   /** Tokens added per second (the live rule's, once changed; reading it applies nothing). */
   get rate(): number {
-    return this.rules.pending(0) ?? this.tokensPerMs * 1000
+    return this.rules.pending()?.[0] ?? this.tokensPerMs * 1000
   }
 
   /** The most tokens available at once (the live rule's, once changed; reading it applies nothing). */
   get burst(): number {
-    return this.rules.pending(1) ?? this.burstTokens
+    return this.rules.pending()?.[1] ?? this.burstTokens
   }
 
   /**

@@ -81,16 +81,16 @@ export class LiveRules {
   }
 
   /**
-   * Field `index` of a newer version that is valid but not applied yet, else undefined: what a getter reports,
-   * changing nothing (the rule is applied, and onChange told, at the member's next call). Never throws.
+   * The values (in `fields` order) of a newer version that is valid but not applied yet, else undefined: what a
+   * getter reports, changing nothing (the rule is applied, and onChange told, at the member's next call). Never throws.
    */
-  pending(index: number): number | undefined {
+  pending(): readonly number[] | undefined {
     if (this.i32[this.index] === this.seen) return undefined
     const values = new Float64Array(this.scratch.length)
     const sequence = this.block.read(values)
     if (sequence < 0 || sequence === this.seen || sequence === 0) return undefined
     try {
-      return this.schema.resolve(this.toRule(values))[index]
+      return this.schema.resolve(this.toRule(values))
     } catch {
       return undefined // not valid for this member: it keeps its rule
     }
