@@ -122,6 +122,7 @@ export class BbrLimiter {
         tryAcquire: (p, key) => this.tryAcquire(p, key),
         forgive: (p, code) => this.rules.forgive(p, code),
         expectedServiceMs: () => this.expectedServiceMs(),
+        waitBudget: () => this.rules.delayRule?.waitBudget() ?? Infinity,
       })
     this.queue = this.waiting?.queue
     this.rules = new BbrRules(o, {

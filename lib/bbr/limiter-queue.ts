@@ -14,6 +14,8 @@ export interface QueueingLimiter {
   /** Takes back the count of refusal `code` of class `p`: its request waits instead of being shed. */
   readonly forgive: (p: number, code: number) => void
   readonly expectedServiceMs: () => number
+  /** How much longer a request refused now may wait, ms, by the latency its rules hold (Infinity: maxWait alone). */
+  readonly waitBudget: () => number
 }
 
 /**
@@ -35,7 +37,9 @@ export class LimiterQueue {
   /**
    * Lets a request that tryAcquire refused with `code` wait (its refusal is then not counted): `done(token)` is called
    * once, later, with a token, Shed.queueTimeout, or Shed.deadline once fewer than expectedServiceMs() of its own
-   * `deadlineMs` (ms left when it starts waiting) would be left. Undefined when the queue is full (the refusal stands).
+   * `deadlineMs` (ms left when it starts waiting) would be left, or Shed.queueTimeout once its wait passes the
+   * limiter's waitBudget() (docs/rules/queue.md, "A waiter's bound"). Undefined when the queue is full or that budget
+   * is already spent (the refusal stands).
    */
   waitForSlot(
     code: number,
@@ -50,10 +54,13 @@ export class LimiterQueue {
       return undefined
     }
     const limiter = this.limiter
+    const now = limiter.now()
+    const bound = now + limiter.waitBudget()
+    if (bound <= now) return undefined // it has waited in the loop as long as its latency allows: shed now
     if (queue.length === 0) this.freed = 0 // slots released before anyone waited are not owed
     limiter.forgive(p, code)
-    const until = deadlineMs === undefined ? Infinity : limiter.now() + deadlineMs - limiter.expectedServiceMs()
-    return queue.wait(p, key, done, until)
+    const own = deadlineMs === undefined ? Infinity : now + deadlineMs - limiter.expectedServiceMs()
+    return own <= bound ? queue.wait(p, key, done, own) : queue.wait(p, key, done, bound, Shed.queueTimeout)
   }
 
   /** execute() of a request refused with `code`: it waits for a slot, then runs `fn` as any admitted call. */

@@ -74,6 +74,15 @@ const TURN_BUDGET = [5, 2, 0.5, 0.25]
  * early is not cut later. Normal's is the whole target, twice the standing one: the queue is not standing yet.
  */
 const EARLY_TURN_BUDGET = [5, 2, 1, 0.5]
+/**
+ * While the rule acts, how long an admission queue's waiter may wait, from the start of the loop turn that refused it
+ * until its handler starts, as a multiple of the target (the queueing delay the rule holds; never below 0.75 of the
+ * service time): a waiter that waited all of maxWait and then ran answered after its service time plus maxWait, past
+ * the admitted p99 of the requests the rule admits (issue 16: 2.5x the unloaded p99). In the event-loop model
+ * (test/bbr/event-loop-sim.ts, square-wave bursts of 1.2x for 200 ms, maxWait 50) the admitted p99 went from 93 to
+ * 69.5 ms (unloaded 28), 51 shed of 1 080 against 59 at once. 1.25-2 times the target: p99 74-79 ms.
+ */
+const WAIT_BOUND = 1
 
 /**
  * Sheds for the queue Node hides, the way CoDel does. A synchronous handler finishes within one tick, so requests
@@ -101,6 +110,8 @@ export class QueueDelayController {
   private standingSince = -1
   private nextStepAt = -Infinity
   private lastDelay = 0
+  /** The target as the last step applied it (never below SERVICE_TIME_SHARE of the service time). */
+  private appliedTarget: number
   private lastCutAt = -Infinity
   private lastStepAt = -Infinity
   /** While true (a standing queue has lasted `interval`, and the loop has not idled since), turns are budgeted. */
@@ -114,6 +125,7 @@ export class QueueDelayController {
     this.signal = signal
     this.target = options.target
     this.interval = options.interval
+    this.appliedTarget = options.target
     this.setBudgets()
   }
 
@@ -161,6 +173,7 @@ export class QueueDelayController {
     this.lastDelay = d
     const serviceTime = signal.serviceTime
     const target = serviceTime === undefined ? this.target : Math.max(this.target, SERVICE_TIME_SHARE * serviceTime())
+    this.appliedTarget = target
     const requests = signal.requestsSince === undefined || signal.requestsSince(spanStart)
     const saturated = signal.saturated()
     // Turns stay budgeted until the loop idles: budgeting is what keeps the delay down meanwhile (and may shed every
@@ -187,6 +200,17 @@ export class QueueDelayController {
     } else {
       this.setFraction(this.admitFraction * Math.min(MAX_RAISE, Math.sqrt(target / Math.max(d, 1e-3))))
     }
+  }
+
+  /**
+   * How much longer a request refused now may wait in an admission queue, ms (docs/rules/queue.md, "A waiter's
+   * bound"): while the rule acts, WAIT_BOUND x the target less the age of the turn that refused it; otherwise, and
+   * without the turn's age, Infinity (maxWait alone bounds it).
+   */
+  waitBudget(): number {
+    const age = this.signal.turnAge
+    if (age === undefined || !this.active) return Infinity
+    return WAIT_BOUND * this.appliedTarget - age()
   }
 
   /** Whether a request of class `priority` is admitted: within its turn budget, and under the current fraction. */

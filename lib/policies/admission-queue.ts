@@ -82,12 +82,18 @@ export class AdmissionQueue {
   /**
    * Queues a refused request of class `p` (check `hasRoom` first). `done(token)` is called once, never before this
    * returns: a token >= 0 when it was admitted (release it as any other), Shed.queueTimeout after maxWait, or
-   * Shed.deadline at `until` (the limiter's clock) when that comes first: the request's own deadline, less the time
-   * its service takes.
+   * `shedAs` at `until` (the limiter's clock) when that comes first: Shed.deadline for the request's own deadline,
+   * less the time its service takes; Shed.queueTimeout for the wait its latency allows.
    */
-  wait(p: number, key: string | undefined, done: (token: number) => void, until = Infinity): Waiter {
+  wait(
+    p: number,
+    key: string | undefined,
+    done: (token: number) => void,
+    until = Infinity,
+    shedAs: number = Shed.deadline,
+  ): Waiter {
     const at = this.now()
-    const entry = new Entry(this, p, key, at, this.maxWait, Math.min(until, at + this.maxWait), done)
+    const entry = new Entry(this, p, key, at, this.maxWait, Math.min(until, at + this.maxWait), done, shedAs)
     this.classes[p].push(entry)
     this.live++
     this.queuedCount++
@@ -109,9 +115,15 @@ export class AdmissionQueue {
 
   /** Expires waiters past their deadline, then admits waiters while the limiter takes them. */
   drain(): void {
-    const now = this.now()
+    let now = this.now()
     this.expire(now)
     while (this.live > 0) {
+      // An admitted waiter's handler may have run for a while: those whose time came meanwhile are shed first.
+      if (this.now() !== now) {
+        now = this.now()
+        this.expire(now)
+        if (this.live === 0) break
+      }
       const p = this.firstClass()
       const lifo = now - this.oldestAt() >= this.target
       const entry = lifo ? this.newest(p) : this.oldest(p)
@@ -221,7 +233,7 @@ export class AdmissionQueue {
 
   private readonly shedAtDeadline = (entry: Entry): void => {
     this.live--
-    this.timeOut(entry, Shed.deadline)
+    this.timeOut(entry, entry.shedAs)
   }
 
   private timeOut(entry: Entry, code: number): void {

@@ -10,7 +10,7 @@ export interface EntryOwner {
 
 /** One waiter of the admission queue: its class, key, arrival and deadline, and what to call once it is decided. */
 export class QueueEntry implements Waiter {
-  /** Whether its own deadline comes before its maxWait (OwnDeadlines counts it). */
+  /** Whether its own deadline or its latency's bound comes before its maxWait (OwnDeadlines counts it). */
   readonly early: boolean
 
   constructor(
@@ -19,10 +19,15 @@ export class QueueEntry implements Waiter {
     readonly key: string | undefined,
     readonly at: number,
     maxWait: number,
-    /** When it stops waiting: at + maxWait, or sooner for a request with its own deadline (the limiter's clock). */
+    /**
+     * When it stops waiting: at + maxWait, or sooner for a request with its own deadline or a latency bound (the
+     * limiter's clock).
+     */
     readonly until: number,
     /** Called once with the token or Shed code; undefined once decided or cancelled. */
     public done: ((token: number) => void) | undefined,
+    /** The Shed code it gets at an early `until`: Shed.deadline (its own deadline) or Shed.queueTimeout. */
+    readonly shedAs: number,
   ) {
     this.early = until < at + maxWait
   }

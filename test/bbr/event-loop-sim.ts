@@ -1,3 +1,4 @@
+import { vi } from 'vitest'
 import { BbrLimiter } from '../../lib/index'
 
 /**
@@ -9,6 +10,11 @@ import { BbrLimiter } from '../../lib/index'
  * requests of its own turn: the wait the limiter cannot see at the socket. Arrivals are at a constant rate, every
  * `criticalEvery`-th critical. The limiter reads injected signals: load (the loop's busy share over 250 ms), delay
  * (the longest turn of the last 50 ms, or the one running) and, with `turnBudget`, the turn's age.
+ *
+ * With `maxWait`, a refused request waits in the limiter's admission queue as execute() makes it wait in the bench's
+ * server: a release (a timer callback) lets the waiters ask again in the microtask after it, and an admitted waiter
+ * runs its handler there; the queue's poll timer is a timer of the model, every 10 ms while anyone waits. A waiter
+ * shed from the queue costs `shedMs` when it is; its latency is its answer's, as any admitted request's.
  */
 export interface EventLoopSimOptions {
   cpuMs?: number
@@ -23,6 +29,8 @@ export interface EventLoopSimOptions {
   keyOf?: (i: number) => string
   /** Which requests the result's `light*` counts cover. */
   light?: (i: number) => boolean
+  /** The limiter's `maxWait` (a refused request waits for a slot); absent: shed at once. */
+  maxWait?: number
 }
 
 export interface LoopStepResult {
@@ -43,6 +51,8 @@ export interface LoopStepResult {
 
 const LOAD_SPAN = 250
 const DELAY_SPAN = 50
+/** How often the admission queue looks for slots while anyone waits (lib/policies/admission-queue.ts, MAX_POLL). */
+const QUEUE_POLL = 10
 
 /** Runs `steps` ({ rate in req/s, seconds }) through one simulated worker; one result per step. */
 export function simulateEventLoop(
@@ -75,86 +85,121 @@ export function simulateEventLoop(
     now: () => now,
     signal: options.turnBudget ? { load, delay, turnAge } : { load, delay },
     fairness: keyOf !== undefined,
+    maxWait: options.maxWait,
   })
+  const queued = options.maxWait !== undefined && options.maxWait > 0
+  // The queue's microtasks (a release's drain) run where Node runs them: after the callback that queued them.
+  if (queued) vi.useFakeTimers({ toFake: ['queueMicrotask'] })
+  try {
+    return run()
+  } finally {
+    limiter.close()
+    if (queued) vi.useRealTimers()
+  }
 
-  // Arrivals, and which step each belongs to.
-  const arrivals: number[] = []
-  const stepOf: number[] = []
-  let t = start
-  steps.forEach((step, s) => {
-    const n = Math.round(step.rate * step.seconds)
-    for (let i = 0; i < n; i++) {
-      arrivals.push(t + (i * 1000) / step.rate)
-      stepOf.push(s)
-    }
-    t += step.seconds * 1000
-  })
-  const end = t
-  const results: LoopStepResult[] = steps.map(() => ({
-    offered: 0,
-    shed: 0,
-    good: 0,
-    admitted: 0,
-    p99: 0,
-    latencies: [],
-    criticalOffered: 0,
-    criticalGood: 0,
-    lightOffered: 0,
-    lightGood: 0,
-  }))
-  const latencies: number[][] = steps.map(() => [])
-  const timers: [number, number, number][] = [] // [at, token, request], in time order
-  let next = 0
-
-  while (next < arrivals.length || timers.length > 0) {
-    const due = Math.min(next < arrivals.length ? arrivals[next] : Infinity, timers.length ? timers[0][0] : Infinity)
-    if (due > now) now = due // idle in poll until something happens
-    turnAt = now
-    firstDecidedAt = -1
-    while (timers.length > 0 && timers[0][0] <= now) {
-      const [, token, i] = timers.shift() as [number, number, number]
-      limiter.release(token)
-      const r = results[stepOf[i]]
-      const latency = now - arrivals[i]
-      latencies[stepOf[i]].push(latency)
-      if (latency <= sloMs) {
-        r.good++
-        if (i % criticalEvery === 0) r.criticalGood++
-        if (light(i)) r.lightGood++
+  function run(): LoopStepResult[] {
+    // Arrivals, and which step each belongs to.
+    const arrivals: number[] = []
+    const stepOf: number[] = []
+    let t = start
+    steps.forEach((step, s) => {
+      const n = Math.round(step.rate * step.seconds)
+      for (let i = 0; i < n; i++) {
+        arrivals.push(t + (i * 1000) / step.rate)
+        stepOf.push(s)
       }
-    }
-    // Requests that arrived before this turn began; later ones wait in the kernel for the next turn.
-    const readUntil = now
-    while (next < arrivals.length && arrivals[next] <= readUntil) {
-      const i = next++
+      t += step.seconds * 1000
+    })
+    const end = t
+    const results: LoopStepResult[] = steps.map(() => ({
+      offered: 0,
+      shed: 0,
+      good: 0,
+      admitted: 0,
+      p99: 0,
+      latencies: [],
+      criticalOffered: 0,
+      criticalGood: 0,
+      lightOffered: 0,
+      lightGood: 0,
+    }))
+    const latencies: number[][] = steps.map(() => [])
+    const timers: [number, number, number][] = [] // [at, token, request], in time order
+    let next = 0
+    let pollAt = Infinity
+    // Admits request i (its handler runs now), or answers its refusal.
+    const decided = (i: number, token: number) => {
       const r = results[stepOf[i]]
-      const critical = i % criticalEvery === 0
-      r.offered++
-      if (critical) r.criticalOffered++
-      if (light(i)) r.lightOffered++
-      now += parseMs
-      const token = limiter.tryAcquire(critical ? 'critical' : 'normal', keyOf?.(i))
       if (token < 0) {
         r.shed++
         now += shedMs
-        continue
+        return
       }
       r.admitted++
       now += cpuMs
       insert(timers, [now + waitMs, token, i])
     }
-    turns.push([turnAt, now])
-    while (turns.length > 0 && turns[0][1] < now - LOAD_SPAN) turns.shift()
-    turnAt = -1
-    if (now > end + 10_000) break
+    const microtasks = () => {
+      if (!queued) return
+      vi.runAllTicks()
+      if (pollAt === Infinity && (limiter.queue?.length ?? 0) > 0) pollAt = now + QUEUE_POLL
+    }
+
+    while (next < arrivals.length || timers.length > 0) {
+      const due = Math.min(
+        next < arrivals.length ? arrivals[next] : Infinity,
+        timers.length ? timers[0][0] : Infinity,
+        pollAt,
+      )
+      if (due > now) now = due // idle in poll until something happens
+      turnAt = now
+      firstDecidedAt = -1
+      if (pollAt <= now) {
+        ;(limiter.queue as NonNullable<typeof limiter.queue>).drain()
+        pollAt = Infinity
+        microtasks()
+      }
+      while (timers.length > 0 && timers[0][0] <= now) {
+        const [, token, i] = timers.shift() as [number, number, number]
+        limiter.release(token)
+        microtasks()
+        const r = results[stepOf[i]]
+        const latency = now - arrivals[i]
+        latencies[stepOf[i]].push(latency)
+        if (latency <= sloMs) {
+          r.good++
+          if (i % criticalEvery === 0) r.criticalGood++
+          if (light(i)) r.lightGood++
+        }
+      }
+      // Requests that arrived before this turn began; later ones wait in the kernel for the next turn.
+      const readUntil = now
+      while (next < arrivals.length && arrivals[next] <= readUntil) {
+        const i = next++
+        const r = results[stepOf[i]]
+        const critical = i % criticalEvery === 0
+        r.offered++
+        if (critical) r.criticalOffered++
+        if (light(i)) r.lightOffered++
+        now += parseMs
+        const p = critical ? 0 : 2
+        const token = limiter.tryAcquire(p, keyOf?.(i))
+        if (token >= 0 || !queued || limiter.waitForSlot(token, p, keyOf?.(i), (t) => decided(i, t)) === undefined)
+          decided(i, token)
+        microtasks()
+      }
+      turns.push([turnAt, now])
+      while (turns.length > 0 && turns[0][1] < now - LOAD_SPAN) turns.shift()
+      turnAt = -1
+      if (now > end + 10_000) break
+    }
+    latencies.forEach((list, s) => {
+      list.sort((a, b) => a - b)
+      results[s].p99 = list.length ? list[Math.min(list.length - 1, Math.floor(0.99 * list.length))] : 0
+      results[s].latencies = list
+    })
+    return results
   }
-  limiter.close()
-  latencies.forEach((list, s) => {
-    list.sort((a, b) => a - b)
-    results[s].p99 = list.length ? list[Math.min(list.length - 1, Math.floor(0.99 * list.length))] : 0
-    results[s].latencies = list
-  })
-  return results
 }
 
 function insert(list: [number, number, number][], item: [number, number, number]): void {
