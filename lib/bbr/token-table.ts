@@ -6,10 +6,17 @@
  * Each slot is two doubles, its generation and its request's start: the generation is odd while the slot is out
  * (a token always carries an odd one) and moves on at every acquire and release, so one comparison tells a live
  * token from any stale or invented one. Two arrays in all, for the hot path's few memory accesses.
+ *
+ * Tokens stay below 2^30, V8's small-integer range: a token returned by a call V8 did not inline is then not boxed
+ * into a heap number (16 bytes of garbage per request once a slot had been reused ~512 times, when generations ran
+ * to 2^32). The price, docs/rules/bbr.md "Tokens": generations wrap at GENERATIONS, so a token released again exactly
+ * a multiple of GENERATIONS / 2 reuses of its slot later is taken for the slot's current one.
  */
-const SLOTS = 1 << 20
+const SLOTS = 1 << 16
 /** Exact (a power of two): token * PER_SLOTS splits a token without a floating-point modulo, which V8 calls out for. */
 const PER_SLOTS = 1 / SLOTS
+/** Generations wrap here (even, so a wrap keeps the parity): SLOTS * GENERATIONS is 2^30. */
+const GENERATIONS = 1 << 14
 const INITIAL = 1024
 
 export const NOT_SAMPLED = -1
@@ -50,8 +57,8 @@ export class TokenTable {
   release(token: number): number {
     // typeof first: comparing a Symbol throws, and a BigInt would not survive the arithmetic below. Anything else
     // that is not an outstanding token fails one of the tests: `>>> 0` is the floor for every token handed out
-    // (generations stay below 2^32) and for anything else gives a slot that is not an integer, a negative one or one
-    // beyond the table, whose cell does not hold its generation (or none: undefined).
+    // (generations stay below GENERATIONS) and for anything else gives a slot that is not an integer, a negative one
+    // or one beyond the table, or a generation no cell holds (or no cell: undefined).
     if (typeof token !== 'number') return -2
     const generation = (token * PER_SLOTS) >>> 0
     const slot = token - generation * SLOTS
@@ -59,8 +66,8 @@ export class TokenTable {
     const at = 2 * slot
     // Equal and odd: the slot is out under this very token (a free slot's generation is even).
     if ((slot | 0) !== slot || cells[at] !== generation || (generation & 1) !== 1) return -2
-    // Generations wrap at 2^32 (even), which keeps every token below 2^52.
-    cells[at] = (generation + 1) >>> 0
+    // Generations wrap at GENERATIONS (even), which keeps every token below 2^30.
+    cells[at] = (generation + 1) & (GENERATIONS - 1)
     this.free[this.freeCount++] = slot
     return cells[at + 1]
   }

@@ -19,15 +19,47 @@ describe('BbrLimiter.release with tokens that are not numbers', () => {
 })
 
 describe('BbrLimiter.release with numbers near a live token', () => {
-  it('ignores and counts them: another generation (2^32 on, which wraps), a negative or the last slot of all', () => {
+  it('ignores and counts them: a generation past the wrap (2^14), a negative or the last slot of all', () => {
     const limiter = new BbrLimiter({ signal: () => 0, now: () => 0 })
     const token = limiter.tryAcquire()
-    const slots = 2 ** 20
-    const bogus = [token + 2 ** 32 * slots, token - 2 ** 32 * slots, -token, token + 2 * slots, 2 ** 52 - 1]
+    const slots = 2 ** 16
+    const bogus = [token + 2 ** 14 * slots, token - 2 ** 14 * slots, -token, token + 2 * slots, 2 ** 30, 2 ** 52 - 1]
     for (const bad of bogus) limiter.release(bad)
     expect(limiter.inFlight).toBe(1)
     expect(limiter.stats().invalidReleases).toBe(bogus.length)
     limiter.release(token)
+    expect(limiter.inFlight).toBe(0)
+    limiter.close()
+  })
+})
+
+describe('BbrLimiter tokens over many reuses of one slot', () => {
+  it('stay below 2^30 (never boxed by V8), and a stale token is refused until its generation comes round again', () => {
+    const limiter = new BbrLimiter({ signal: () => 0, now: () => 0 })
+    const first = limiter.tryAcquire()
+    limiter.release(first)
+    let largest = first
+    let refusedBeforeWrap = 0
+    // The table hands the freed slot straight back: 20 000 pairs run one slot through two wraps of its generations
+    // (8 192 uses each). A stale token is refused at every reuse count but a multiple of 8 192.
+    for (let pair = 1; pair <= 20_000; pair++) {
+      const token = limiter.tryAcquire()
+      largest = Math.max(largest, token)
+      if (pair % 1000 === 0) limiter.release(first)
+      if (pair === 8192) {
+        limiter.release(first)
+        expect(limiter.inFlight).toBe(0) // the wrapped generation matched: taken for the live token
+        refusedBeforeWrap = limiter.stats().invalidReleases
+        limiter.release(token) // the live request's own release is then the refused one
+        expect(limiter.inFlight).toBe(0)
+        expect(limiter.stats().invalidReleases).toBe(refusedBeforeWrap + 1)
+        continue
+      }
+      limiter.release(token)
+    }
+    expect(largest).toBeLessThan(2 ** 30)
+    expect(refusedBeforeWrap).toBe(8) // the releases of `first` at pairs 1000, ..., 8000
+    expect(limiter.stats().invalidReleases).toBe(20 + 1)
     expect(limiter.inFlight).toBe(0)
     limiter.close()
   })
