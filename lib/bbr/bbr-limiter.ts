@@ -75,8 +75,13 @@ export class BbrLimiter {
   private readonly tokens = new TokenTable()
   declare private readonly sampler: RtSampler
   declare private readonly rts: RollingWindow
-  /** When this instance last admitted or released a request (its clock): the queueing-delay rule asks. */
-  private lastActiveAt = -Infinity
+  /**
+   * Doubles of the request path, in a typed array: [0] when this instance last admitted or released a request (the
+   * queueing-delay rule asks); [1] the clock reading and [2] the load of the request being decided, which the calls
+   * off the usual path read here rather than take as arguments. A double passed to a call V8 did not inline is boxed, and Node 20
+   * boxed these where the rare calls' paths part and on a double field's store: 32 bytes a pair, measured.
+   */
+  private readonly times = new Float64Array([-Infinity, -Infinity, 0])
   /** Outcomes of execute() calls: sampled ones hold a token (for their start), the others share `untracked`. */
   private readonly outcomes = new TokenOutcomes(this.tokens, (_ok, token) => this.release(token))
   // Its own reactions (not the shared outcome() helper): a helper's closures would see every component's sink.
@@ -138,7 +143,7 @@ export class BbrLimiter {
       // minRt as of now: the cached estimate moves only when something asks for the limit, and while the load stays
       // under the threshold nothing else does (the rule's target would stay at the floor a fresh limiter starts with).
       serviceTime: () => this.expectedServiceMs(),
-      requestsSince: (since) => this.lastActiveAt >= since || this.f64[this.ownInFlight] > 0,
+      requestsSince: (since) => this.times[0] >= since || this.f64[this.ownInFlight] > 0,
     })
     this.ruleSequence = this.rules.live.i32
     this.ruleIndex = this.rules.live.index
@@ -192,33 +197,36 @@ export class BbrLimiter {
   private decide(p: number, now: number, key: string | undefined): number {
     const rules = this.rules
     const load = this.readLoad()
-    if (now >= rules.dueAt || this.ruleSequence[this.ruleIndex] !== rules.live.seen) this.tick(now, load)
+    this.times[1] = now
+    this.times[2] = load
+    if (now >= rules.dueAt || this.ruleSequence[this.ruleIndex] !== rules.live.seen) this.tick()
     const f64 = this.f64
     // admitBelow is the threshold, or -Infinity while every request goes through BbrRules.decide().
     const admitBelow = rules.admitBelow
     const usual = load < admitBelow ? f64[this.lastDropIndex] < 0 : admitBelow > 0 && this.inFlightCounter.total() < 2
     // 0 is ADMIT (a literal: an imported name would cost the inliner's budget a property load).
     if (usual && !(f64[this.latencyCap] > 0)) return 0
-    return this.ruled(p, now, key, load)
+    return this.ruled(p, key)
   }
 
   /**
    * What is due by time (BbrRules.tick, at least once a bucket), and the `load` stat for watchers such as
    * `bulwark top`: stored here, off the usual path, rather than per request.
    */
-  private tick(now: number, load: number): void {
-    this.f64[this.loadIndex] = load
-    this.rules.tick(now)
+  private tick(): void {
+    this.f64[this.loadIndex] = this.times[2]
+    this.rules.tick(this.times[1])
   }
 
   /**
    * BbrRules' verdict when the usual cases do not decide (the load stat stored when it changed: the request may be
    * shed; no costlier than storing it every time, callgrind, and no write to the shared line while it holds).
    */
-  private ruled(p: number, now: number, key: string | undefined, load: number): number {
+  private ruled(p: number, key: string | undefined): number {
+    const load = this.times[2]
     const f64 = this.f64
     if (f64[this.loadIndex] !== load) f64[this.loadIndex] = load
-    return this.rules.decide(p, now, key, load)
+    return this.rules.decide(p, this.times[1], key, load)
   }
 
   /**
@@ -247,9 +255,9 @@ export class BbrLimiter {
   private finish(start: number, measured: boolean): void {
     this.f64[this.ownInFlight] -= 1
     const now = this.now()
-    this.lastActiveAt = now
+    this.times[0] = now
     this.passes.record(1, now)
-    if (start !== -1 && measured === true) this.recordRt(start, now)
+    if (start !== -1 && measured === true) this.recordRt(start)
     if (this.waiting !== undefined) this.slotFreed()
   }
 
@@ -260,9 +268,10 @@ export class BbrLimiter {
   }
 
   /** Records a sampled request's response time (rare: kept out of finish(), which V8 then inlines whole). */
-  private recordRt(start: number, now: number): void {
+  private recordRt(start: number): void {
     const rt = this.preciseClock() - start
-    this.rts.record(rt > 0 ? rt : 0, now)
+    // times[0]: finish()'s clock reading (not an argument, see `times`).
+    this.rts.record(rt > 0 ? rt : 0, this.times[0])
   }
 
   /** @internal LimiterQueue.waitForSlot; undefined without a queue or when it is full (the refusal stands). */
@@ -346,7 +355,7 @@ export class BbrLimiter {
   }
 
   /**
-   * Counts an admitted request of class `p` in flight. lastActiveAt is left to its release: until then the request
+   * Counts an admitted request of class `p` in flight. the time of last activity is left to its release: until then the request
    * shows in ownInFlight, which requestsSince() reads too.
    */
   private count(p: number): void {

@@ -27,6 +27,8 @@ export class RtSampler {
   private nextForced = -Infinity
   /** Response times taken at the current rate since the last resample or ramp. */
   private taken = 0
+  /** start()'s `now` for sample(): not an argument, which Node 20 boxed on the usual path (see BbrLimiter.times). */
+  private startedAt = -Infinity
 
   constructor(every: number, auto: boolean, bucketMs: number, preciseClock: () => number) {
     this.mask = every - 1
@@ -39,7 +41,8 @@ export class RtSampler {
   /** The precise start of a request admitted at `now` if its response time is sampled, else `notSampled`. */
   start(now: number, notSampled: number): number {
     if ((++this.sequence & this.mask) !== 0 && now < this.nextForced) return notSampled
-    return this.sample(now)
+    this.startedAt = now
+    return this.sample()
   }
 
   /** Times every request while `on` (the latency rule's probe wants its samples soon), then samples again. */
@@ -49,7 +52,8 @@ export class RtSampler {
   }
 
   /** The precise start of a sampled request (kept out of start(), which V8 then inlines into its callers). */
-  private sample(now: number): number {
+  private sample(): number {
+    const now = this.startedAt
     if (now >= this.nextForced) this.resample(now)
     else if (this.auto && !this.all && ++this.taken >= RAMP_SAMPLES) this.ramp()
     return this.preciseClock()

@@ -38,6 +38,8 @@ export class RollingWindow {
   declare private readonly ownLane: number
   // The bucket of the last record (see record()): where it lives, its tag and the times it covers.
   private bucketFrom = Infinity
+  /** record()'s `now` for enter(). */
+  private enteringAt = -Infinity
   private bucketUntil = -Infinity
   private tagIndex = 0
   private countIndex = 0
@@ -100,14 +102,20 @@ export class RollingWindow {
    * while `now` stays in the bucket of the last record (and its tag is still ours), two stores.
    */
   record(value: number, now: number): void {
-    if (!(now < this.bucketUntil && now >= this.bucketFrom) || this.i32[this.tagIndex] !== this.tag) this.enter(now)
+    if (!(now < this.bucketUntil && now >= this.bucketFrom) || this.i32[this.tagIndex] !== this.tag) {
+      // A field, not an argument: a double passed to a call V8 did not inline is boxed (16 bytes), and Node 20 may
+      // box it before the branch, on every record.
+      this.enteringAt = now
+      this.enter()
+    }
     const f64 = this.f64
     f64[this.countIndex] += 1
     f64[this.sumIndex] += value
   }
 
   /** Moves the record cursor to the bucket `now` falls in, clearing it if it still holds an older epoch. */
-  private enter(now: number): void {
+  private enter(): void {
+    const now = this.enteringAt
     const epoch = this.epochAt(now)
     const bucket = this.ownLane + (epoch % this.size) * BUCKET_BYTES
     // >>> (unsigned): a payload may pass 2 GiB, where >> would turn the index negative.
