@@ -7,6 +7,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     setupFiles: ['test/helpers/cleanup-regions.ts'],
+    globalSetup: ['test/helpers/one-application.ts'],
     projects: [
       {
         extends: true,

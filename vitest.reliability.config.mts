@@ -6,6 +6,7 @@ export default defineConfig({
   test: {
     pool: 'forks',
     include: ['test/reliability/**/*.test.ts'],
+    globalSetup: ['test/helpers/one-application.ts'],
     fileParallelism: false,
     testTimeout: 600_000,
     hookTimeout: 120_000,

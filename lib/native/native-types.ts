@@ -110,12 +110,6 @@ export interface NativeLoadInfo {
   note: string
 }
 
-export interface NativeCpuReader {
-  info(): NativeLoadInfo
-  /** Raw permille since the previous call at wall time `wallNs`; null on the priming call or a failed read. */
-  sample(wallNs: number): number | null
-}
-
 export interface HeavyKeeperLayoutSizes {
   controlSize: number
   bucketSize: number
@@ -187,22 +181,6 @@ export interface NativeBinding {
   samplerConfigure(options: SamplerSettings & { cgroupRoot?: string }): void
   loadInfo(): NativeLoadInfo
   monotonicNow(): number
-  /** Test-only (development builds, native/binding/test/): C++ adds to a rolling window in a JavaScript view. */
-  windowAdd?(
-    view: Uint8Array,
-    startMs: number,
-    bucketMs: number,
-    size: number,
-    lane: number,
-    nowMs: number,
-    value: number,
-    times: number,
-  ): void
-  /**
-   * Test-only (development builds): a cgroup CPU reader of its own below `root` ("/" in production); affinityCpus
-   * replaces the affinity mask.
-   */
-  CpuReader?: new (root: string, affinityCpus?: number) => NativeCpuReader
   HeavyKeeper: new (config: NativeHeavyKeeperConfig) => NativeHeavyKeeper
   heavyKeeperLayout: HeavyKeeperLayoutSizes
   murmur3(key: unknown, seed: number): number
