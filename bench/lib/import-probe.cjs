@@ -5,7 +5,7 @@
 // measuring (not even perf_hooks: a library that needs it pays for it here).
 //   node --expose-gc import-probe.cjs <specifier> <how>
 // how: 'require'; 'import' (the ES module entry); 'touch:<Name>' (require, then read that export); 'use:bbr' (one
-// BbrLimiter made and asked once); 'use:core' and 'import:use' (see useCore);
+// BbrLimiter made and asked once); 'use:core' and 'import:use' (see useCore); 'use:peer' (see usePeer);
 // 'touch:*' (require, then read every export, which loads whatever the entry defers).
 const fs = require('fs')
 
@@ -19,6 +19,20 @@ function useCore(b) {
   new b.TokenBucket({ rate: 100, capacity: 100 }).tryAcquire()
 }
 
+// 'use:peer': a peer's counterparts of useCore, each made and used once (the bench compares the two).
+function usePeer(name, peer) {
+  if (name === 'cockatiel') {
+    const breaker = peer.circuitBreaker(peer.handleAll, {
+      halfOpenAfter: 1000,
+      breaker: new peer.SamplingBreaker({ threshold: 0.5, duration: 10_000 }),
+    })
+    return Promise.all([peer.bulkhead(10).execute(() => 1), breaker.execute(() => 1)])
+  }
+  if (name === 'rate-limiter-flexible') return new peer.RateLimiterMemory({ points: 100, duration: 1 }).consume('k')
+  if (name === 'opossum') return new peer(async () => 1).fire()
+  throw new Error(`no use defined for ${name}`)
+}
+
 async function load() {
   if (how === 'import') return import(specifier)
   if (how === 'import:use') return useCore(await import(specifier))
@@ -26,6 +40,7 @@ async function load() {
   if (how === 'touch:*') for (const name of Object.keys(loaded)) void loaded[name]
   else if (how === 'use:core') useCore(loaded)
   else if (how === 'use:bbr') new loaded.BbrLimiter().tryAcquire()
+  else if (how === 'use:peer') await usePeer(specifier, loaded)
   else if (how.startsWith('touch:')) void loaded[how.slice('touch:'.length)]
   return loaded
 }
