@@ -76,10 +76,11 @@ export class BbrLimiter {
   declare private readonly sampler: RtSampler
   declare private readonly rts: RollingWindow
   /**
-   * Doubles of the request path, in a typed array: [0] when this instance last admitted or released a request (the
-   * queueing-delay rule asks); [1] the clock reading and [2] the load of the request being decided, which the calls
-   * off the usual path read here rather than take as arguments. A double passed to a call V8 did not inline is boxed, and Node 20
-   * boxed these where the rare calls' paths part and on a double field's store: 32 bytes a pair, measured.
+   * Doubles of the request path, in a typed array: [0] when this instance last released a request (the
+   * queueing-delay rule asks; one in flight shows in ownInFlight); [1] the clock reading and [2] the load of the
+   * request being decided, which the calls off the usual path read here rather than take as arguments. A double
+   * passed to a call V8 did not inline is boxed, and Node 20 boxed these where the rare calls' paths part, and on a
+   * double field's store: 32 bytes a pair, measured.
    */
   private readonly times = new Float64Array([-Infinity, -Infinity, 0])
   /** Outcomes of execute() calls: sampled ones hold a token (for their start), the others share `untracked`. */
@@ -355,8 +356,8 @@ export class BbrLimiter {
   }
 
   /**
-   * Counts an admitted request of class `p` in flight. the time of last activity is left to its release: until then the request
-   * shows in ownInFlight, which requestsSince() reads too.
+   * Counts an admitted request of class `p` in flight. The time of last activity (times[0]) is left to its release:
+   * until then the request shows in ownInFlight, which requestsSince() reads too.
    */
   private count(p: number): void {
     const f64 = this.f64

@@ -38,13 +38,13 @@ export class RollingWindow {
   declare private readonly ownLane: number
   // The bucket of the last record (see record()): where it lives, its tag and the times it covers.
   private bucketFrom = Infinity
-  /** record()'s `now` for enter(). */
-  private enteringAt = -Infinity
   private bucketUntil = -Infinity
   private tagIndex = 0
   private countIndex = 0
   private sumIndex = 0
   private tag = -1
+  /** record()'s `now` for enter(): a field, not an argument (see record()). */
+  private enteringAt = -Infinity
 
   constructor(region: SharedRegion, placement: WindowPlacement) {
     checkRegion(region)
