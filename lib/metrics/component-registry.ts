@@ -20,6 +20,7 @@ export type ComponentKindName =
   | 'RedisRateLimiter'
   | 'RetryBudget'
   | 'KeyConcurrencyLimiter'
+  | 'HotParameterLimiter'
 
 type ComponentClass = abstract new (...args: never[]) => unknown
 

@@ -11,6 +11,7 @@ import type { BulkheadPool } from '../bulkhead/bulkhead-pool'
 import type { HeavyKeeper } from '../hotkeys/heavy-keeper'
 import type { HotKeyCache } from '../hotkeys/hot-key-cache'
 import type { InboundGuard } from '../integrations/inbound-guard'
+import type { HotParameterLimiter } from '../policies/hot-parameter-limiter'
 import type { KeyConcurrencyLimiter } from '../policies/key-concurrency-limiter'
 import type { KeyedLimiter } from '../ratelimit/keyed-limiter'
 import type { RedisRateLimiter } from '../ratelimit/redis/redis-rate-limiter'
@@ -206,6 +207,21 @@ function sampleKeyConcurrency(name: string, limiter: KeyConcurrencyLimiter, emit
     emit(METRIC.keyConcurrencyKeyInFlight, inFlight, { name, key: label(key) })
 }
 
+/**
+ * A HotParameterLimiter: how many hot values have a limiter now, its refusals by reason and, when topKeys asks (values
+ * come from requests and can be personal data), the hot values with their counts.
+ */
+function sampleHotParameters(name: string, limiter: HotParameterLimiter, emit: Emit, limits: SampleLimits): void {
+  const s = limiter.stats()
+  emit(METRIC.hotParameterLimited, s.limited, { name })
+  emit(METRIC.hotParameterRefused, s.refusedHot, { name, reason: 'hot' })
+  emit(METRIC.hotParameterRefused, s.refusedOthers, { name, reason: 'others' })
+  emit(METRIC.hotParameterRefused, s.invalidArguments, { name, reason: 'invalid-argument' })
+  if (limits.topKeys === 0) return
+  for (const item of limiter.hotValues().slice(0, limits.topKeys))
+    emit(METRIC.hotParameterValueCount, item.count, { name, key: label(item.value) })
+}
+
 /** Most specific first: the first kind whose class the component is an instance of is used. */
 export const COMPONENT_KINDS: readonly ComponentKind[] = [
   { kind: 'BbrLimiter', family: 'limiter', sample: sampleLimiter as Sampler },
@@ -231,7 +247,8 @@ export const COMPONENT_KINDS: readonly ComponentKind[] = [
   { kind: 'RedisRateLimiter', family: 'ratelimit', sample: sampleRedis as Sampler },
   { kind: 'RetryBudget', family: 'retry_budget', sample: sampleRetryBudget as Sampler },
   { kind: 'KeyConcurrencyLimiter', family: 'key_concurrency', sample: sampleKeyConcurrency as Sampler },
+  { kind: 'HotParameterLimiter', family: 'hot_parameter', sample: sampleHotParameters as Sampler },
 ]
 
 export const COMPONENT_NAMES =
-  'a BbrLimiter, an inbound guard, an SreBreaker, a CircuitBreaker, a BreakerGroup, an AdaptiveBulkhead, a BulkheadPool, a HeavyKeeper, a HotKeyCache, a TokenBucket, a SlidingWindowLimiter, a KeyedLimiter, a RedisRateLimiter, a RetryBudget or a KeyConcurrencyLimiter'
+  'a BbrLimiter, an inbound guard, an SreBreaker, a CircuitBreaker, a BreakerGroup, an AdaptiveBulkhead, a BulkheadPool, a HeavyKeeper, a HotKeyCache, a TokenBucket, a SlidingWindowLimiter, a KeyedLimiter, a RedisRateLimiter, a RetryBudget, a KeyConcurrencyLimiter or a HotParameterLimiter'

@@ -7,7 +7,10 @@ export interface MetricSpec {
   readonly index: number
   /** Its name in the catalogue: `limiterInFlight`. */
   readonly key: MetricName
-  /** The component family: limiter, guard, breaker, bulkhead, hotkeys, ratelimit, key_concurrency, retry_budget. */
+  /**
+   * The component family: limiter, guard, breaker, bulkhead, hotkeys, ratelimit, key_concurrency, hot_parameter,
+   * retry_budget.
+   */
   readonly family: string
   /** The measured thing, snake_case, without unit: `in_flight`. */
   readonly base: string
@@ -332,6 +335,27 @@ const defs = {
     '{request}',
     ['name', 'key'],
     "A key's requests in flight (host-wide when shared), for the busiest keys.",
+  ),
+  hotParameterLimited: gauge(
+    'hot_parameter',
+    'limited_values',
+    '{value}',
+    N,
+    'Hot values that have a limiter of their own now (at most k).',
+  ),
+  hotParameterRefused: counter(
+    'hot_parameter',
+    'refused',
+    '{call}',
+    ['name', 'reason'],
+    "Calls refused: by a hot value's own limit (reason hot), by the limit the other values share (others), or for a value that is not a string (invalid-argument).",
+  ),
+  hotParameterValueCount: gauge(
+    'hot_parameter',
+    'hot_value_occurrences',
+    '{occurrence}',
+    ['name', 'key'],
+    'Estimated count of each of the hot values (host-wide when shared), the heaviest first, up to topKeys.',
   ),
   retryBudgetRequests: gauge(
     'retry_budget',

@@ -5,6 +5,7 @@ import { type SharingOptions, resolveSharing } from '../shared/sharing-options'
 import { coarseNow, type Clock } from '../signals/clock'
 import { checkFunction, checkOptions, optionalNumber } from '../validate'
 import { InvalidOptionError } from '../errors/invalid-option-error'
+import { registerComponent } from '../metrics/component-registry'
 
 export interface HotParameterLimiterOptions extends SharingOptions {
   /** The limit each hot value gets: a limiter made for the value when it turns hot (a TokenBucket, say). */
@@ -115,3 +116,4 @@ export class HotParameterLimiter {
     if (epoch >= 0) this.keeper.fadingOnce(epoch)
   }
 }
+registerComponent('HotParameterLimiter', HotParameterLimiter)

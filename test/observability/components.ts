@@ -6,6 +6,7 @@ import {
   CircuitBreaker,
   HeavyKeeper,
   HotKeyCache,
+  HotParameterLimiter,
   KeyConcurrencyLimiter,
   KeyedLimiter,
   RetryBudget,
@@ -64,6 +65,17 @@ export function drivenComponents() {
   perKey.tryAcquire('acme')
   perKey.tryAcquire('globex')
 
+  // Two hot values (k 2) with 2 permits each: 'item-1' is refused its third; 'item-3' is not hot and takes the one
+  // permit the others share, so 'item-4' is refused; a value that is not a string is refused and counted.
+  const hotParameters = new HotParameterLimiter({
+    k: 2,
+    now,
+    hot: () => new TokenBucket({ rate: 0.001, burst: 2, now }),
+    others: new TokenBucket({ rate: 0.001, burst: 1, now }),
+  })
+  for (const value of ['item-1', 'item-1', 'item-1', 'item-2', 'item-3', 'item-4', 42 as never])
+    hotParameters.tryAcquire(value)
+
   // A guard with a one-token rate limit in front of the limiter: the second request is answered 429.
   const handler = httpGuard(() => undefined, {
     limiter: false,
@@ -82,13 +94,23 @@ export function drivenComponents() {
   ])
   bulkheads.get('http://pricing:80')
 
-  const all = { limiter, sre, circuit, group, topk, cache, bucket, window, keyed, budget, handler, bulkheads, perKey }
-  return {
-    clock,
-    ...all,
-    close: () =>
-      [limiter, sre, circuit, group, topk, cache, bucket, window, keyed, budget, bulkheads, perKey].forEach((c) =>
-        c.close(),
-      ),
+  const all = {
+    limiter,
+    sre,
+    circuit,
+    group,
+    topk,
+    cache,
+    bucket,
+    window,
+    keyed,
+    budget,
+    handler,
+    bulkheads,
+    perKey,
+    hotParameters,
   }
+  // The handler is an adapter, not a component: its guard holds no limiter of its own (limiter: false).
+  const { handler: _adapter, ...components } = all
+  return { clock, ...all, close: () => Object.values(components).forEach((c) => c.close()) }
 }

@@ -95,6 +95,7 @@ export function otelSuite({ label, api, sdk, apiPath }: Otel): void {
       metrics.add('login', c.bucket)
       metrics.add('edge', c.handler)
       metrics.add('tenants', c.perKey)
+      metrics.add('items', c.hotParameters)
       const ps = await collect()
 
       // Every attribute is namespaced (docs/metrics.md): no bare `name`, `key` or `state`.
@@ -158,6 +159,24 @@ export function otelSuite({ label, api, sdk, apiPath }: Otel): void {
         value: 1,
       })
       expect(value(ps, 'bulwark.key_concurrency.key.in_flight', { ...tenants, 'bulwark.key': 'acme' })?.value).toBe(2)
+      const items = { 'bulwark.component.name': 'items' }
+      expect(value(ps, 'bulwark.hot_parameter.limited_value.count', items)).toMatchObject({
+        monotonic: false,
+        value: 2,
+      })
+      expect(value(ps, 'bulwark.hot_parameter.refused_calls', { ...items, 'bulwark.reason': 'hot' })).toMatchObject({
+        monotonic: true,
+        unit: '{call}',
+        value: 1,
+      })
+      expect(
+        ps
+          .filter((p) => p.instrument === 'bulwark.hot_parameter.hot_value.occurrences')
+          .map((p) => [p.attributes['bulwark.key'], p.value]),
+      ).toEqual([
+        ['item-1', 3],
+        ['item-2', 1],
+      ])
 
       // Cumulative: a later collection carries the new total.
       c.limiter.tryAcquire('low')

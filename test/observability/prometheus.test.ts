@@ -52,6 +52,7 @@ describe('PrometheusMetrics', () => {
     metrics.add('edge', c.handler) // an adapter stands for its guard
     metrics.add('outbound', c.bulkheads)
     metrics.add('tenants', c.perKey)
+    metrics.add('items', c.hotParameters)
     const { samples, types, help } = await scrape()
     const v = (name: string, labels: Record<string, string> = {}) => valueOf(samples, `bulwark_${name}`, labels)
 
@@ -109,6 +110,17 @@ describe('PrometheusMetrics', () => {
     c.perKey.configure({ max: 5 })
     expect(valueOf((await scrape()).samples, 'bulwark_key_concurrency_max', { name: 'tenants' })).toBe(5)
 
+    expect(v('hot_parameter_limited_values', { name: 'items' })).toBe(2)
+    expect(v('hot_parameter_refused_total', { name: 'items', reason: 'hot' })).toBe(1)
+    expect(v('hot_parameter_refused_total', { name: 'items', reason: 'others' })).toBe(1)
+    expect(v('hot_parameter_refused_total', { name: 'items', reason: 'invalid-argument' })).toBe(1)
+    expect(types.get('bulwark_hot_parameter_refused_total')).toBe('counter')
+    expect(
+      samples.filter((s) => s.name === 'bulwark_hot_parameter_hot_value_occurrences' && s.labels.name === 'items'),
+    ).toEqual([
+      { name: 'bulwark_hot_parameter_hot_value_occurrences', labels: { name: 'items', key: 'item-1' }, value: 3 }, // topKeys: 1
+    ])
+
     const inventory = { name: 'outbound', upstream: 'http://inventory:80' }
     const pricing = { name: 'outbound', upstream: 'http://pricing:80' }
     expect(v('bulkhead_upstreams', { name: 'outbound' })).toBe(2)
@@ -149,13 +161,14 @@ describe('PrometheusMetrics', () => {
     expect(await registry.metrics()).toBe('\n')
   })
 
-  it('reports no hot key as a label unless topKeys asks for them (keys can hold personal data)', async () => {
+  it('reports no hot key or hot value as a label unless topKeys asks for them (keys can hold personal data)', async () => {
     const { metrics, c, scrape } = setup()
     metrics.add('products', c.topk)
+    metrics.add('items', c.hotParameters)
     const { samples } = await scrape()
-    // Before: the 10 heaviest keys, each a `key` label, by default.
-    expect(samples.filter((s) => s.name === 'bulwark_hotkeys_key_count')).toEqual([])
+    expect(samples.filter((s) => s.labels.key !== undefined)).toEqual([])
     expect(valueOf(samples, 'bulwark_hotkeys_counted', { name: 'products' })).toBeGreaterThan(0)
+    expect(valueOf(samples, 'bulwark_hot_parameter_limited_values', { name: 'items' })).toBe(2)
   })
 
   it('rejects bad options and arguments with typed errors naming them', () => {

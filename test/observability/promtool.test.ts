@@ -37,6 +37,7 @@ describe.skipIf(!available && !required)('promtool check metrics', () => {
       edge: c.handler,
       outbound: c.bulkheads,
       tenants: c.perKey,
+      items: c.hotParameters,
     }
     for (const [name, component] of Object.entries(components)) metrics.add(name, component)
     const text = await registry.metrics()
