@@ -60,11 +60,12 @@ export interface FrontPlacement {
 }
 
 /**
- * Adds `incr` to the four buckets of the key at `t[at]` when every one holds its fingerprint with a count above 0
- * and the largest count plus `incr` is at most `limit`: native code's rule for a key that owns its buckets, with
- * no random draw. Returns that largest count, or -1 having written nothing. A sketch of fewer rows repeats its
- * last bucket, harmless since every count is read before any is written; four rows written out cost a third less
- * than a loop here.
+ * Adds `incr` to the four buckets of the key at `t[at]` when every one holds its fingerprint with a count in
+ * [1, 2^31 - 1] and the largest count plus `incr` is at most `limit`: native code's rule for a key that owns its
+ * buckets, with no random draw. Returns that largest count, or -1 having written nothing (native code then adds,
+ * as it does a count of 2^31 or more). A sketch of fewer rows repeats its last bucket, harmless since every count
+ * is read before any is written; four rows written out cost a third less than a loop here. No branch depends on
+ * which row holds the largest count (Math.max branched on it, and the row is random: a misprediction per add).
  */
 function bump(s: Uint32Array, t: Uint32Array, at: number, incr: number, limit: number): number {
   const f = t[at + 2]
@@ -73,12 +74,22 @@ function bump(s: Uint32Array, t: Uint32Array, at: number, incr: number, limit: n
   const b2 = t[at + 5]
   const b3 = t[at + 6]
   if (((s[b0 + 1] ^ f) | (s[b1 + 1] ^ f) | (s[b2 + 1] ^ f) | (s[b3 + 1] ^ f)) !== 0) return -1
-  const c0 = s[b0]
-  const c1 = s[b1]
-  const c2 = s[b2]
-  const c3 = s[b3]
-  const max = Math.max(c0, c1, c2, c3) + incr
-  if (c0 === 0 || c1 === 0 || c2 === 0 || c3 === 0 || max > limit) return -1
+  // As int32s, a count of 0 or of 2^31 and more is negative once 1 is taken: one test for both.
+  const c0 = s[b0] | 0
+  const c1 = s[b1] | 0
+  const c2 = s[b2] | 0
+  const c3 = s[b3] | 0
+  if (((c0 - 1) | (c1 - 1) | (c2 - 1) | (c3 - 1)) < 0) return -1
+  // The largest of four counts without a branch: m - d when d = m - c is negative, that is c.
+  let m = c0
+  let d = m - c1
+  m -= d & (d >> 31)
+  d = m - c2
+  m -= d & (d >> 31)
+  d = m - c3
+  m -= d & (d >> 31)
+  const max = m + incr
+  if (max > limit) return -1
   s[b0] = c0 + incr
   s[b1] = c1 + incr
   s[b2] = c2 + incr
