@@ -45,6 +45,17 @@ export class RtSampler {
     return this.sample()
   }
 
+  /**
+   * start() with `now` read from `times[index]`: a double passed to a call V8 did not inline is boxed (16 bytes), and
+   * the request path keeps its clock reading in a typed array for that reason (BbrLimiter's `times`).
+   */
+  startAt(times: Float64Array, index: number, notSampled: number): number {
+    const now = times[index]
+    if ((++this.sequence & this.mask) !== 0 && now < this.nextForced) return notSampled
+    this.startedAt = now
+    return this.sample()
+  }
+
   /** Times every request while `on` (the latency rule's probe wants its samples soon), then samples again. */
   timeAll(on: boolean): void {
     this.all = on

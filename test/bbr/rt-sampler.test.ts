@@ -68,4 +68,18 @@ describe('RtSampler', () => {
     const sampler = new RtSampler(1, false, 100, () => 123.5)
     expect(sampler.start(0, NOT_SAMPLED)).toBe(123.5)
   })
+
+  it('startAt reads `now` from the array and samples exactly as start does', () => {
+    const byValue = new RtSampler(8, true, 100, () => 1)
+    const byCell = new RtSampler(8, true, 100, () => 1)
+    const times = new Float64Array(3)
+    const picks: [number, number][] = []
+    for (let i = 0; i < 5000; i++) {
+      const now = Math.floor(i / 700) * 50 + 0.25
+      times[2] = now
+      picks.push([byValue.start(now, NOT_SAMPLED), byCell.startAt(times, 2, NOT_SAMPLED)])
+    }
+    expect(picks.filter(([a]) => a !== NOT_SAMPLED).length).toBeGreaterThan(100)
+    for (const [a, b] of picks) expect(b).toBe(a)
+  })
 })

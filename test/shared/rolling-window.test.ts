@@ -92,6 +92,26 @@ describe('RollingWindow: reference behaviour (docs/rules/rolling-window.md)', ()
     expect(window.total(0).sum).toBe(3) // an earlier read time still sees it: nothing was cleared
   })
 
+  it('recordAt reads `now` from the array and fills the buckets record fills', () => {
+    const byValue = localWindow(3, 100).window
+    const byCell = localWindow(3, 100).window
+    const times = new Float64Array(2)
+    for (const [value, now] of [
+      [2, 10],
+      [3, 150],
+      [0, 180],
+      [5, 420],
+      [1, 430],
+    ]) {
+      byValue.record(value, now)
+      times[1] = now
+      byCell.recordAt(value, times, 1)
+    }
+    expect(sums(byCell, 430)).toEqual(sums(byValue, 430))
+    expect(counts(byCell, 430)).toEqual(counts(byValue, 430))
+    expect(counts(byCell, 430)).toEqual([0, 0, 2])
+  })
+
   it('forEachCompleted visits the completed live buckets only, oldest first', () => {
     const { window } = localWindow(4, 100)
     for (let e = 0; e < 6; e++) window.add(e + 1, e * 100)
