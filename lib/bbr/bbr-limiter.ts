@@ -78,9 +78,10 @@ export class BbrLimiter {
   /**
    * Doubles of the request path, in a typed array: [0] when this instance last released a request (the
    * queueing-delay rule asks; one in flight shows in ownInFlight); [1] the clock reading and [2] the load of the
-   * request being decided, which the calls off the usual path read here rather than take as arguments. A double
-   * passed to a call V8 did not inline is boxed, and Node 20 boxed these where the rare calls' paths part, and on a
-   * double field's store: 32 bytes a pair, measured.
+   * request being decided, which the calls read here rather than take as arguments or return (decide, storeLoad,
+   * the sampler's startAt, the window's recordAt). A double passed to or returned from a call V8 did not inline is
+   * boxed, and which calls stay calls is V8's choice, process by process: 0, 16 or 32 bytes a pair before every
+   * call on the pair's path kept its doubles here, under 1 byte after (Node 20 to 26, measured).
    */
   private readonly times = new Float64Array([-Infinity, -Infinity, 0])
   /** Outcomes of execute() calls: sampled ones hold a token (for their start), the others share `untracked`. */
@@ -175,10 +176,10 @@ export class BbrLimiter {
     // Literals on the pair's path (2 is Priority.normal, -1 NOT_SAMPLED, -2 INVALID): V8 inlines tryAcquire and
     // release into the caller within a budget of bytecode, and an imported name costs it a property load.
     const p = priority === undefined ? 2 : priorityIndex(priority)
-    const now = this.now()
-    const shed = this.decide(p, now, key)
+    const shed = this.decide(p, key)
     if (shed < 0) return shed
-    const token = this.tokens.acquire(this.sampler.start(now, -1))
+    // times[1]: decide()'s clock reading, handed on in the array (see `times`).
+    const token = this.tokens.acquire(this.sampler.startAt(this.times, 1, -1))
     if (token < 0) return this.tableFull(p)
     // count(p), written out: a call costs the inliner's budget more than these two stores.
     const f64 = this.f64
@@ -195,11 +196,13 @@ export class BbrLimiter {
    * with fewer than two requests in flight, which the in-flight rule never sheds (a saturated loop running
    * synchronous handlers: this path costs the same as the first). The rest is BbrRules.decide().
    */
-  private decide(p: number, now: number, key: string | undefined): number {
+  private decide(p: number, key: string | undefined): number {
     const rules = this.rules
-    const load = this.readLoad()
+    // Read here, not passed in, and the load left in `times`: V8 may leave decide() or storeLoad() a call.
+    const now = this.now()
     this.times[1] = now
-    this.times[2] = load
+    this.storeLoad()
+    const load = this.times[2]
     if (now >= rules.dueAt || this.ruleSequence[this.ruleIndex] !== rules.live.seen) this.tick()
     const f64 = this.f64
     // admitBelow is the threshold, or -Infinity while every request goes through BbrRules.decide().
@@ -257,7 +260,7 @@ export class BbrLimiter {
     this.f64[this.ownInFlight] -= 1
     const now = this.now()
     this.times[0] = now
-    this.passes.record(1, now)
+    this.passes.recordAt(1, this.times, 0)
     if (start !== -1 && measured === true) this.recordRt(start)
     if (this.waiting !== undefined) this.slotFreed()
   }
@@ -289,8 +292,7 @@ export class BbrLimiter {
     if (error !== undefined) return Promise.reject(error)
     const priority = options?.priority
     const p = priority === undefined ? Priority.normal : priorityIndex(priority)
-    const now = this.now()
-    const shed = this.decide(p, now, options?.key)
+    const shed = this.decide(p, options?.key)
     if (shed < 0) {
       const waiting = this.waiting
       if (waiting === undefined)
@@ -300,7 +302,7 @@ export class BbrLimiter {
     // The call's own outcome releases it, exactly once: no token is needed to guard that, except to carry the
     // start of a sampled call.
     if (options?.key !== undefined) this.rules.admitted(options.key)
-    const start = this.sampler.start(now, NOT_SAMPLED)
+    const start = this.sampler.startAt(this.times, 1, NOT_SAMPLED)
     if (start === NOT_SAMPLED) {
       this.count(p)
       return runGuarded(fn, options?.signal, this.untracked)
@@ -368,12 +370,21 @@ export class BbrLimiter {
   private readonly outcomeOf = (token: number) => this.outcomes.of(token)
 
   private readLoad(): number {
+    this.storeLoad()
+    return this.times[2]
+  }
+
+  /** The load now, into times[2] (not returned: a double returned by a call V8 did not inline is boxed). */
+  private storeLoad(): void {
     const loadFn = this.loadFn
-    if (loadFn !== undefined) return loadFn()
+    if (loadFn !== undefined) {
+      this.times[2] = loadFn()
+      return
+    }
     const cells = this.cells
     const a = cells[this.loadCellA]
     const b = cells[this.loadCellB]
-    return a > b ? a : b
+    this.times[2] = a > b ? a : b
   }
 }
 registerComponent('BbrLimiter', BbrLimiter)
