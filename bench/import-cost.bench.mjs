@@ -49,8 +49,11 @@ const cases = [
     how: 'use:core',
     compileCache: true,
   },
-  // An ES module import binds every name of the entry, so it loads the whole core: the goal holds it too.
+  // An ES module import binds every name of the entry: each is a stand-in that loads its component on first use
+  // (scripts/build-ts.js), so the goal holds the import too. Beside it, what Node itself takes to import a package
+  // whose ES module entry is one line (a package with an exports map, like bulwark): no face can cost less.
   { name: "import from 'bulwark/core'", specifier: 'bulwark/core', how: 'import', goal: true },
+  { name: 'import of a one-line ES module package (Node alone)', specifier: 'one-line', how: 'import', floor: true },
   {
     name: "import from 'bulwark/core', core components used",
     specifier: 'bulwark/core',
@@ -82,9 +85,24 @@ function median(values) {
   return sorted[Math.floor(sorted.length / 2)]
 }
 
+// The one-line package, in a directory of its own with a copy of the probe (which resolves from where it is).
+const floorDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bulwark-import-floor-'))
+const floorPackage = path.join(floorDir, 'node_modules', 'one-line')
+fs.mkdirSync(floorPackage, { recursive: true })
+fs.writeFileSync(
+  path.join(floorPackage, 'package.json'),
+  JSON.stringify({ name: 'one-line', exports: { '.': { import: './index.mjs', require: './index.cjs' } } }),
+)
+fs.writeFileSync(path.join(floorPackage, 'index.mjs'), 'export const one = 1\n')
+fs.writeFileSync(path.join(floorPackage, 'index.cjs'), 'exports.one = 1\n')
+fs.copyFileSync(probe, path.join(floorDir, 'import-probe.cjs'))
+process.on('exit', () => fs.rmSync(floorDir, { recursive: true, force: true }))
+
 function spawnProbe(c, env) {
-  const r = spawnSync(process.execPath, ['--expose-gc', probe, c.specifier, c.how ?? 'require'], {
-    cwd: dir,
+  const where = c.floor ? floorDir : dir
+  const probeFile = c.floor ? path.join(floorDir, 'import-probe.cjs') : probe
+  const r = spawnSync(process.execPath, ['--expose-gc', probeFile, c.specifier, c.how ?? 'require'], {
+    cwd: where,
     encoding: 'utf8',
     env,
   })

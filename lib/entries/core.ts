@@ -1,8 +1,7 @@
 // 'bulwark/core': the components a gateway starts with (BbrLimiter, the two breakers, TokenBucket), their types,
 // and the errors and shed codes they answer with. The root entry exports the same classes (one instance of each):
-// `require('bulwark')` loads a component's code only when it is read, but an ES module import of the root loads
-// every component, as ES modules bind every name at once; `import { BbrLimiter } from 'bulwark/core'` does not
-// (docs/guide/install.md, "Entry points and what loading costs").
+// both entries load a component's code when it is first read (require) or used (an ES module import, through the
+// stand-ins of scripts/build-ts.js; docs/guide/install.md, "Entry points and what loading costs").
 
 // Errors: every one has a stable `code` and a type guard that works across copies of the package
 export { BulwarkError } from '../errors/bulwark-error'
