@@ -83,6 +83,13 @@ export class AdaptiveBulkhead {
     },
   }
   declare private readonly sampler: RtSampler
+  /**
+   * The clock readings of the call path, in a typed array: [0] the reading of the call being admitted, [1] that of
+   * the call being released, which the calls read here rather than take as arguments (refuses, step, the sampler's
+   * startAt, the windows' recordAt). A double passed to a call V8 did not inline is boxed, 16 bytes each: 13 to 16
+   * bytes a pair on Node 20 before (docs/guide/bbr.md says why which calls stay calls varies by process).
+   */
+  private readonly times = new Float64Array([-Infinity, -Infinity])
   private stepAt = -Infinity
   declare private readonly capIndex: number
 
@@ -115,17 +122,22 @@ export class AdaptiveBulkhead {
     // Literals on the pair's path (2 is Priority.normal, -1 NOT_SAMPLED, -2 INVALID): V8 inlines tryAcquire and
     // release into the caller within a budget of bytecode, and an imported name costs it a property load.
     const p = priority === undefined ? 2 : priorityIndex(priority)
-    const now = this.now()
-    if (this.refuses(p, now)) return this.shed(p)
-    const token = this.tokens.acquire(this.sampler.start(now, -1))
+    if (this.refuses(p)) return this.shed(p)
+    // times[0]: refuses()'s clock reading, handed on in the array (see `times`).
+    const token = this.tokens.acquire(this.sampler.startAt(this.times, 0, -1))
     if (token < 0) return this.shed(p)
     this.count(p)
     return token
   }
 
-  /** Whether the latency rule sheds a call of class `p` now (the rule's step first, when due). */
-  private refuses(p: number, now: number): boolean {
-    if (now >= this.stepAt) this.step(now)
+  /**
+   * Whether the latency rule sheds a call of class `p` now (the rule's step first, when due). Reads the clock
+   * itself and leaves the reading in times[0] (see `times`).
+   */
+  private refuses(p: number): boolean {
+    const now = this.now()
+    this.times[0] = now
+    if (now >= this.stepAt) this.step()
     const cap = this.f64[this.capIndex] // 0 while the upstream keeps up
     return cap > 0 && overLimit(this.inFlightCounter.total(), cap, this.shares[p])
   }
@@ -163,20 +175,21 @@ export class AdaptiveBulkhead {
   private finish(start: number, measured: boolean): void {
     this.f64[this.ownInFlight] -= 1
     if (measured !== true) return
-    const now = this.now()
-    this.passes.record(1, now)
-    if (start !== -1) this.recordRt(start, now)
+    this.times[1] = this.now()
+    this.passes.recordAt(1, this.times, 1)
+    if (start !== -1) this.recordRt(start)
   }
 
   /** Records a sampled call's response time (rare when busy: kept out of release(), which V8 then inlines). */
-  private recordRt(start: number, now: number): void {
+  private recordRt(start: number): void {
     const rt = this.preciseClock() - start
-    this.rts.record(rt > 0 ? rt : 0, now)
+    // times[1]: finish()'s clock reading (not an argument, see `times`).
+    this.rts.recordAt(rt > 0 ? rt : 0, this.times, 1)
   }
 
-  /** The latency rule's step; while it probes, every call is timed (it wants its samples soon). */
-  private step(now: number): void {
-    this.stepAt = this.controller.step(now)
+  /** The latency rule's step at times[0]; while it probes, every call is timed (it wants its samples soon). */
+  private step(): void {
+    this.stepAt = this.controller.step(this.times[0])
     this.sampler.timeAll(this.controller.probing)
   }
 
@@ -189,11 +202,10 @@ export class AdaptiveBulkhead {
     if (error !== undefined) return Promise.reject(error)
     const priority = options?.priority
     const p = priority === undefined ? Priority.normal : priorityIndex(priority)
-    const now = this.now()
-    if (this.refuses(p, now)) return this.rejected(p)
+    if (this.refuses(p)) return this.rejected(p)
     // The call's own outcome releases it, exactly once: no token is needed to guard that, except to carry the
     // start of a sampled call.
-    const start = this.sampler.start(now, NOT_SAMPLED)
+    const start = this.sampler.startAt(this.times, 0, NOT_SAMPLED)
     if (start === NOT_SAMPLED) {
       this.count(p)
       return runGuarded(fn, options?.signal, this.untracked)
