@@ -33,6 +33,7 @@ const STREAM = Number(process.env.HOTKEYS_STREAM ?? 2_000_000)
 const ROUNDS = Number(process.env.HOTKEYS_ROUNDS ?? 15)
 const PROCESSES = Number(process.env.HOTKEYS_PROCESSES ?? 5)
 const SEED = 20250912
+const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1]
 const keyTable = (distinct) => Array.from({ length: distinct }, (_, rank) => `key:${String(rank).padStart(12, '0')}`)
 
 // Each case gets its own function compiled from its own source (a comment naming it: V8 shares the feedback of
@@ -92,7 +93,6 @@ async function measure() {
     }
   }
   const results = await interleaved(cases, { rounds: ROUNDS, roundMs: 20 })
-  const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1]
   return sets.map(({ set, kind, inTopK }) => {
     const ours = results.get(`HeavyKeeper.add, ${set}`)
     const map = results.get(`exact Map count, ${set}`)
@@ -123,7 +123,6 @@ for (let i = 0; i < PROCESSES; i++) {
   if (run.status !== 0) throw new Error(`hotkeys-vs-map: process ${i} exited ${run.status}: ${run.stderr}`)
   runs.push(JSON.parse(run.stdout.trim().split('\n').pop()))
 }
-const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1]
 const fmt = (v) => `${v.toFixed(1)} ns`
 const ratio = (v) => `${v.toFixed(2)}x`
 const lines = runs[0].map(({ set, kind, inTopK }, row) => {

@@ -128,8 +128,9 @@ pack(path.join(dist, 'cjs'), [
 // is bound to a stand-in (lib/esm/stand-in.mjs) that loads the CommonJS value on its first use and rebinds the name
 // to it; constants are written as literals. The stand-in's code is written into each face, and createRequire comes
 // from process.getBuiltinModule: a second module to import, or the ES module face of 'module', each cost an import
-// about 0.5 ms more (Node 20, where an import of a one-line package is 8.8 ms and this face 9.8). The root and subpath faces take the names 'bulwark/core' also exports
-// from its face, so that one import of BbrLimiter is the same binding whichever entry it came through.
+// about 0.5 ms more (Node 20, where an import of a one-line package is 8.8 ms and this face 9.8). The root and
+// subpath faces take the names 'bulwark/core' also exports from its face, so that one import of BbrLimiter is the
+// same binding whichever entry it came through.
 // createRequire, not `import cjs from`: Node then neither scans the CommonJS file for names (cjs-module-lexer) nor
 // wraps it, which cost an importing process more than the module itself.
 const entries = Object.values(require(path.join(root, 'package.json')).exports)

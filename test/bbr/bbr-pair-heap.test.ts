@@ -3,8 +3,9 @@ import * as path from 'path'
 import { describe, expect, it } from 'vitest'
 
 // The pair allocates nothing (docs/guide/bbr.md): a double passed or returned across a call V8 did not inline is
-// boxed, 16 bytes a request. Each signal variant, and AdaptiveBulkhead's pair (the same sampler and windows), runs alone in a real process, --expose-gc, with a 64 MB semi-space
-// (a million boxed doubles are 16 MB) so no scavenge frees them before heapUsed is read.
+// boxed, 16 bytes a request. Each signal variant, and AdaptiveBulkhead's pair (the same sampler and windows), runs
+// alone in a real process, --expose-gc, with a 64 MB semi-space (a million boxed doubles are 16 MB) so no scavenge
+// frees them before heapUsed is read.
 const fixture = path.join(__dirname, '..', 'fixtures', 'bbr-pair-heap.cjs')
 const flags = ['--expose-gc', '--no-concurrent-recompilation', '--min-semi-space-size=64', '--max-semi-space-size=64']
 
