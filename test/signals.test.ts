@@ -130,27 +130,42 @@ describe('the sampler thread and process exit', () => {
   }, 60_000)
 
   // Measured from /proc/<pid>/task/<tid>/schedstat: Linux only.
-  it.skipIf(process.platform !== 'linux')('costs under 0.2 % of a core while the process idles', async () => {
-    // The sampler thread's own CPU time, in ns, from the scheduler (/proc/<pid>/task/<tid>/schedstat): other
-    // threads and other processes on the machine do not blur it.
-    const r = await runNode(`
+  it.skipIf(process.platform !== 'linux')(
+    'wakes about 6 times a second and costs under 0.2 % of a core while the process idles',
+    async () => {
+      // The sampler thread's own CPU time, in ns, from the scheduler (/proc/<pid>/task/<tid>/schedstat), and its
+      // wakeups (voluntary context switches): other threads and other processes on the machine blur neither.
+      const r = await runNode(`
       require(${dist}).cpuUsage() // the first signal read loads the addon, which starts the sampler
       const fs = require('fs')
-      const samplerCpuNs = () => {
+      const sampler = () => {
         for (const tid of fs.readdirSync('/proc/self/task')) {
-          if (fs.readFileSync('/proc/self/task/' + tid + '/comm', 'utf8').trim() === 'bulwark-sampler') {
-            return Number(fs.readFileSync('/proc/self/task/' + tid + '/schedstat', 'utf8').split(' ')[0])
+          const task = '/proc/self/task/' + tid + '/'
+          if (fs.readFileSync(task + 'comm', 'utf8').trim() !== 'bulwark-sampler') continue
+          const status = fs.readFileSync(task + 'status', 'utf8')
+          return {
+            cpuNs: Number(fs.readFileSync(task + 'schedstat', 'utf8').split(' ')[0]),
+            wakes: Number(/^voluntary_ctxt_switches:\\s+(\\d+)/m.exec(status)[1]),
           }
         }
-        return NaN
+        return { cpuNs: NaN, wakes: NaN }
       }
       setTimeout(() => {
-        const start = samplerCpuNs()
+        const start = sampler()
         const startedAt = process.hrtime.bigint() // a busy machine fires the timer late: divide by the real span
-        setTimeout(() => console.log((samplerCpuNs() - start) / Number(process.hrtime.bigint() - startedAt)), 3000)
+        setTimeout(() => {
+          const end = sampler()
+          const ns = Number(process.hrtime.bigint() - startedAt)
+          console.log(JSON.stringify({ shareOfCore: (end.cpuNs - start.cpuNs) / ns, wakesPerSecond: (end.wakes - start.wakes) / ns * 1e9 }))
+        }, 3000)
       }, 500)`)
-    const shareOfCore = Number(r.stdout)
-    expect(shareOfCore).toBeGreaterThan(0) // the thread was found and did run
-    expect(shareOfCore).toBeLessThan(0.002)
-  })
+      const { shareOfCore, wakesPerSecond } = JSON.parse(r.stdout)
+      expect(shareOfCore).toBeGreaterThan(0) // the thread was found and did run
+      // Idle loop ticks share the lease's wakeups (5 a second) and the CPU's (2) meet one of them each second: 6 in
+      // all, where ticks out of step took 11. A late timer on a busy machine only lowers the count.
+      expect(wakesPerSecond).toBeLessThan(7.5)
+      // The budget is the release build's: the sanitizer run (BULWARK_NATIVE names its instrumented build) costs 2x.
+      if (process.env.BULWARK_NATIVE === undefined) expect(shareOfCore).toBeLessThan(0.002)
+    },
+  )
 })
