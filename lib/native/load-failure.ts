@@ -1,3 +1,6 @@
+import { readFileSync } from 'fs'
+import { join } from 'path'
+
 import { NativeLoadError } from '../errors/native-load-error'
 
 // Why the addon did not load, and what to do about it (load-native.ts): apart, so that a process whose addon loads
@@ -14,15 +17,35 @@ function isMusl(): boolean {
   return !report?.header?.glibcVersionRuntime
 }
 
-/** The error thrown when no addon loads: the platform, each path tried, the cause and how to build one. */
-export function nativeLoadFailure(tried: string[], cause: unknown): NativeLoadError {
+/** Whether `root` is bulwark's package: when not, its JavaScript runs from elsewhere (a bundle, most often). */
+function isOwnPackage(root: string): boolean {
+  try {
+    return (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { name?: unknown }).name === 'bulwark'
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The error thrown when no addon loads: the platform, each path tried, the cause and how to build one. `root` is
+ * where the addon was looked for (the package root, as found from the running code).
+ */
+export function nativeLoadFailure(tried: string[], cause: unknown, root: string): NativeLoadError {
   const reason = cause instanceof Error ? cause.message.split('\n')[0] : String(cause)
   const message = [
     `bulwark: no usable native addon for ${describePlatform()}.`,
     `Tried: ${tried.join(', ')}.`,
     `Reason: ${reason}`,
+    ...(isOwnPackage(root) || process.env.BULWARK_NATIVE
+      ? []
+      : [
+          `bulwark's code runs outside its package (${root} is not bulwark's): a bundler copied the JavaScript, not the addon.`,
+          "Keep bulwark out of the bundle (esbuild --external:bulwark, webpack's externals, Vite's ssr.external) and",
+          'ship node_modules/bulwark beside it, or ship bulwark/prebuilds/<platform>/*.node and set BULWARK_NATIVE',
+          'to its path (docs/guide/install.md, "Bundlers").',
+        ]),
     'Prebuilt binaries ship for linux-x64 and linux-arm64 (glibc 2.17+ and musl), darwin-x64, darwin-arm64 and',
-    'win32-x64 (docs/readme/install.md).',
+    'win32-x64 (docs/guide/install.md).',
     ...(process.platform === 'linux' && isMusl() && !process.env.LIBC
       ? ['On a musl system other than Alpine, set LIBC=musl to load the musl binary.']
       : []),

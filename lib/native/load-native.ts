@@ -45,7 +45,7 @@ function loadBinding(): NativeBinding {
     const nodeGypBuild = require('node-gyp-build') as (dir: string) => NativeBinding
     return nodeGypBuild(packageRoot)
   } catch (cause) {
-    throw nativeLoadFailure(tried, cause)
+    throw nativeLoadFailure(tried, cause, packageRoot)
   }
 }
 

@@ -60,6 +60,7 @@ describe('loading without a usable binary', () => {
     expect(failure.message).toContain(join(copy, 'build', 'Release', 'bulwark.node'))
     expect(failure.message).toContain(join(copy, 'prebuilds', platform))
     expect(failure.message).toContain(buildCommand)
+    expect(failure.message).not.toContain('outside its package') // the bundler hint: this is the package itself
     expect(failure.tried).toEqual([
       join(copy, 'build', 'Release', 'bulwark.node'),
       join(copy, 'prebuilds', platform, '*.node'),
