@@ -74,12 +74,26 @@ void MeasureLoop(EnvLifetime* e) {
   e->slot = Sampler::Instance().RegisterLoop(IdleTime, e, MonotonicNs(), uv_metrics_idle_time(e->loop));
 }
 
+// Bun answers napi_get_uv_event_loop with a loop whose libuv functions abort the process ("unsupported uv
+// function"): under Bun the loop goes unmeasured (utilization and queueing delay read 0), and nothing aborts.
+bool LoopIsLibuv(napi_env env) {
+  napi_value global, bun;
+  napi_valuetype type = napi_undefined;
+  if (napi_get_global(env, &global) != napi_ok) return false;
+  if (napi_get_named_property(env, global, "Bun", &bun) != napi_ok || napi_typeof(env, bun, &type) != napi_ok) {
+    napi_value ignored;
+    napi_get_and_clear_last_exception(env, &ignored);  // a getter named Bun that throws is not Bun's
+    return true;
+  }
+  return type == napi_undefined;
+}
+
 }  // namespace
 
 void StartEnvironment(Napi::Env env, EnvData* data) {
   auto* e = new EnvLifetime();
   e->envId = data->id;
-  if (napi_get_uv_event_loop(env, &e->loop) == napi_ok && e->loop != nullptr) {
+  if (LoopIsLibuv(env) && napi_get_uv_event_loop(env, &e->loop) == napi_ok && e->loop != nullptr) {
     MeasureLoop(e);
   } else {
     e->loop = nullptr;
