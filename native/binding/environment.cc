@@ -1,8 +1,22 @@
 // An environment's (a JavaScript thread's) native lifetime, behind one async cleanup hook: measuring its event loop
 // (libuv prepare/check handles, unreferenced so they never keep the loop alive, registered with the sampler), and,
 // when the environment goes away, stopping that and handing its regions and its use of the sampler to
-// core/lifecycle. The hook is async so that the handles close properly when a worker thread exits.
+// core/lifecycle. The hook is async so that the handles close properly when a worker thread exits. Under Bun or Deno
+// nothing is measured and a plain hook ends the lifetime (docs/guide/install.md, "Bun and Deno").
 #include <uv.h>
+
+#if defined(__linux__)
+// Weak on Linux, where the prebuilds bind every symbol at load: Deno's N-API lacks some of these, and the load would
+// fail on them. They are called only where they all resolved and the runtime is Node (OtherRuntime).
+#pragma weak uv_loop_configure
+#pragma weak uv_metrics_idle_time
+#pragma weak uv_prepare_init
+#pragma weak uv_prepare_start
+#pragma weak uv_check_init
+#pragma weak uv_check_start
+#pragma weak uv_unref
+#pragma weak uv_close
+#endif
 
 #include "binding/env_data.h"
 #include "core/lifecycle/lifecycle.h"
@@ -59,6 +73,14 @@ void OnEnvCleanup(napi_async_cleanup_hook_handle handle, void* arg) {
   uv_close(reinterpret_cast<uv_handle_t*>(&e->check), OnHandleClosed);
 }
 
+// The environment's end where no loop is measured (another runtime): nothing to close, so a plain cleanup hook.
+// Deno frees an async hook's handle itself after calling it, and the removal the hook must make then frees it twice.
+void OnUnmeasuredEnvCleanup(void* arg) {
+  auto* e = static_cast<EnvLifetime*>(arg);
+  lifecycle::EnvEnded(e->envId, e->usedSampler);
+  delete e;
+}
+
 void MeasureLoop(EnvLifetime* e) {
   // Node enables idle-time metrics on its loops already; asking again is harmless and makes sure of it.
   uv_loop_configure(e->loop, UV_METRICS_IDLE_TIME);
@@ -74,18 +96,30 @@ void MeasureLoop(EnvLifetime* e) {
   e->slot = Sampler::Instance().RegisterLoop(IdleTime, e, MonotonicNs(), uv_metrics_idle_time(e->loop));
 }
 
-// Bun answers napi_get_uv_event_loop with a loop whose libuv functions abort the process ("unsupported uv
-// function"): under Bun the loop goes unmeasured (utilization and queueing delay read 0), and nothing aborts.
-bool LoopIsLibuv(napi_env env) {
-  napi_value global, bun;
-  napi_valuetype type = napi_undefined;
-  if (napi_get_global(env, &global) != napi_ok) return false;
-  if (napi_get_named_property(env, global, "Bun", &bun) != napi_ok || napi_typeof(env, bun, &type) != napi_ok) {
-    napi_value ignored;
-    napi_get_and_clear_last_exception(env, &ignored);  // a getter named Bun that throws is not Bun's
+// Whether a runtime other than Node runs this environment: its global Bun or Deno is defined. Bun hands out a loop
+// whose libuv functions abort the process ("unsupported uv function"); Deno's lacks most of them, and the first call
+// of a missing one ends the process ("symbol lookup error"). There the loop goes unmeasured (utilization and
+// queueing delay read 0), and nothing aborts.
+bool OtherRuntime(napi_env env) {
+#if defined(__linux__)
+  if (uv_loop_configure == nullptr || uv_metrics_idle_time == nullptr || uv_prepare_init == nullptr ||
+      uv_prepare_start == nullptr || uv_check_init == nullptr || uv_check_start == nullptr || uv_unref == nullptr ||
+      uv_close == nullptr)
     return true;
+#endif
+  napi_value global;
+  if (napi_get_global(env, &global) != napi_ok) return true;
+  for (const char* name : {"Bun", "Deno"}) {
+    napi_value value;
+    napi_valuetype type = napi_undefined;
+    if (napi_get_named_property(env, global, name, &value) != napi_ok || napi_typeof(env, value, &type) != napi_ok) {
+      napi_value ignored;
+      napi_get_and_clear_last_exception(env, &ignored);  // a getter by that name that throws is not a runtime's
+      continue;
+    }
+    if (type != napi_undefined) return true;
   }
-  return type == napi_undefined;
+  return false;
 }
 
 }  // namespace
@@ -93,7 +127,15 @@ bool LoopIsLibuv(napi_env env) {
 void StartEnvironment(Napi::Env env, EnvData* data) {
   auto* e = new EnvLifetime();
   e->envId = data->id;
-  if (LoopIsLibuv(env) && napi_get_uv_event_loop(env, &e->loop) == napi_ok && e->loop != nullptr) {
+  if (OtherRuntime(env)) {
+    if (napi_add_env_cleanup_hook(env, OnUnmeasuredEnvCleanup, e) != napi_ok) {
+      delete e;
+      return;
+    }
+    data->lifetime = e;
+    return;
+  }
+  if (napi_get_uv_event_loop(env, &e->loop) == napi_ok && e->loop != nullptr) {
     MeasureLoop(e);
   } else {
     e->loop = nullptr;

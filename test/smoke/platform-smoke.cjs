@@ -204,7 +204,8 @@ const checks = {
 async function main() {
   const started = Date.now()
   console.log(`platform smoke: ${process.platform}-${process.arch}, Node ${process.version}`)
-  // BULWARK_SMOKE_ONLY: the checks to run, comma-separated (scripts/cross/bun-smoke.sh leaves out sharedRegion).
+  // BULWARK_SMOKE_ONLY: the checks to run, comma-separated (scripts/cross/other-runtimes.sh runs Bun without
+  // sharedRegion).
   const only = process.env.BULWARK_SMOKE_ONLY?.split(',')
   const chosen = Object.entries(checks).filter(([name]) => !only || only.includes(name))
   for (const [name, run] of chosen) {
