@@ -1,36 +1,19 @@
 // Installs the packed package into an empty project with only `node` on PATH (no compiler, make or python), so
 // the install can only succeed by using the prebuilt binary, then loads it with require() and import().
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'fs'
-import { createRequire } from 'module'
 import { tmpdir } from 'os'
 import { join } from 'path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { cleanEnv, nodeJson, npm, packageRoot, runOk, timeScale } from './child-process'
-
-const { prebuildProblem, localTarget, localTargets } = createRequire(import.meta.url)('../../scripts/prebuilds.js') as {
-  prebuildProblem: () => string | null
-  localTarget: string
-  localTargets: { file: string }[]
-}
-
-interface Packed {
-  filename: string
-  files: { path: string }[]
-}
-
-function pack(dir: string, destination: string): Packed {
-  // --ignore-scripts: prepare would rebuild dist/ under the other test files running now.
-  const [packed] = JSON.parse(npm(['pack', '--ignore-scripts', '--json', '--pack-destination', destination], dir))
-  return { ...packed, filename: join(destination, packed.filename) }
-}
-
-// Packs prebuilds/ when this machine's binary there is current; otherwise builds it first (scripts/prebuild/, which
-// writes only prebuilds/ and build-prebuild/, never the build/ the other test files load from).
-function packWithPrebuild(work: string): Packed {
-  if (prebuildProblem() !== null) runOk(process.execPath, [join(packageRoot, 'scripts', 'prebuild', 'build.js')], work)
-  return pack(packageRoot, work)
-}
+import { cleanEnv, nodeJson, npm, timeScale } from './child-process'
+import {
+  type CheckResult,
+  type Packed,
+  expectWorking,
+  installChecks,
+  localTarget,
+  packWithPrebuild,
+} from './packed-package'
 
 // Installs the tarball into a new empty project with only node on PATH, and returns the project and how long
 // `npm install` took.
@@ -50,35 +33,6 @@ function installInto(work: string, name: string, tarball: string, extra: string[
   const seconds = ((performance.now() - started) / 1000).toFixed(1)
   console.log(`npm install ${extra.join(' ')} on ${localTarget} with no compiler on PATH: ${seconds} s`)
   return project
-}
-
-// The same checks through require() and import(): a real call into C++, a shared region opened and closed, and
-// the path of the addon the process actually mapped.
-const checks = `
-const layout = new b.RegionLayout('install-check', 2)
-const at = layout.cell()
-const name = 'install-check-' + process.pid
-const region = b.SharedRegion.open(name, layout)
-region.f64[(region.base + at) / 8] = 42
-const listedWhileOpen = b.listRegions().includes(region.name)
-region.close()
-console.log(JSON.stringify({
-  cpu: b.cpuUsage(),
-  source: b.loadInfo().source,
-  value: region.f64[(region.base + at) / 8],
-  listedWhileOpen,
-  listedAfterClose: b.listRegions().includes(region.name),
-  addons: process.report.getReport().sharedObjects.filter((file) => file.endsWith('.node')),
-}))
-`
-
-interface CheckResult {
-  cpu: number
-  source: string
-  value: number
-  listedWhileOpen: boolean
-  listedAfterClose: boolean
-  addons: string[]
 }
 
 describe('npm install of the packed tarball on a machine without a compiler', () => {
@@ -116,26 +70,15 @@ describe('npm install of the packed tarball on a machine without a compiler', ()
     expect(readdirSync(join(installed, 'prebuilds', localTarget)).filter((f) => f.endsWith('.node'))).not.toEqual([])
   })
 
-  function expectWorking(result: CheckResult, packageDir = installed): void {
-    expect(Number.isFinite(result.cpu)).toBe(true)
-    expect(['host', 'cgroup-v1', 'cgroup-v2']).toContain(result.source)
-    expect(result.value).toBe(42)
-    expect(result.listedWhileOpen).toBe(true)
-    expect(result.listedAfterClose).toBe(false)
-    expect(result.addons).toHaveLength(1)
-    // This machine's binary (bulwark.napi.glibc.node here, not the musl one beside it).
-    expect(result.addons[0]).toBe(join(packageDir, 'prebuilds', localTarget, localTargets[0].file))
-  }
-
   it('works through require()', () => {
     const project = join(work, 'consumer')
-    expectWorking(nodeJson<CheckResult>(['-e', `const b = require('bulwark')\n${checks}`], project))
+    expectWorking(nodeJson<CheckResult>(['-e', `const b = require('bulwark')\n${installChecks}`], project), installed)
   })
 
   it('works through import()', () => {
     const project = join(work, 'consumer')
-    const script = `const b = await import('bulwark')\n${checks}`
-    expectWorking(nodeJson<CheckResult>(['--input-type=module', '-e', script], project))
+    const script = `const b = await import('bulwark')\n${installChecks}`
+    expectWorking(nodeJson<CheckResult>(['--input-type=module', '-e', script], project), installed)
   })
 
   // npm may skip install scripts (--ignore-scripts, allowScripts): node-gyp-build then finds the prebuilt binary
@@ -144,7 +87,7 @@ describe('npm install of the packed tarball on a machine without a compiler', ()
     'works when npm runs no install script',
     () => {
       const project = installInto(work, 'no-scripts', packed.filename, ['--ignore-scripts'])
-      const result = nodeJson<CheckResult>(['-e', `const b = require('bulwark')\n${checks}`], project)
+      const result = nodeJson<CheckResult>(['-e', `const b = require('bulwark')\n${installChecks}`], project)
       expectWorking(result, join(project, 'node_modules', 'bulwark'))
     },
     180_000 * timeScale,
