@@ -96,10 +96,11 @@ void MeasureLoop(EnvLifetime* e) {
   e->slot = Sampler::Instance().RegisterLoop(IdleTime, e, MonotonicNs(), uv_metrics_idle_time(e->loop));
 }
 
-// Whether a runtime other than Node runs this environment: its global Bun or Deno is defined. Bun hands out a loop
-// whose libuv functions abort the process ("unsupported uv function"); Deno's lacks most of them, and the first call
-// of a missing one ends the process ("symbol lookup error"). There the loop goes unmeasured (utilization and
-// queueing delay read 0), and nothing aborts.
+// Whether a runtime other than Node runs this environment: process.versions names Bun or Deno (a global object
+// would be a weaker sign: cross-runtime code defines shims named Deno). Bun hands out a loop whose libuv functions
+// abort the process ("unsupported uv function"); Deno's lacks some of them, and the first call of a missing one ends
+// the process ("symbol lookup error"). There the loop goes unmeasured (utilization and queueing delay read 0), and
+// nothing aborts.
 bool OtherRuntime(napi_env env) {
 #if defined(__linux__)
   if (uv_loop_configure == nullptr || uv_metrics_idle_time == nullptr || uv_prepare_init == nullptr ||
@@ -107,19 +108,18 @@ bool OtherRuntime(napi_env env) {
       uv_close == nullptr)
     return true;
 #endif
-  napi_value global;
-  if (napi_get_global(env, &global) != napi_ok) return true;
-  for (const char* name : {"Bun", "Deno"}) {
-    napi_value value;
-    napi_valuetype type = napi_undefined;
-    if (napi_get_named_property(env, global, name, &value) != napi_ok || napi_typeof(env, value, &type) != napi_ok) {
-      napi_value ignored;
-      napi_get_and_clear_last_exception(env, &ignored);  // a getter by that name that throws is not a runtime's
-      continue;
-    }
-    if (type != napi_undefined) return true;
+  napi_value global, process, versions;
+  bool other = false;
+  bool read = napi_get_global(env, &global) == napi_ok &&
+              napi_get_named_property(env, global, "process", &process) == napi_ok &&
+              napi_get_named_property(env, process, "versions", &versions) == napi_ok;
+  for (const char* name : {"bun", "deno"}) {
+    bool has = false;
+    if (read && napi_has_named_property(env, versions, name, &has) == napi_ok && has) other = true;
   }
-  return false;
+  napi_value ignored;
+  napi_get_and_clear_last_exception(env, &ignored);  // a getter that threw, or process.versions not an object
+  return other;
 }
 
 }  // namespace

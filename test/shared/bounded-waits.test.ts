@@ -11,9 +11,10 @@ import { uniqueName } from '../helpers/unique-name'
 import { waitFor } from '../helpers/wait-for'
 
 const scribbler = path.join(__dirname, '..', 'fixtures', 'word-scribbler.cjs')
-// A take waits at most 4 ms; this leaves room for a preempted thread on a busy machine, and is far below the
-// seconds an unbounded wait lasts.
-const SLOW_CALL_MS = 100
+// A take waits at most 4 ms; this leaves room for a thread preempted for a while on a busy machine (100 ms was
+// exceeded once with four test files and a CI run on 2 cores), and is far below the seconds an unbounded wait
+// lasts. Twice it (the 200 calls' total) stays below the 800 ms those calls took when each waited its full 4 ms.
+const SLOW_CALL_MS = 250
 
 interface ScribbleJob {
   word: 'token-bucket' | 'sliding-window' | 'breaker'
