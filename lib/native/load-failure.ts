@@ -32,10 +32,26 @@ function isOwnPackage(root: string): boolean {
  */
 export function nativeLoadFailure(tried: string[], cause: unknown, root: string): NativeLoadError {
   const reason = cause instanceof Error ? cause.message.split('\n')[0] : String(cause)
-  const message = [
-    `bulwark: no usable native addon for ${describePlatform()}.`,
-    `Tried: ${tried.join(', ')}.`,
-    `Reason: ${reason}`,
+  const heading = [`bulwark: no usable native addon for ${describePlatform()}.`, `Tried: ${tried.join(', ')}.`]
+  const advice = addonsDisabled(cause) ? disabledAdvice() : buildAdvice(root)
+  const message = [...heading, `Reason: ${reason}`, ...advice].join('\n')
+  return new NativeLoadError(message, describePlatform(), tried, cause)
+}
+
+/** Node refused every addon (--no-addons, or the permission model without --allow-addons): nothing to build. */
+function addonsDisabled(cause: unknown): boolean {
+  return (cause as { code?: unknown } | null)?.code === 'ERR_DLOPEN_DISABLED'
+}
+
+function disabledAdvice(): string[] {
+  return [
+    'Node loads no native addon in this process: it runs with --no-addons, or with the permission model',
+    '(--permission) and without --allow-addons. bulwark is a native addon: allow addons to use it.',
+  ]
+}
+
+function buildAdvice(root: string): string[] {
+  return [
     ...(isOwnPackage(root) || process.env.BULWARK_NATIVE
       ? []
       : [
@@ -52,6 +68,5 @@ export function nativeLoadFailure(tried: string[], cause: unknown, root: string)
     'To build from source you need python3, make, a C++17 compiler (g++ or clang++) and Node headers, then run:',
     'npm rebuild bulwark --build-from-source (if npm skips install scripts, first: npm install-scripts approve bulwark).',
     '(From a clone of bulwark: npm run build:native.)',
-  ].join('\n')
-  return new NativeLoadError(message, describePlatform(), tried, cause)
+  ]
 }

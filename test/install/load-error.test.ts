@@ -17,7 +17,7 @@ interface LoadFailure {
 
 // Loads the package at `dir` and reports the error as JSON (the class comes from the same module instance). The root
 // entry loads the addon with the first component that needs it, as `const { BbrLimiter } = require('bulwark')` does.
-function loadFailure(dir: string, env = cleanEnv()): LoadFailure {
+function loadFailure(dir: string, env = cleanEnv(), nodeArgs: string[] = []): LoadFailure {
   const script = `
 const dist = ${JSON.stringify(join(dir, 'dist', 'cjs'))}
 const { NativeLoadError } = require(dist + '/errors/native-load-error')
@@ -28,7 +28,7 @@ try {
   const { name, code, message, tried } = error
   console.log(JSON.stringify({ isNativeLoadError: error instanceof NativeLoadError, name, code, message, tried }))
 }`
-  return nodeJson<LoadFailure>(['-e', script], dir, env)
+  return nodeJson<LoadFailure>([...nodeArgs, '-e', script], dir, env)
 }
 
 const platform = `${process.platform}-${process.arch}`
@@ -65,6 +65,14 @@ describe('loading without a usable binary', () => {
       join(copy, 'build', 'Release', 'bulwark.node'),
       join(copy, 'prebuilds', platform, '*.node'),
     ])
+  })
+
+  it('under --no-addons: says Node refuses addons and how to allow them, not how to build one', () => {
+    const failure = loadFailure(packageRoot, cleanEnv(), ['--no-addons'])
+    expect(failure.isNativeLoadError).toBe(true)
+    expect(failure.message).toContain('--no-addons')
+    expect(failure.message).toContain('--allow-addons')
+    expect(failure.message).not.toContain(buildCommand)
   })
 
   it('names the BULWARK_NATIVE file when that override points at nothing', () => {
