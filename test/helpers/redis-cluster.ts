@@ -122,14 +122,16 @@ export class RedisCluster {
     const masters = options.masters ?? 3
     const replicas = options.replicas ?? 1
     const taken = new Set<number>()
-    const ports: number[] = []
-    for (let i = 0; i < masters * (1 + replicas); i++) ports.push(await clusterPort(taken))
     const args = ['--cluster-enabled', 'yes', '--cluster-node-timeout', String(options.nodeTimeout ?? 1000)]
     const servers = await Promise.all(
-      ports.map((port) =>
-        RedisServer.start(binaries.server, { port, args: [...args, '--cluster-config-file', `nodes-${port}.conf`] }),
+      Array.from({ length: masters * (1 + replicas) }, () =>
+        RedisServer.start(binaries.server, {
+          choosePort: () => clusterPort(taken),
+          args: (port) => [...args, '--cluster-config-file', `nodes-${port}.conf`],
+        }),
       ),
     )
+    const ports = servers.map((server) => server.port)
     const cluster = new RedisCluster(servers, binaries.cli, masters, replicas)
     try {
       await run(binaries.cli, [

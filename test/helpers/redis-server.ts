@@ -95,11 +95,28 @@ export class RedisServer {
     this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bulwark-redis-'))
   }
 
-  /** A server on `port` (default: a free one), with `args` added to its command line (`--requirepass x`...). */
-  static async start(binary: string, options: { port?: number; args?: string[] } = {}): Promise<RedisServer> {
-    const server = new RedisServer(binary, options.port ?? (await freePort()), options.args ?? [])
-    await server.launch()
-    return server
+  /**
+   * A server on `port`, or on a port `choosePort` picks (default: a free one), with `args` added to its command line
+   * (`--requirepass x`...; a function of the port when they name it). A picked port is free when picked, but any
+   * process may bind it before redis-server does (an outgoing connection takes its local port from the same range):
+   * a server that finds its picked port taken starts again on a new pick.
+   */
+  static async start(
+    binary: string,
+    options: { port?: number; args?: string[] | ((port: number) => string[]); choosePort?: () => Promise<number> } = {},
+  ): Promise<RedisServer> {
+    const argsFor = (port: number) => (typeof options.args === 'function' ? options.args(port) : (options.args ?? []))
+    for (let attempt = 1; ; attempt++) {
+      const port = options.port ?? (await (options.choosePort ?? freePort)())
+      const server = new RedisServer(binary, port, argsFor(port))
+      try {
+        await server.launch()
+        return server
+      } catch (error) {
+        const portTaken = /Address already in use/i.test(String(error))
+        if (options.port !== undefined || !portTaken || attempt === 5) throw error
+      }
+    }
   }
 
   get url(): string {
@@ -124,20 +141,23 @@ export class RedisServer {
       this.dir,
       ...this.extraArgs,
     ]
-    const child = spawn(this.binary, args, { stdio: ['ignore', 'ignore', 'pipe'] })
+    // redis-server logs to stdout, its "Address already in use" included.
+    const child = spawn(this.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] })
     this.child = child
-    let stderr = ''
-    child.stderr?.on('data', (d) => (stderr += d.toString()))
+    let output = ''
+    const keep = (d: Buffer) => (output = (output + d.toString()).slice(-4000))
+    child.stdout?.on('data', keep)
+    child.stderr?.on('data', keep)
     const cleanup = () => child.kill('SIGKILL')
     process.once('exit', cleanup)
     child.once('exit', () => process.removeListener('exit', cleanup))
     const until = Date.now() + 10_000
     while (Date.now() < until) {
-      if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}: ${stderr}`)
+      if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}: ${output}`)
       if (await ping(this.port)) return
       await new Promise((r) => setTimeout(r, 20))
     }
-    throw new Error(`redis-server did not answer on port ${this.port} within 10 s: ${stderr}`)
+    throw new Error(`redis-server did not answer on port ${this.port} within 10 s: ${output}`)
   }
 
   /** Kills the server (SIGKILL by default) and waits for it to be gone. */
