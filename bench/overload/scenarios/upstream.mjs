@@ -18,14 +18,14 @@ const require = createRequire(import.meta.url)
 const { summarize } = require('../../lib/open-loop.cjs')
 const { runLeanLoad } = require('../../lib/lean-load.cjs')
 
-const CONCURRENCY = Number(process.env.CONCURRENCY ?? 8)
-const SERVICE_MS = Number(process.env.SERVICE_MS ?? 20)
+export const CONCURRENCY = Number(process.env.CONCURRENCY ?? 8)
+export const SERVICE_MS = Number(process.env.SERVICE_MS ?? 20)
 const STEP_SECONDS = Number(process.env.STEP_SECONDS ?? 10)
 const LOADS = (process.env.LOADS ?? '0.5,1,2,3,4,10').split(',').map(Number)
 const WARM_SECONDS = 3
 const SETTLE_SECONDS = 2
 const SLO_MS = 500
-const NOMINAL = (CONCURRENCY * 1000) / SERVICE_MS
+export const NOMINAL = (CONCURRENCY * 1000) / SERVICE_MS
 const ALL_CONTENDERS = [
   ['none', 'none'],
   ['overload-protection', 'overload-protection'],

@@ -88,7 +88,9 @@ if (MODE === 'bulwark' || MODE === 'bulwark-no-latency') {
   // The load generator marks every tenth request `x-priority: critical`; it is the only client, on loopback, so the
   // gateway trusts the header from there (docs/guide/trust.md): any other client's header is ignored.
   const trustPriority = (req) => req.socket.remoteAddress === '127.0.0.1'
-  handler = httpGuard(forward, MODE === 'bulwark' ? { trustPriority } : { trustPriority, limiter: { latency: false } })
+  const maxWait = process.env.MAX_WAIT === undefined ? undefined : Number(process.env.MAX_WAIT)
+  const options = { trustPriority, ...(maxWait !== undefined && { maxWait }) }
+  handler = httpGuard(forward, MODE === 'bulwark' ? options : { ...options, limiter: { latency: false } })
   inboundStats = () => handler.guard.stats().limiter
 } else if (MODE === 'gradient2' || MODE === 'vegas') {
   const { netflixLimiter } = require('./netflix-limits.cjs')
