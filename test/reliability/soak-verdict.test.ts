@@ -38,6 +38,35 @@ const ciSamples: Sample[] = ciRun.map(([t, rss, external]) => ({
   heapUsed: 22.4 * MiB,
 }))
 
+// CI's run of 2026-12-05 (a sample every 5 s: t, RSS, external in MiB; the heap stayed at 21.5-22.6 MiB). The
+// buffers in flight fell from about 22 to 12 MiB while RSS stayed: judged by RSS minus the current external
+// memory, it failed (+8.1 MiB, 8 allowed).
+const ciRunFreedBuffers = [
+  [5, 143.4, 16.2],
+  [11, 143.3, 20.3],
+  [16, 143.0, 20.3],
+  [22, 141.5, 18.3],
+  [27, 140.8, 14.2],
+  [32, 142.1, 18.3],
+  [38, 142.9, 22.3],
+  [43, 143.2, 22.3],
+  [49, 143.6, 22.3],
+  [54, 149.2, 9.2],
+  [60, 142.5, 22.3],
+  [65, 145.7, 24.4],
+  [70, 144.1, 22.4],
+  [76, 148.5, 26.4],
+  [81, 149.8, 28.5],
+  [86, 150.3, 28.5],
+  [92, 150.2, 11.4],
+  [97, 148.3, 9.3],
+  [102, 150.2, 10.8],
+  [108, 134.0, 13.6],
+  [113, 134.4, 13.9],
+  [119, 132.8, 13.2],
+  [124, 147.7, 10.0],
+] as const
+
 // A seeded sequence of noise in [-1, 1), so the synthetic runs are the same every time.
 function noise(seed: number): () => number {
   let x = seed
@@ -60,6 +89,31 @@ describe('soak verdict', () => {
     const verdict = await loadVerdict()
     const result = verdict(ciSamples, 30)
     expect(result.flat, result.lines.join('\n')).toBe(true)
+  })
+
+  it('reads the CI run whose buffers shrank while RSS kept their pages as flat', async () => {
+    const verdict = await loadVerdict()
+    const samples = ciRunFreedBuffers.map(([t, rss, external]) => ({
+      t,
+      rss: rss * MiB,
+      external: external * MiB,
+      heapUsed: 22.2 * MiB,
+    }))
+    const result = verdict(samples, 30)
+    expect(result.flat, result.lines.join('\n')).toBe(true)
+  })
+
+  it('reads native memory that grows while the buffers shrink a little as growing', async () => {
+    const verdict = await loadVerdict()
+    // External memory falls from 25 to 20 MiB and RSS with it, while 16 MiB a minute leaks outside the buffers: the
+    // verdict credits the 2.5 MiB the buffers fell between thirds (the allocator may hold them), not the leak.
+    const samples = run(2, 16, 2, 3).map((s) => {
+      const external = (25 - (5 * s.t) / 120) * MiB
+      return { ...s, rss: s.rss - s.external + external, external }
+    })
+    const result = verdict(samples, 30)
+    expect(result.flat).toBe(false)
+    expect(result.lines[0]).toMatch(/^rss outside buffers \(median\).*GROWING$/)
   })
 
   it('reads +-7 MiB of RSS noise without a trend as flat, in every seeded run', async () => {
