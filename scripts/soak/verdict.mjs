@@ -38,17 +38,18 @@ function slope(xs, ys) {
 }
 
 export function verdict(samples, warmUpSeconds) {
-  // The most external memory seen up to each sample, warm-up included (what the allocator may still hold).
+  // RSS less the most external memory seen up to each sample, warm-up included (what the allocator may still hold).
   let peak = 0
-  const outside = new Map(samples.map((s) => [s, s.rss - (peak = Math.max(peak, s.external))]))
-  const steady = samples.filter((s) => s.t >= warmUpSeconds)
+  const steady = samples
+    .map((s) => ({ ...s, outside: s.rss - (peak = Math.max(peak, s.external)) }))
+    .filter((s) => s.t >= warmUpSeconds)
   if (steady.length < 3)
     return { flat: false, lines: ['not enough samples after the warm-up for a verdict (run longer)'] }
   const third = Math.max(1, Math.floor(steady.length / 3))
   const lines = []
   let flat = true
   for (const [name, of, pct, floor] of [
-    ['rss outside buffers', (s) => outside.get(s), 0.05, 8 * MiB],
+    ['rss outside buffers', (s) => s.outside, 0.05, 8 * MiB],
     ['external', (s) => s.external, 0.25, 8 * MiB],
     ['heapUsed', (s) => s.heapUsed, 0.1, 4 * MiB],
   ]) {

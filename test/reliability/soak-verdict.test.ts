@@ -31,12 +31,10 @@ const ciRun = [
   [114, 160.9, 24.4],
   [124, 161.3, 34.6],
 ] as const
-const ciSamples: Sample[] = ciRun.map(([t, rss, external]) => ({
-  t,
-  rss: rss * MiB,
-  external: external * MiB,
-  heapUsed: 22.4 * MiB,
-}))
+/** Recorded rows (t, RSS and external in MiB) as samples, the heap steady at `heap` MiB. */
+const recorded = (rows: readonly (readonly [number, number, number])[], heap: number): Sample[] =>
+  rows.map(([t, rss, external]) => ({ t, rss: rss * MiB, external: external * MiB, heapUsed: heap * MiB }))
+const ciSamples = recorded(ciRun, 22.4)
 
 // CI's run of 2026-12-05 (a sample every 5 s: t, RSS, external in MiB; the heap stayed at 21.5-22.6 MiB). The
 // buffers in flight fell from about 22 to 12 MiB while RSS stayed: judged by RSS minus the current external
@@ -93,13 +91,7 @@ describe('soak verdict', () => {
 
   it('reads the CI run whose buffers shrank while RSS kept their pages as flat', async () => {
     const verdict = await loadVerdict()
-    const samples = ciRunFreedBuffers.map(([t, rss, external]) => ({
-      t,
-      rss: rss * MiB,
-      external: external * MiB,
-      heapUsed: 22.2 * MiB,
-    }))
-    const result = verdict(samples, 30)
+    const result = verdict(recorded(ciRunFreedBuffers, 22.2), 30)
     expect(result.flat, result.lines.join('\n')).toBe(true)
   })
 
