@@ -10,7 +10,7 @@ import { createRequire } from 'module'
 import { stopServer } from '../lib/processes.mjs'
 import { fmt, goalsTable, machineLine, table, writeResults } from '../lib/report.mjs'
 import { measureCapacity, startCluster } from './cpu-bound.mjs'
-import { CONCURRENCY, NOMINAL, SERVICE_MS, startPair } from './upstream.mjs'
+import { CONCURRENCY, NOMINAL, SERVICE_MS, WARM_SECONDS, startPair } from './upstream.mjs'
 
 const require = createRequire(import.meta.url)
 const { runLeanLoad } = require('../../lib/lean-load.cjs')
@@ -57,8 +57,8 @@ const SERVERS = {
     title: 'The I/O-bound gateway: the upstream is the bottleneck',
     capacity: async () => NOMINAL,
     describe: (capacity) =>
-      `the gateway of the upstream scenario (a node:http proxy with httpGuard's defaults, in front of an upstream that serves ${CONCURRENCY} requests at a time, ${SERVICE_MS} ms each: ${fmt(capacity)} req/s), warmed up for 3 s at 0.5x before each run`,
-    warmSeconds: 3,
+      `the gateway of the upstream scenario (a node:http proxy with httpGuard's defaults, in front of an upstream that serves ${CONCURRENCY} requests at a time, ${SERVICE_MS} ms each: ${fmt(capacity)} req/s), warmed up for ${WARM_SECONDS} s at 0.5x before each run`,
+    warmSeconds: WARM_SECONDS,
     async start(maxWait) {
       const pair = await startPair({ MODE: 'bulwark', MAX_WAIT: String(maxWait) })
       return { port: pair.gateway.port, stop: pair.stop }
