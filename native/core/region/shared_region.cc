@@ -128,12 +128,18 @@ Status RegionRegistry::Open(const RegionSpec& spec, RegionAttachment* out) {
   const std::string object = RegionObjectName(EffectiveUserId(), spec.kind, spec.name);
   std::lock_guard<std::mutex> guard(RegistryMutex());
 
-  for (int attempt = 0; attempt < 8; attempt++) {
+  // One deadline for the whole attach: under churn (members of many processes attaching and detaching at once) the
+  // last member can remove the file each time we wait for its lock, and a count of retries ran out (CI, Node 24).
+  // Every retry means another attach finished, so only the time is worth bounding.
+  const double deadline = MonotonicMs() + spec.lockTimeoutMs;
+  for (int attempt = 0;; attempt++) {
+    const double left = deadline - MonotonicMs();
+    if (attempt > 0 && left <= 0) break;  // the first attempt always runs, whatever the timeout
     RegionStore store;
     bool missing = false;
     st = RegionStore::Open(object, true, &store, &missing);
     if (!st.ok()) return st;
-    if (!store.Lock(spec.lockTimeoutMs)) {
+    if (!store.Lock(left > 0 ? static_cast<int>(left) + 1 : 0)) {
       return Status::Error(StatusCode::kBusy, "timed out waiting for the lock of shared region '" + listed + "' (" +
                                                   store.location() + "): another process holds it");
     }
@@ -180,7 +186,10 @@ Status RegionRegistry::Open(const RegionSpec& spec, RegionAttachment* out) {
     out->rebuilt = p.rebuilt;
     return Status::Ok();
   }
-  return Status::Error(StatusCode::kBusy, "shared region '" + listed + "' kept being removed while attaching");
+  char buf[300];
+  std::snprintf(buf, sizeof buf, "shared region '%s' kept being removed while attaching, for %d ms", listed.c_str(),
+                spec.lockTimeoutMs);
+  return Status::Error(StatusCode::kBusy, buf);
 }
 
 Status RegionRegistry::Close(uint64_t handle) {
