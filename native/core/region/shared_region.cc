@@ -138,6 +138,7 @@ Status RegionRegistry::Open(const RegionSpec& spec, RegionAttachment* out) {
     RegionStore store;
     bool missing = false;
     st = RegionStore::Open(object, true, &store, &missing);
+    if (st.code() == StatusCode::kBusy) continue;  // the file came and went under the open itself: the same churn
     if (!st.ok()) return st;
     if (!store.Lock(left > 0 ? static_cast<int>(left) + 1 : 0)) {
       return Status::Error(StatusCode::kBusy, "timed out waiting for the lock of shared region '" + listed + "' (" +
