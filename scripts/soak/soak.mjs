@@ -63,7 +63,7 @@ await new Promise((resolve) => {
     const { rss: memberRss } = await ask('rss')
     const rate = (rounds - lastRounds) / interval
     lastRounds = rounds
-    samples.push({ t, rss: m.rss, external: m.external, heapUsed: m.heapUsed })
+    samples.push({ t, rss: m.rss, external: m.external, heapUsed: m.heapUsed, rate })
     const mb = (x) => (x / 1024 / 1024).toFixed(1)
     console.log(
       `| ${t} | ${mb(m.rss)} | ${mb(m.heapUsed)} | ${mb(m.external)} | ${Math.round(rate)} | ${mb(memberRss)} |`,

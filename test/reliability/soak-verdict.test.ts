@@ -65,6 +65,35 @@ const ciRunFreedBuffers = [
   [124, 147.7, 10.0],
 ] as const
 
+// CI's run of 2026-12-05, 14:58 (t, RSS, external in MiB, rounds/s; the heap stayed at 21.5-22.7 MiB). The soak slowed
+// from about 4 400 to 2 900 rounds/s between 43 and 81 s, and RSS fell by 20 MiB with it while external memory held
+// (V8's young generation follows the allocation rate): with the dip in the first third it read +14.9 MiB.
+const ciRunSlowed = [
+  [5, 152.4, 32.6, 4280],
+  [11, 150.0, 30.5, 4480],
+  [16, 146.6, 26.4, 4460],
+  [21, 147.8, 9.9, 4420],
+  [27, 149.5, 11.1, 4380],
+  [32, 149.3, 11.9, 4480],
+  [38, 145.4, 26.4, 4440],
+  [43, 128.4, 11.6, 2980],
+  [48, 128.9, 11.8, 3200],
+  [54, 128.2, 11.4, 2960],
+  [59, 141.1, 9.1, 2840],
+  [65, 141.2, 9.5, 2920],
+  [70, 127.9, 10.9, 2860],
+  [75, 129.0, 11.3, 3040],
+  [81, 146.6, 8.9, 3200],
+  [86, 152.1, 30.5, 4240],
+  [92, 149.2, 28.5, 4160],
+  [97, 151.8, 9.6, 4100],
+  [102, 152.1, 11.3, 4320],
+  [108, 145.0, 24.4, 4280],
+  [113, 150.1, 9.2, 3460],
+  [119, 147.9, 26.5, 4320],
+  [124, 149.6, 11.0, 3940],
+] as const
+
 // A seeded sequence of noise in [-1, 1), so the synthetic runs are the same every time.
 function noise(seed: number): () => number {
   let x = seed
@@ -93,6 +122,38 @@ describe('soak verdict', () => {
     const verdict = await loadVerdict()
     const result = verdict(recorded(ciRunFreedBuffers, 22.2), 30)
     expect(result.flat, result.lines.join('\n')).toBe(true)
+  })
+
+  it('reads the CI run that slowed for a while, RSS falling with the rate, as flat', async () => {
+    const verdict = await loadVerdict()
+    const samples = ciRunSlowed.map(([t, rss, external, rate]) => ({
+      t,
+      rss: rss * MiB,
+      external: external * MiB,
+      heapUsed: 22.4 * MiB,
+      rate,
+    }))
+    const result = verdict(samples, 30)
+    expect(result.flat, result.lines.join('\n')).toBe(true)
+    expect(result.lines[3]).toMatch(/^left out: 8 samples/)
+    // Without the rates (every sample judged), the dip reads as growth: what CI saw.
+    expect(
+      verdict(
+        samples.map(({ rate: _, ...s }) => s),
+        30,
+      ).flat,
+    ).toBe(false)
+  })
+
+  it('reads a leak of 16 MiB a minute as growing when the soak slows for a while, in every seeded run', async () => {
+    const verdict = await loadVerdict()
+    for (let seed = 1; seed <= 50; seed++) {
+      // The middle minute at 2 900 rounds/s, the rest at 4 400.
+      const samples = run(2, 16, 7, seed).map((s) => ({ ...s, rate: s.t >= 45 && s.t < 80 ? 2900 : 4400 }))
+      const result = verdict(samples, 30)
+      expect(result.flat, `seed ${seed}`).toBe(false)
+      expect(result.lines[0]).toMatch(/^rss outside buffers \(median\).*GROWING$/)
+    }
   })
 
   it('reads native memory that grows while the buffers shrink a little as growing', async () => {
