@@ -130,7 +130,8 @@ Status RegionRegistry::Open(const RegionSpec& spec, RegionAttachment* out) {
 
   // One deadline for the whole attach: under churn (members of many processes attaching and detaching at once) the
   // last member can remove the file each time we wait for its lock, and a count of retries ran out (CI, Node 24).
-  // Every retry means another attach finished, so only the time is worth bounding.
+  // Every retry means the region's last member left meanwhile (the host made progress), so only the time is
+  // worth bounding.
   const double deadline = MonotonicMs() + spec.lockTimeoutMs;
   for (int attempt = 0;; attempt++) {
     const double left = deadline - MonotonicMs();
