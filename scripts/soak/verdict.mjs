@@ -18,6 +18,8 @@
 // grows through every rate, so the samples at the usual rate still show it.
 // The least-squares slope of each is printed in KiB per minute for the record.
 const MiB = 1024 * 1024
+/** Samples taken under this share of the run's fastest rate are left out (above). */
+const SLOW_SHARE = 0.75
 
 function mean(xs) {
   return xs.reduce((a, x) => a + x, 0) / xs.length
@@ -49,8 +51,8 @@ export function verdict(samples, warmUpSeconds) {
     .map((s) => ({ ...s, outside: s.rss - (peak = Math.max(peak, s.external)) }))
     .filter((s) => s.t >= warmUpSeconds)
   const rates = afterWarmUp.filter((s) => s.rate !== undefined).map((s) => s.rate)
-  const slowest = rates.length > 0 ? 0.75 * Math.max(...rates) : 0
-  const steady = afterWarmUp.filter((s) => s.rate === undefined || s.rate >= slowest)
+  const fastest = rates.length > 0 ? Math.max(...rates) : 0
+  const steady = afterWarmUp.filter((s) => s.rate === undefined || s.rate >= SLOW_SHARE * fastest)
   if (steady.length < 3)
     return { flat: false, lines: ['not enough samples after the warm-up for a verdict (run longer)'] }
   const third = Math.max(1, Math.floor(steady.length / 3))
@@ -78,6 +80,8 @@ export function verdict(samples, warmUpSeconds) {
   }
   const slow = afterWarmUp.length - steady.length
   if (slow > 0)
-    lines.push(`left out: ${slow} samples taken under 75 % of the fastest rate (${Math.round(slowest / 0.75)}/s)`)
+    lines.push(
+      `left out: ${slow} samples taken under ${SLOW_SHARE * 100} % of the fastest rate (${Math.round(fastest)}/s)`,
+    )
   return { flat, lines }
 }

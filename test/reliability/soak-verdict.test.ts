@@ -8,6 +8,8 @@ interface Sample {
   rss: number
   external: number
   heapUsed: number
+  /** Rounds a second since the sample before (the soak records it; synthetic runs may leave it out). */
+  rate?: number
 }
 type Verdict = (samples: Sample[], warmUpSeconds: number) => { flat: boolean; lines: string[] }
 
@@ -31,9 +33,15 @@ const ciRun = [
   [114, 160.9, 24.4],
   [124, 161.3, 34.6],
 ] as const
-/** Recorded rows (t, RSS and external in MiB) as samples, the heap steady at `heap` MiB. */
-const recorded = (rows: readonly (readonly [number, number, number])[], heap: number): Sample[] =>
-  rows.map(([t, rss, external]) => ({ t, rss: rss * MiB, external: external * MiB, heapUsed: heap * MiB }))
+/** Recorded rows (t, RSS and external in MiB, and the rate when recorded) as samples, the heap steady at `heap` MiB. */
+const recorded = (rows: readonly (readonly [number, number, number, number?])[], heap: number): Sample[] =>
+  rows.map(([t, rss, external, rate]) => ({
+    t,
+    rss: rss * MiB,
+    external: external * MiB,
+    heapUsed: heap * MiB,
+    ...(rate === undefined ? {} : { rate }),
+  }))
 const ciSamples = recorded(ciRun, 22.4)
 
 // CI's run of 2026-12-05 (a sample every 5 s: t, RSS, external in MiB; the heap stayed at 21.5-22.6 MiB). The
@@ -126,13 +134,7 @@ describe('soak verdict', () => {
 
   it('reads the CI run that slowed for a while, RSS falling with the rate, as flat', async () => {
     const verdict = await loadVerdict()
-    const samples = ciRunSlowed.map(([t, rss, external, rate]) => ({
-      t,
-      rss: rss * MiB,
-      external: external * MiB,
-      heapUsed: 22.4 * MiB,
-      rate,
-    }))
+    const samples = recorded(ciRunSlowed, 22.4)
     const result = verdict(samples, 30)
     expect(result.flat, result.lines.join('\n')).toBe(true)
     expect(result.lines[3]).toMatch(/^left out: 8 samples/)
