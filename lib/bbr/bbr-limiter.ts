@@ -86,7 +86,7 @@ export class BbrLimiter {
   private readonly times = new Float64Array([-Infinity, -Infinity, 0])
   /** Outcomes of execute() calls: sampled ones hold a token (for their start), the others share `untracked`. */
   private readonly outcomes = new TokenOutcomes(this.tokens, (_ok, token) => this.release(token))
-  // Its own reactions (not the shared outcome() helper): a helper's closures would see every component's sink.
+  // Its own reactions, made in this class (the Outcome type in run-guarded.ts says why).
   private readonly untracked: Outcome = {
     passed: (value) => {
       this.finish(NOT_SAMPLED, true)

@@ -3,7 +3,6 @@ import {
   type ExecuteOptions,
   type GuardedFunction,
   type Outcome,
-  outcome,
   runGuarded,
   startError,
 } from '../execution/run-guarded'
@@ -63,7 +62,16 @@ export class CircuitBreaker implements Breaker {
   declare private readonly probeTimeout: number
   declare private readonly now: Clock
   /** The outcome of an execute() call whose duration does not matter (every strategy but 'slowCallRatio'). */
-  private readonly untimed: Outcome = outcome(this)
+  private readonly untimed: Outcome = {
+    passed: (value) => {
+      this.recordSuccess()
+      return value
+    },
+    failed: (error) => {
+      this.recordFailure()
+      throw error
+    },
+  }
   declare private readonly region: SharedRegion
   declare private readonly tally: WindowTally
   declare private readonly cell: BreakerStateCell
@@ -200,10 +208,16 @@ export class CircuitBreaker implements Breaker {
 
   /** The outcome of a call started at `start`, reported with its duration. */
   private timed(start: number): Outcome {
-    return outcome({
-      recordSuccess: () => this.recordSuccess(preciseNow() - start),
-      recordFailure: () => this.recordFailure(preciseNow() - start),
-    })
+    return {
+      passed: (value) => {
+        this.recordSuccess(preciseNow() - start)
+        return value
+      },
+      failed: (error) => {
+        this.recordFailure(preciseNow() - start)
+        throw error
+      },
+    }
   }
 
   /** Counts a closed-state outcome and trips the breaker when the threshold is reached. */

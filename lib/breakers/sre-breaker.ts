@@ -3,7 +3,6 @@ import {
   type ExecuteOptions,
   type GuardedFunction,
   type Outcome,
-  outcome,
   runGuarded,
   startError,
 } from '../execution/run-guarded'
@@ -97,7 +96,16 @@ export class SreBreaker implements Breaker {
   declare private readonly region: SharedRegion
   declare private readonly tally: WindowTally
   /** The outcome of an execute() call, reported to this breaker. */
-  private readonly outcome: Outcome = outcome(this)
+  private readonly outcome: Outcome = {
+    passed: (value) => {
+      this.recordSuccess()
+      return value
+    },
+    failed: (error) => {
+      this.recordFailure()
+      throw error
+    },
+  }
   /** @internal The operators' switches this breaker obeys (undefined: none); its BreakerGroup may add its own. */
   declare switch: BreakerSwitch | undefined
 

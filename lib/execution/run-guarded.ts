@@ -30,31 +30,12 @@ export function startError(fn: unknown, options: ExecuteOptions | undefined): Er
 /**
  * How one guarded call ended, as the two reactions a promise takes: `passed` returns the value, `failed` rethrows
  * the error, each after reporting the outcome to its component. Components make them once (per instance, or per
- * token slot) so that `execute` allocates no closure per call.
+ * token slot) so that `execute` allocates no closure per call, and each in its own class: reactions made by one
+ * shared helper share its call sites, which then see every component's methods (a polymorphic call per outcome).
  */
 export interface Outcome {
   readonly passed: (value: unknown) => unknown
   readonly failed: (error: unknown) => never
-}
-
-/** What an Outcome reports to: a breaker, or anything shaped like one. */
-export interface OutcomeSink {
-  recordSuccess(): void
-  recordFailure(): void
-}
-
-/** An Outcome reporting to `sink` (one method call each way: no flag to test, no closure in between). */
-export function outcome(sink: OutcomeSink): Outcome {
-  return {
-    passed: (value) => {
-      sink.recordSuccess()
-      return value
-    },
-    failed: (error) => {
-      sink.recordFailure()
-      throw error
-    },
-  }
 }
 
 /**
