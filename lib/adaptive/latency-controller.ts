@@ -226,8 +226,10 @@ export class LatencyController {
   private startShedding(now: number, limit: number): void {
     this.set('phase', PHASE.shedding)
     this.set('calm', 0)
-    this.set('probeGap', this.o.probeInterval)
-    this.rearm(now, this.o.probeInterval)
+    // The probe schedule outlives a pause in shedding: an upstream at its capacity stops and starts shedding every
+    // few seconds, and a probe 1 s after each start cost it a few percent of its throughput.
+    this.set('probeGap', Math.max(this.read('probeGap'), this.o.probeInterval))
+    this.rearm(now, Math.max(this.o.probeInterval, this.read('nextProbe') - now))
     this.set('cap', limit)
   }
 

@@ -147,6 +147,39 @@ describe('BbrLimiter: the latency rule in front of an upstream that queues', () 
     for (const done of after(overload, 2).completedPerSecond) expect(done).toBeGreaterThanOrEqual(0.9 * CAPACITY)
   })
 
+  it('at exactly its capacity keeps the probe schedule across pauses in shedding, and sheds under 2 %', () => {
+    // Jittered service times at 1x: shedding stops and starts every few seconds. A probe 1 s after every start
+    // made 9 to 10 probes in the minute and shed 2.2 to 2.6 %.
+    for (const seed of [1, 2, 3]) {
+      const random = seededRandom(seed)
+      const jitter = () => SERVICE * (0.5 + random())
+      const { clock, limiter } = ioLimiter()
+      const [, run] = simulateUpstream(limiter, clock, [
+        phase(0.5, 3, { serviceMs: jitter }),
+        phase(1, 60, { serviceMs: jitter }),
+      ])
+      expect(run.shed / run.offered).toBeLessThan(0.02)
+      expect(limiter.stats().latency?.probes).toBeLessThanOrEqual(6)
+    }
+  })
+
+  it('learns a slower upstream again when shedding resumes after a calm spell with a probe scheduled far ahead', () => {
+    const { clock, limiter } = ioLimiter()
+    const bases: number[] = []
+    const slow = { serviceMs: 2 * SERVICE }
+    // A minute of 3x confirms the base (the next probe is then 16 to 32 s ahead), 5 s at 0.5x end the shedding.
+    const [, , slowed] = simulateUpstream(
+      limiter,
+      clock,
+      [phase(3, 60), phase(0.5, 5), phase(3, 6, slow)],
+      () => bases.push(limiter.stats().latency?.baseRt ?? 0),
+    )
+    expect(bases[1]).toBeLessThan(1.1 * SERVICE)
+    expect(bases[2]).toBeGreaterThanOrEqual(0.9 * 2 * SERVICE)
+    for (const done of slowed.perSecond.slice(2).map((s) => s.completed))
+      expect(done).toBeGreaterThanOrEqual(0.9 * (CAPACITY / 2))
+  })
+
   it('bounds the requests in flight to an upstream that stops answering', () => {
     const { clock, limiter } = ioLimiter()
     const [, hung] = simulateUpstream(limiter, clock, [phase(0.5, 3), phase(0.5, 5, { serviceMs: 1e9 })])
