@@ -10,8 +10,8 @@ import { spawn } from 'child_process'
 import { createRequire } from 'module'
 import * as os from 'os'
 import * as path from 'path'
-import { sampleCpu } from './lib/cpu-split.mjs'
-import { serversDir, stopServer } from './lib/processes.mjs'
+import { serversDir } from './lib/processes.mjs'
+import { measureRequestCost } from './lib/request-cost.mjs'
 
 const require = createRequire(import.meta.url)
 const [RATE = 918, SECONDS = 6, ROUNDS = 3] = process.argv.slice(2).map(Number)
@@ -25,26 +25,6 @@ function start(cluster, env) {
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   return new Promise((resolve) => child.stdout.once('data', (d) => resolve({ child, port: Number(String(d).trim()) })))
-}
-
-async function measure(loadPath, cluster, env) {
-  const { runLeanLoad } = require(loadPath)
-  const { child, port } = await start(cluster, { SHARED: `cost-${process.pid}-${Math.random()}`, ...env })
-  // 1 s of warm-up (JIT, sockets), then the measured run.
-  await runLeanLoad({ port, schedule: [{ rate: RATE, seconds: 1 }], drainSeconds: 1 })
-  const a = sampleCpu(child.pid)
-  const run = await runLeanLoad({ port, schedule: [{ rate: RATE, seconds: SECONDS }], drainSeconds: 1 })
-  const b = sampleCpu(child.pid)
-  await stopServer(child)
-  const n = run.due.length
-  const ok = run.status.filter((s) => s === 200).length
-  const us = (ms) => (1000 * ms) / n
-  return {
-    generator: us(b.generator - a.generator),
-    workers: us(b.workers.reduce((x, y) => x + y, 0) - a.workers.reduce((x, y) => x + y, 0)),
-    ok: ok / n,
-    sockets: run.generator.socketsOpened,
-  }
 }
 
 // The ten-x scenario's handler (cpu-bound.mjs's startCluster): 8 ms of CPU, then 20 ms of waiting.
@@ -63,7 +43,14 @@ for (let round = 0; round < ROUNDS; round++)
   for (const [name, env] of cases)
     for (const loadPath of LOADS)
       for (const cluster of CLUSTERS) {
-        const r = await measure(loadPath, cluster, env)
+        const r = await measureRequestCost(
+          () => start(cluster, { SHARED: `cost-${process.pid}-${Math.random()}`, ...env }),
+          {
+            rate: RATE,
+            seconds: SECONDS,
+            loadPath,
+          },
+        )
         console.log(
           `${name.padEnd(9)} gen ${r.generator.toFixed(1).padStart(6)} us  workers ${r.workers.toFixed(0).padStart(5)} us/req  ok ${(100 * r.ok).toFixed(1)} %  sockets ${r.sockets}  [${path.relative(process.cwd(), loadPath)} | ${path.relative(process.cwd(), cluster)}]`,
         )

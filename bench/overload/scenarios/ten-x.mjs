@@ -4,16 +4,18 @@
 // traffic is a bounded share of what the host serves, not of what a flood offers); the old mix, 10 % of the offered
 // requests (at 10x as much critical traffic as the host can serve), runs beside it for bulwark. The output says what
 // the generator achieved against what it was asked (sent/s against offered/s), and what capped it if it fell
-// behind. Under the table, for bulwark at 4x and 10x, what held its goodput, and what its refusals cost the workers
-// (an estimate from the loops' busy time: a refusal is node:http's and the kernel's work, which grows on a slower
-// host while the handler's CPU_MS does not, so on a slow host the 4x step's refusals alone can cost more than the
-// goal's 5 %). Writes bench/results/overload-10x.{md,json}.
+// behind. Under the table, for bulwark at 4x and 10x, what held its goodput, and what its refusals cost the workers:
+// a refusal's CPU is measured after the steps, on the cluster refusing every request at the 4x rate (the same shed()
+// as bulwark's refusals; bench/overload/lib/request-cost.mjs). A refusal is node:http's and the kernel's work, which
+// grows on a slower host while the handler's CPU_MS does not, so on a slow host the 4x step's refusals alone can cost
+// more than the goal's 5 %. Writes bench/results/overload-10x.{md,json}.
 //   npm run bench:overload -- ten-x
 import * as os from 'os'
 import { createRequire } from 'module'
 import { cpuSplit, formatSplit, loopShares, sampleCpu, whatCapped } from '../lib/cpu-split.mjs'
 import { collectDiagnosis, diagnosisTable, monotonicMs, summariseDiagnosis } from '../lib/diagnosis.mjs'
 import { stopServer } from '../lib/processes.mjs'
+import { measureRequestCost } from '../lib/request-cost.mjs'
 import { fmt, goalsTable, machineLine, table, writeResults } from '../lib/report.mjs'
 import { measureCapacity, startCluster } from './cpu-bound.mjs'
 
@@ -23,6 +25,9 @@ const { summarize } = require('../../lib/open-loop.cjs')
 const STEP_SECONDS = Number(process.env.STEP_SECONDS ?? 8)
 const SETTLE_SECONDS = 2
 const SLO_MS = 500
+/** The cluster's workers (cpu-cluster.cjs), and how long a refusal's cost is measured. */
+const WORKERS = 2
+const REFUSAL_SECONDS = 4
 const LOADS = [0.5, 4, 10]
 /** Critical traffic as a share of capacity (the fixed rate), and as a share of what is offered (the old mix). */
 const CRITICAL_OF_CAPACITY = 0.1
@@ -105,6 +110,14 @@ export async function run() {
     if (r.capped) capped.push(`${name}: ${r.capped}`)
     console.log(' done')
   }
+  // A refusal's CPU, alone: the cluster refusing every request (the same shed() as bulwark's) at the 4x rate.
+  const refusal = await measureRequestCost(() => startCluster('static', { STATIC_LIMIT: '0' }), {
+    rate: 4 * capacity,
+    seconds: REFUSAL_SECONDS,
+  })
+  console.log(
+    `A refusal: ${refusal.workers.toFixed(0)} us of the workers' CPU (${(100 * refusal.ok).toFixed(1)} % answered 200)`,
+  )
   const after = os.loadavg()[0]
   // Unloaded: the unprotected server at half its capacity (as in the cpu-bound scenario).
   const unloaded = all.find((r) => r.contender === 'none' && r.load === 0.5) ?? all.find((r) => r.load === 0.5)
@@ -157,11 +170,11 @@ export async function run() {
   const pct = (r) => `${fmt((100 * r.goodputPerSecond) / capacity)} %`
   for (const r of [x4, x10]) {
     const cause = r && whatCapped(r.cpu, r.loop)
-    const refusals = r && refusalCost(r, capacity)
+    const refusedPerSecond = r === undefined ? 0 : r.offeredPerSecond * r.shedRate
     const cost =
-      refusals === undefined
+      refusedPerSecond === 0
         ? ''
-        : ` Refusals took about ${fmt(refusals.usEach)} us of a worker's loop each, ${fmt(refusals.share)} % of the workers' time (their loops' busy time less the admitted requests at capacity's ${fmt(refusals.admittedMs, 1)} ms each).`
+        : ` Its ${fmt(refusedPerSecond)} refusals a second took about ${fmt((refusedPerSecond * refusal.workers) / 1e4 / WORKERS)} % of the workers' time, at ${fmt(refusal.workers)} us of CPU each (measured after the steps: the cluster refusing every request at the 4x rate).`
     if (cause !== undefined) lines.push(`bulwark at ${r.load}x, ${pct(r)} of capacity: ${cause}.${cost}`, '')
   }
   if (x10 !== undefined)
@@ -194,26 +207,8 @@ export async function run() {
     loadAfter: after,
     rows: all,
     capped,
+    refusalUs: refusal.workers,
   })
-}
-
-/**
- * What the refusals of a step cost the workers, estimated: their loops' busy time (worker-seconds per second) less
- * what its admitted requests took at capacity's time each (the workers' time over the capacity), over the refusals.
- * The handler's CPU is a fixed time (CPU_MS), a refusal's is node:http's and the kernel's, which grows on a slower
- * host: a share of the step that admitting more or less cannot give back to goodput. Undefined without
- * the loops' records or refusals, or when the admitted requests alone account for the busy time.
- */
-function refusalCost(r, capacity) {
-  if (r.loop.length === 0 || r.loop.some((l) => l === undefined)) return undefined
-  const refusedPerSecond = r.offeredPerSecond * r.shedRate
-  if (refusedPerSecond === 0) return undefined
-  const busy = r.loop.reduce((a, l) => a + l.busy, 0)
-  const admittedMs = (1000 * r.loop.length) / capacity
-  const refusing = busy - (r.goodputPerSecond * admittedMs) / 1000
-  // Admitted requests cheaper than at capacity (a capacity given, or measured on a busier host): no estimate.
-  if (refusing <= 0) return undefined
-  return { usEach: (1e6 * refusing) / refusedPerSecond, share: (100 * refusing) / r.loop.length, admittedMs }
 }
 
 function writeDiagnosis(capacity, before, after) {
