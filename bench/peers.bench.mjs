@@ -24,6 +24,78 @@ const { RateLimiterMemory } = require('rate-limiter-flexible')
 const version = (name) => require(`${name}/package.json`).version
 const peers = { cockatiel: version('cockatiel'), opossum: version('opossum'), rlf: version('rate-limiter-flexible') }
 
+const only = process.env.PEERS_ONLY ? new RegExp(process.env.PEERS_ONLY) : undefined
+const load = os.loadavg()[0]
+const ROUNDS = Number(process.env.PEERS_ROUNDS ?? 15)
+const ROUND_MS = Number(process.env.PEERS_ROUND_MS ?? 20)
+// Hot keys (bench/lib/hotkey-pair.mjs): Zipf streams of 16-byte keys counted by HeavyKeeper and by an exact Map. Two
+// tables: a million keys (most events miss the CPU caches: the key strings and the Map's entries are cold) and 1 000
+// keys (everything stays in cache).
+const HOT_KEY_SETS = [
+  [1.0, 1_000_000],
+  [1.2, 1_000_000],
+  [1.0, 1_000],
+  [1.2, 1_000],
+]
+
+// The goal rows of the BbrLimiter pairs, of every execute and of HeavyKeeper come from processes of their own,
+// PEERS_PROCESSES of each, all in turn: each process holds one limiter beside cockatiel's bulkhead
+// (bench/lib/bbr-pair-process.mjs), one component's execute beside the floor, its pair and its peer's execute,
+// paired per round (bench/lib/execute-process.mjs), or one HeavyKeeper beside one exact Map fed the same stream
+// (bench/lib/hotkey-pair-process.mjs). A row is the median over its processes, its ratio the median of each
+// process's own ratio. Here, the three limiters share BbrLimiter's compiled methods, whose feedback then sees every
+// signal's branch, which an application running one limiter never does; and the pair's path is over V8's inlining
+// budget, so which call it leaves out is drawn per process: one process's figure is one draw. The four
+// HeavyKeepers here share their add's feedback too, and a million-key Map's heap (its garbage collections) lands on
+// whichever case runs: HeavyKeeper's rows moved from 1.11x to 1.56x the Map between runs of one build, and
+// BbrLimiter.execute's paired excess from -13.9 to +40.2 ns over five runs on Node 20 (2026-12-05). The in-process figures stay in the every-case
+// table. They run first, while this process is small and idle: its heap (two million-key Maps) and V8's
+// threads working on it would share the machine with them.
+const PROCESSES = Number(process.env.PEERS_PROCESSES ?? 5)
+const script = (file) => fileURLToPath(new URL(`./lib/${file}`, import.meta.url))
+const OWN_PROCESS_RUNS = [
+  ['BbrLimiter tryAcquire+release', 'bbr-pair-process.mjs', 'default'],
+  ['BbrLimiter tryAcquire+release, signal a function', 'bbr-pair-process.mjs', 'function'],
+  ['BbrLimiter tryAcquire+release, shared', 'bbr-pair-process.mjs', 'shared'],
+  ...['BbrLimiter', 'AdaptiveBulkhead', 'CircuitBreaker', 'SreBreaker'].map((component) => [
+    `${component}.execute(asyncWork)`,
+    'execute-process.mjs',
+    component,
+  ]),
+  ...HOT_KEY_SETS.map(([s, distinct]) => [
+    `HeavyKeeper.add, ${hotKeySetName(s, distinct)}`,
+    'hotkey-pair-process.mjs',
+    String(s),
+    String(distinct),
+  ]),
+].filter(([name]) => !only || only.test(name))
+const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1]
+const perProcess = new Map(OWN_PROCESS_RUNS.map(([name]) => [name, []]))
+for (let i = 0; i < PROCESSES; i++) {
+  for (const [name, file, ...args] of OWN_PROCESS_RUNS) {
+    const run = spawnSync(process.execPath, [script(file), ...args, String(ROUNDS), String(ROUND_MS)], {
+      encoding: 'utf8',
+    })
+    if (run.status !== 0) throw new Error(`${file} ${args.join(' ')}: ${run.stderr}`)
+    perProcess.get(name).push(JSON.parse(run.stdout))
+  }
+}
+const ownProcess = new Map(
+  [...perProcess].map(([name, runs]) => [
+    name,
+    {
+      ns: median(runs.map((r) => r.ours)),
+      peerNs: median(runs.map((r) => r.peer)),
+      ratio: median(runs.map((r) => r.peer / r.ours)),
+      ratios: runs.map((r) => r.peer / r.ours),
+      load: runs[0].load === undefined ? undefined : median(runs.map((r) => r.load)),
+      budget: median(runs.map((r) => r.floor + r.pair)),
+      excess: median(runs.map((r) => r.excess)),
+      excesses: runs.map((r) => r.excess),
+    },
+  ]),
+)
+
 // Default options (the latency rule on), except a queueing-delay target the benchmark's own loop never reaches:
 // the rule runs on every call but does not shed the admitted path being measured.
 // The default signal ('max') reads this thread's event-loop utilization, and the benchmark keeps its own loop busy: it
@@ -48,16 +120,6 @@ const cockatielSampling = circuitBreaker(handleAll, {
 const opossum = new Opossum(work, { timeout: false })
 const opossumAsync = new Opossum(asyncWork, { timeout: false })
 const rlf = new RateLimiterMemory({ points: 1e12, duration: 1 })
-
-// Hot keys (bench/lib/hotkey-pair.mjs): Zipf streams of 16-byte keys counted by HeavyKeeper and by an exact Map. Two
-// tables: a million keys (most events miss the CPU caches: the key strings and the Map's entries are cold) and 1 000
-// keys (everything stays in cache).
-const HOT_KEY_SETS = [
-  [1.0, 1_000_000],
-  [1.2, 1_000_000],
-  [1.0, 1_000],
-  [1.2, 1_000],
-]
 
 // Each case gets its own pair function, compiled from its own source: one shared helper would make its call sites
 // see every component, which no caller's handler does. The source differs per case (a comment naming it) because V8
@@ -121,67 +183,9 @@ const cases = [
   ...HOT_KEY_SETS.flatMap(([s, distinct]) => hotKeyPair(HeavyKeeper, s, distinct)),
 ]
 
-const only = process.env.PEERS_ONLY ? new RegExp(process.env.PEERS_ONLY) : undefined
 const chosen = only ? cases.filter((c) => only.test(c.name) || c.name.startsWith('floor')) : cases
-const load = os.loadavg()[0]
-const ROUNDS = Number(process.env.PEERS_ROUNDS ?? 15)
-const ROUND_MS = Number(process.env.PEERS_ROUND_MS ?? 20)
 const results = await interleaved(chosen, { rounds: ROUNDS, roundMs: ROUND_MS })
 
-// The goal rows of the BbrLimiter pairs, of every execute and of HeavyKeeper come from processes of their own,
-// PEERS_PROCESSES of each, all in turn: each process holds one limiter beside cockatiel's bulkhead
-// (bench/lib/bbr-pair-process.mjs), one component's execute beside the floor, its pair and its peer's execute,
-// paired per round (bench/lib/execute-process.mjs), or one HeavyKeeper beside one exact Map fed the same stream
-// (bench/lib/hotkey-pair-process.mjs). A row is the median over its processes, its ratio the median of each
-// process's own ratio. Here, the three limiters share BbrLimiter's compiled methods, whose feedback then sees every
-// signal's branch, which an application running one limiter never does; and the pair's path is over V8's inlining
-// budget, so which call it leaves out is drawn per process: one process's figure is one draw. The four
-// HeavyKeepers here share their add's feedback too, and a million-key Map's heap (its garbage collections) lands on
-// whichever case runs: HeavyKeeper's rows moved from 1.11x to 1.56x the Map between runs of one build, and
-// BbrLimiter.execute's paired excess from -13.9 to +40.2 ns over five runs on Node 20 (2026-12-05). The in-process figures stay in the every-case
-// table.
-const PROCESSES = Number(process.env.PEERS_PROCESSES ?? 5)
-const script = (file) => fileURLToPath(new URL(`./lib/${file}`, import.meta.url))
-const OWN_PROCESS_RUNS = [
-  ['BbrLimiter tryAcquire+release', 'bbr-pair-process.mjs', 'default'],
-  ['BbrLimiter tryAcquire+release, signal a function', 'bbr-pair-process.mjs', 'function'],
-  ['BbrLimiter tryAcquire+release, shared', 'bbr-pair-process.mjs', 'shared'],
-  ...['BbrLimiter', 'AdaptiveBulkhead', 'CircuitBreaker', 'SreBreaker'].map((component) => [
-    `${component}.execute(asyncWork)`,
-    'execute-process.mjs',
-    component,
-  ]),
-  ...HOT_KEY_SETS.map(([s, distinct]) => [
-    `HeavyKeeper.add, ${hotKeySetName(s, distinct)}`,
-    'hotkey-pair-process.mjs',
-    String(s),
-    String(distinct),
-  ]),
-].filter(([name]) => !only || only.test(name))
-const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1]
-const perProcess = new Map(OWN_PROCESS_RUNS.map(([name]) => [name, []]))
-for (let i = 0; i < PROCESSES; i++) {
-  for (const [name, file, ...args] of OWN_PROCESS_RUNS) {
-    const run = spawnSync(process.execPath, [script(file), ...args, String(ROUNDS), String(ROUND_MS)], {
-      encoding: 'utf8',
-    })
-    if (run.status !== 0) throw new Error(`${file} ${args.join(' ')}: ${run.stderr}`)
-    perProcess.get(name).push(JSON.parse(run.stdout))
-  }
-}
-const ownProcess = new Map(
-  [...perProcess].map(([name, runs]) => [
-    name,
-    {
-      ns: median(runs.map((r) => r.ours)),
-      peerNs: median(runs.map((r) => r.peer)),
-      ratio: median(runs.map((r) => r.peer / r.ours)),
-      load: runs[0].load === undefined ? undefined : median(runs.map((r) => r.load)),
-      budget: median(runs.map((r) => r.floor + r.pair)),
-      excess: median(runs.map((r) => r.excess)),
-    },
-  ]),
-)
 const loadAfter = os.loadavg()[0]
 const ns = (prefix) => {
   const hit = [...results.entries()].find(([name]) => name.startsWith(prefix))
@@ -189,6 +193,11 @@ const ns = (prefix) => {
 }
 const fmt = (v) => (Number.isNaN(v) ? '-' : v.toFixed(1))
 const sign = (v) => `${v > 0 ? '+' : ''}${fmt(v)}`
+/** The range of a row's processes, in brackets: `(1.15x to 1.27x)`. */
+const spread = (values, digits, unit, signed = false) => {
+  const show = (v) => `${signed && v > 0 ? '+' : ''}${v.toFixed(digits)}${unit}`
+  return `(${show(Math.min(...values))} to ${show(Math.max(...values))})`
+}
 const roundsOf = (prefix) => [...results.entries()].find(([name]) => name.startsWith(prefix))?.[1].rounds
 /**
  * Median over rounds of `ours - floor - pair`, each round's three figures taken within a fraction of a second of
@@ -270,7 +279,7 @@ for (const [s, distinct] of HOT_KEY_SETS) {
     `HeavyKeeper.add, ${set}`,
     own,
     `exact Map count, ${set}`,
-    `${own.ratio.toFixed(2)}x`,
+    `${own.ratio.toFixed(2)}x ${spread(own.ratios, 2, 'x')}`,
     '<= 100 ns and <= 1.25x the Map',
     ok,
   )
@@ -279,7 +288,7 @@ for (const [name, peerOf] of syncRows) {
   const own = ownProcess.get(name)
   if (own !== undefined) {
     const peerName = `cockatiel ${peers.cockatiel} bulkhead.execute(work)`
-    pushOwnRow(name, own, peerName, `${own.ratio.toFixed(1)}x`, '>= 3x', own.ratio >= 3)
+    pushOwnRow(name, own, peerName, `${own.ratio.toFixed(1)}x ${spread(own.ratios, 1, 'x')}`, '>= 3x', own.ratio >= 3)
     continue
   }
   const ours = ns(name)
@@ -293,7 +302,7 @@ for (const [name, peerOf] of syncRows) {
 for (const [name, pairName, peerOf, processPeer] of asyncRows) {
   const own = ownProcess.get(name)
   if (own !== undefined) {
-    const goal = `<= floor + pair ${fmt(own.budget)}, paired per round ${sign(own.excess)}`
+    const goal = `<= floor + pair ${fmt(own.budget)}, paired per round ${sign(own.excess)} ${spread(own.excesses, 1, '', true)}`
     pushOwnRow(name, own, processPeer, `${own.ratio.toFixed(1)}x`, goal, own.excess <= 0)
     continue
   }

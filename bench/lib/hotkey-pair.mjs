@@ -1,6 +1,7 @@
-// The hot-key cases of bench/peers.bench.mjs: a Zipf stream of 16-byte keys, each event a key string from a table
-// (as a gateway's key is one string), counted by HeavyKeeper and by an exact Map. Both are first fed the whole
-// stream once, so that each is measured in its steady state (the Map then holds every key the stream has).
+// The hot-key cases of bench/peers.bench.mjs and bench/hotkeys-ab.mjs: a Zipf stream of 16-byte keys, each event a
+// key string from a table (as a gateway's key is one string), counted by HeavyKeeper and by an exact Map. Both are
+// first fed the whole stream once, so that each is measured in its steady state (the Map then holds every key the
+// stream has).
 import { zipfSampler } from '../../test/hotkeys/zipf-stream.mjs'
 
 const STREAM = Number(process.env.PEERS_STREAM ?? 2_000_000)
@@ -21,6 +22,17 @@ export function hotKeySetName(s, distinct) {
   return `Zipf ${s.toFixed(1)}, ${distinct.toLocaleString('en-US').replace(/,/g, ' ')} keys`
 }
 
+// Each case's function is compiled from its own source (a numbered comment): closures of one source text share
+// their feedback, so two HeavyKeepers' cases (or two builds' classes) would make one call site see both.
+let compiledCases = 0
+const compileCase = (body, target, keys, ranks) =>
+  new Function('target', 'keys', 'ranks', 'STREAM', `// hot-key case ${compiledCases++}\nlet i = 0\nreturn ${body}`)(
+    target,
+    keys,
+    ranks,
+    STREAM,
+  )
+
 /** Returns the two cases [HeavyKeeper.add, exact Map count] of the Zipf(s) stream over `distinct` keys. */
 export function hotKeyPair(HeavyKeeper, s, distinct) {
   const keys = keyTable(distinct)
@@ -29,8 +41,6 @@ export function hotKeyPair(HeavyKeeper, s, distinct) {
   for (let i = 0; i < STREAM; i++) ranks[i] = next()
   const hk = new HeavyKeeper({ k: 100, width: 4096, seed: 20250912 })
   const map = new Map()
-  let h = 0
-  let m = 0
   for (let i = 0; i < STREAM; i++) {
     const key = keys[ranks[i]]
     hk.add(key)
@@ -38,13 +48,18 @@ export function hotKeyPair(HeavyKeeper, s, distinct) {
   }
   const suffix = hotKeySetName(s, distinct)
   return [
-    { name: `HeavyKeeper.add, ${suffix}`, fn: () => hk.add(keys[ranks[h++ % STREAM]]) },
+    {
+      name: `HeavyKeeper.add, ${suffix}`,
+      fn: compileCase('() => target.add(keys[ranks[i++ % STREAM]])', hk, keys, ranks),
+    },
     {
       name: `exact Map count, ${suffix}`,
-      fn: () => {
-        const key = keys[ranks[m++ % STREAM]]
-        map.set(key, (map.get(key) ?? 0) + 1)
-      },
+      fn: compileCase(
+        '() => {\n  const key = keys[ranks[i++ % STREAM]]\n  target.set(key, (target.get(key) ?? 0) + 1)\n}',
+        map,
+        keys,
+        ranks,
+      ),
     },
   ]
 }
