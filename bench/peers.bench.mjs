@@ -1,11 +1,12 @@
-// Every hot path against the best Node peer, side by side in one run, each pair calling the same function, with the
-// promise floor measured in the same run. Cases run in interleaved rounds timed in CPU time (bench/lib/interleaved.mjs),
-// so a busy machine shifts every case alike: read the ratios.
+// Every hot path against the best Node peer, side by side in one run, each pair calling the same function, with
+// the promise floor measured in the same run. Cases run in interleaved rounds timed in CPU time
+// (bench/lib/interleaved.mjs), so a busy machine shifts every case alike: read the ratios.
 //
-//   node bench/peers.bench.mjs            writes bench/results/peers-<node major>.md
+//   node bench/peers.bench.mjs     writes bench/results/peers-side-by-side-on-node-<major>{,-every-case}.md
 //
-// Goals (issue 15; docs/guide/benchmarks.md shows the last results against them): every synchronous path at least 3x cheaper than the best peer; every async execute
-// at most the `.then` floor plus its own synchronous pair.
+// Goals (issue 15; docs/guide/benchmarks.md shows the last results against them): every synchronous path at least
+// 3x cheaper than the best peer; every async execute at most the `.then` floor plus its own synchronous pair;
+// HeavyKeeper.add at most 100 ns and 1.25x an exact Map count.
 import { spawnSync } from 'child_process'
 import * as fs from 'fs'
 import { createRequire } from 'module'
@@ -48,9 +49,9 @@ const HOT_KEY_SETS = [
 // budget, so which call it leaves out is drawn per process: one process's figure is one draw. The four
 // HeavyKeepers here share their add's feedback too, and a million-key Map's heap (its garbage collections) lands on
 // whichever case runs: HeavyKeeper's rows moved from 1.11x to 1.56x the Map between runs of one build, and
-// BbrLimiter.execute's paired excess from -13.9 to +40.2 ns over five runs on Node 20 (2026-12-05). The in-process figures stay in the every-case
-// table. They run first, while this process is small and idle: its heap (two million-key Maps) and V8's
-// threads working on it would share the machine with them.
+// BbrLimiter.execute's paired excess from -13.9 to +40.2 ns over five runs on Node 20 (2026-12-05). The in-process
+// figures stay in the every-case table. The processes run first, while this one is small and idle: its heap (two
+// million-key Maps) and V8's threads working on it would share the machine with them.
 const PROCESSES = Number(process.env.PEERS_PROCESSES ?? 5)
 const script = (file) => fileURLToPath(new URL(`./lib/${file}`, import.meta.url))
 const OWN_PROCESS_RUNS = [
