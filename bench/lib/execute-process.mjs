@@ -11,7 +11,7 @@ const require = createRequire(import.meta.url)
 const bulwark = require('../../dist/cjs')
 const { bulkhead, circuitBreaker, handleAll, ConsecutiveBreaker } = require('cockatiel')
 
-// The peers bench's options: a queueing-delay target the bench's own loop never reaches (bench/peers.bench.mjs).
+// The synchronous pairs, as the peers bench writes them.
 const limiterPair = (limiter) => () => {
   const token = limiter.tryAcquire()
   if (token >= 0) {
@@ -27,6 +27,8 @@ const breakerPair = (breaker) => () => {
 }
 const peerBulkhead = () => bulkhead(1e9)
 const peerBreaker = () => circuitBreaker(handleAll, { halfOpenAfter: 10_000, breaker: new ConsecutiveBreaker(5) })
+// Each component with its pair and its peer. BbrLimiter has the peers bench's options: a queueing-delay target the
+// bench's own loop never reaches (bench/peers.bench.mjs).
 const COMPONENTS = {
   BbrLimiter: [() => new bulwark.BbrLimiter({ queueDelay: { target: 60_000 } }), limiterPair, peerBulkhead],
   AdaptiveBulkhead: [() => new bulwark.AdaptiveBulkhead(), limiterPair, peerBulkhead],
