@@ -34,6 +34,13 @@ export interface HeavyKeeperStats {
   sketchBytes: number
   /** add calls with a key that is not a string or a Uint8Array, or a bad increment (ignored, not thrown). */
   invalidArguments: number
+  /**
+   * Shared only: compare-and-swap loops on the sketch this instance gave up after 64 lost races in a row, which
+   * takes another writer changing a bucket between every load and swap (a member gone wrong): an add not counted
+   * in a bucket, a bucket a fading left unhalved, or a fading claim left to another member (docs/guide/trust.md).
+   * Honest contention never reaches it; 0 when local.
+   */
+  contentionTimeouts: number
 }
 
 type AddFn = (key: unknown, incr: unknown) => number
@@ -158,6 +165,7 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
       total: this.total,
       sketchBytes: this.sketchBytes,
       invalidArguments: this.invalidArguments,
+      contentionTimeouts: this.keeper.contentionTimeouts(),
     }
   }
 

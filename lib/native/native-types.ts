@@ -159,6 +159,8 @@ export interface NativeHeavyKeeper {
   fadeOnce(epoch: number): boolean
   collectExpelled(on: boolean): void
   takeExpelled(): NativeListedKey[]
+  /** Compare-and-swap loops on the shared sketch this member gave up (raw_atomic.h's bound). */
+  contentionTimeouts(): number
 }
 
 export interface NativeBinding {

@@ -102,7 +102,8 @@ class HeavyKeeperWrap : public Napi::ObjectWrap<HeavyKeeperWrap> {
          InstanceMethod<&HeavyKeeperWrap::Total>("total"), InstanceMethod<&HeavyKeeperWrap::Fading>("fading"),
          InstanceMethod<&HeavyKeeperWrap::FadeOnce>("fadeOnce"),
          InstanceMethod<&HeavyKeeperWrap::CollectExpelled>("collectExpelled"),
-         InstanceMethod<&HeavyKeeperWrap::TakeExpelled>("takeExpelled")});
+         InstanceMethod<&HeavyKeeperWrap::TakeExpelled>("takeExpelled"),
+         InstanceMethod<&HeavyKeeperWrap::ContentionTimeouts>("contentionTimeouts")});
   }
 
   explicit HeavyKeeperWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<HeavyKeeperWrap>(info) {
@@ -207,6 +208,10 @@ class HeavyKeeperWrap : public Napi::ObjectWrap<HeavyKeeperWrap> {
 
   Napi::Value Total(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), static_cast<double>(keeper_->Total(Lanes(info))));
+  }
+
+  Napi::Value ContentionTimeouts(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), static_cast<double>(keeper_->contentionTimeouts()));
   }
 
   Napi::Value Fading(const Napi::CallbackInfo& info) {

@@ -6,7 +6,7 @@ import { performance } from 'perf_hooks'
 import { Worker } from 'worker_threads'
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { CircuitBreaker, SlidingWindowLimiter, TokenBucket } from '../../dist/cjs'
+import { CircuitBreaker, HeavyKeeper, SlidingWindowLimiter, TokenBucket } from '../../dist/cjs'
 import { uniqueName } from '../helpers/unique-name'
 import { waitFor } from '../helpers/wait-for'
 
@@ -17,8 +17,8 @@ const scribbler = path.join(__dirname, '..', 'fixtures', 'word-scribbler.cjs')
 const SLOW_CALL_MS = 250
 
 interface ScribbleJob {
-  word: 'token-bucket' | 'sliding-window' | 'breaker'
-  pattern: 'held' | 'half-open' | 'random'
+  word: 'token-bucket' | 'sliding-window' | 'breaker' | 'heavykeeper-bucket'
+  pattern: 'held' | 'half-open' | 'counts' | 'random'
   options: object
   ms: number
 }
@@ -212,5 +212,31 @@ describe("a circuit breaker's state word that keeps changing", () => {
     expect((await done).writes).toBeGreaterThan(0)
     expect(['closed', 'open', 'half-open']).toContain(breaker.state)
     breaker.close()
+  })
+})
+
+describe("a shared HeavyKeeper's bucket that another member keeps rewriting", () => {
+  it('an add gives the bucket up after a bounded number of swaps, and stats() counts it', async () => {
+    // One bucket (width 1, depth 1): every key lands where the writer writes.
+    const options = { shared: uniqueName('bw-heavykeeper'), k: 4, width: 1, depth: 1, maxMembers: 8 }
+    const hk = new HeavyKeeper(options)
+    const calm = timeCalls(1000, () => hk.add('steady'))
+    expect(calm.results.every((inTopK) => inTopK)).toBe(true)
+    expect(hk.stats().contentionTimeouts).toBe(0) // honest adds never reach the bound
+    const { done } = await scribble({ word: 'heavykeeper-bucket', pattern: 'counts', options, ms: 3000 }, 'thread')
+    // An add of a large increment to another key's bucket (counts of 300 and more) draws its decay between the load
+    // and the swap, so the swap loses whenever the writer changed the bucket meanwhile; 64 losses in a row end the
+    // add uncounted (a few adds in a thousand here). On a busy machine the writer may be off its core for a while:
+    // keep adding until one gives up, and each add stays short.
+    let longest = 0
+    const until = performance.now() + 2500 // the writer writes for 3 s
+    while (hk.stats().contentionTimeouts === 0 && performance.now() < until) {
+      longest = Math.max(longest, timeCalls(100, () => hk.add('other', 4_000_000_000)).longest)
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    expect(hk.stats().contentionTimeouts).toBeGreaterThan(0)
+    expect(longest).toBeLessThan(SLOW_CALL_MS)
+    expect((await done).writes).toBeGreaterThan(0)
+    hk.close()
   })
 })

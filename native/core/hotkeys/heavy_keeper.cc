@@ -105,7 +105,9 @@ uint32_t HeavyKeeper::UpdateRow(uint64_t* bucket, uint32_t fingerprint, uint32_t
     return mine;
   }
   // Another member changed the bucket: redo the update on what it holds now.
-  return CasUpdate(bucket, step) ? mine : 0;
+  if (CasUpdate(bucket, step)) return mine;
+  contentionTimeouts_++;
+  return 0;
 }
 
 int HeavyKeeper::Add(const uint8_t* key, size_t length, uint32_t incr, bool binary) {
@@ -189,7 +191,7 @@ void HeavyKeeper::Fading() {
         __atomic_store_n(sketch_ + i, next, __ATOMIC_RELAXED);
       continue;
     }
-    CasUpdate(sketch_ + i, halve);
+    if (!CasUpdate(sketch_ + i, halve)) contentionTimeouts_++;
   }
   __atomic_add_fetch(reinterpret_cast<uint32_t*>(control_ + hl::kGenerationOffset), 1u, __ATOMIC_ACQ_REL);
   CatchUp();
@@ -205,6 +207,7 @@ bool HeavyKeeper::FadeOnce(int64_t epoch) {
     mine = current < epoch + 1;
     return mine;
   });
+  if (!settled) contentionTimeouts_++;
   if (!settled || !mine) return false;
   Fading();
   return true;

@@ -71,6 +71,9 @@ class HeavyKeeper {
   // The top k over the first `lanes` members' heaps (this member's only when local).
   std::vector<ListedKey> List(uint32_t lanes);
   uint64_t Total(uint32_t lanes);
+  // Compare-and-swap loops on the shared sketch this member gave up after kCasTries lost races (raw_atomic.h):
+  // adds a bucket did not count, buckets a fading left unhalved, fading claims left to another member.
+  uint64_t contentionTimeouts() const { return contentionTimeouts_; }
   // When off (the default), expelled keys are not recorded: nobody listens.
   void CollectExpelled(bool on);
   std::vector<ExpelledKey> TakeExpelled();
@@ -100,6 +103,7 @@ class HeavyKeeper {
   HeavyKeeperFront front_;
   TopKHeap heap_;
   uint32_t seen_ = 0;
+  uint64_t contentionTimeouts_ = 0;
   bool collect_ = false;
   std::vector<ExpelledKey> expelled_;
 };
