@@ -53,6 +53,7 @@ const HOT_KEY_SETS = [
 // figures stay in the every-case table. The processes run first, while this one is small and idle: its heap (two
 // million-key Maps) and V8's threads working on it would share the machine with them.
 const PROCESSES = Number(process.env.PEERS_PROCESSES ?? 5)
+if (!(PROCESSES >= 1)) throw new Error(`PEERS_PROCESSES must be 1 or more, not ${process.env.PEERS_PROCESSES}`)
 const script = (file) => fileURLToPath(new URL(`./lib/${file}`, import.meta.url))
 const OWN_PROCESS_RUNS = [
   ['BbrLimiter tryAcquire+release', 'bbr-pair-process.mjs', 'default'],
@@ -199,23 +200,7 @@ const spread = (values, digits, unit, signed = false) => {
   const show = (v) => `${signed && v > 0 ? '+' : ''}${v.toFixed(digits)}${unit}`
   return `(${show(Math.min(...values))} to ${show(Math.max(...values))})`
 }
-const roundsOf = (prefix) => [...results.entries()].find(([name]) => name.startsWith(prefix))?.[1].rounds
-/**
- * Median over rounds of `ours - floor - pair`, each round's three figures taken within a fraction of a second of
- * each other: machine noise that moves a whole round cancels, where comparing three separate medians let the
- * verdict flip between back-to-back quiet runs (2026-12-02: wrappers 20-40 % apart run to run).
- */
-function pairedExcess(name, pairName) {
-  const ours = roundsOf(name)
-  const floor = roundsOf('floor: asyncWork().then')
-  const pair = roundsOf(pairName)
-  if (!ours || !floor || !pair) return NaN
-  const excess = ours.map((v, r) => v - floor[r] - pair[r]).sort((a, b) => a - b)
-  return excess[excess.length >> 1]
-}
-
 // Each of our paths, its best peer (the cheapest doing the same job) and the goal.
-const thenFloor = ns('floor: asyncWork().then')
 const cheapest = (...prefixes) => {
   let best = { name: '-', ns: NaN }
   for (const p of prefixes) {
@@ -231,12 +216,6 @@ const breakerPeer = () =>
     `cockatiel ${peers.cockatiel} SamplingBreaker`,
     `opossum ${peers.opossum} fire (work)`,
   )
-const asyncBulkheadPeer = () => cheapest(`cockatiel ${peers.cockatiel} bulkhead.execute(asyncWork)`)
-const asyncBreakerPeer = () =>
-  cheapest(
-    `cockatiel ${peers.cockatiel} circuitBreaker.execute(asyncWork)`,
-    `opossum ${peers.opossum} fire (asyncWork)`,
-  )
 
 const syncRows = [
   ['BbrLimiter tryAcquire+release', bulkheadPeer],
@@ -247,14 +226,14 @@ const syncRows = [
   ['SreBreaker tryAcquire+recordSuccess', breakerPeer],
   ['TokenBucket tryAcquire', () => cheapest(`rate-limiter-flexible ${peers.rlf}`)],
 ]
-// The peer each execute-process.mjs process runs beside the component.
+// Each execute row, and the peer its processes (execute-process.mjs) run beside it.
 const processBulkhead = `cockatiel ${peers.cockatiel} bulkhead.execute(asyncWork)`
 const processBreaker = `cockatiel ${peers.cockatiel} circuitBreaker.execute(asyncWork)`
 const asyncRows = [
-  ['BbrLimiter.execute(asyncWork)', 'BbrLimiter tryAcquire+release', asyncBulkheadPeer, processBulkhead],
-  ['AdaptiveBulkhead.execute(asyncWork)', 'AdaptiveBulkhead tryAcquire+release', asyncBulkheadPeer, processBulkhead],
-  ['CircuitBreaker.execute(asyncWork)', 'CircuitBreaker tryAcquire+recordSuccess', asyncBreakerPeer, processBreaker],
-  ['SreBreaker.execute(asyncWork)', 'SreBreaker tryAcquire+recordSuccess', asyncBreakerPeer, processBreaker],
+  ['BbrLimiter.execute(asyncWork)', processBulkhead],
+  ['AdaptiveBulkhead.execute(asyncWork)', processBulkhead],
+  ['CircuitBreaker.execute(asyncWork)', processBreaker],
+  ['SreBreaker.execute(asyncWork)', processBreaker],
 ]
 
 const lines = []
@@ -300,28 +279,11 @@ for (const [name, peerOf] of syncRows) {
   if (!ok) missed++
   lines.push([name, fmt(ours), peer.name, fmt(peer.ns), `${ratio.toFixed(1)}x`, `>= 3x: ${ok ? 'met' : 'MISSED'}`])
 }
-for (const [name, pairName, peerOf, processPeer] of asyncRows) {
+for (const [name, processPeer] of asyncRows) {
   const own = ownProcess.get(name)
-  if (own !== undefined) {
-    const goal = `<= floor + pair ${fmt(own.budget)}, paired per round ${sign(own.excess)} ${spread(own.excesses, 1, '', true)}`
-    pushOwnRow(name, own, processPeer, `${own.ratio.toFixed(1)}x`, goal, own.excess <= 0)
-    continue
-  }
-  const ours = ns(name)
-  if (Number.isNaN(ours)) continue
-  const peer = peerOf()
-  const budget = thenFloor + ns(pairName)
-  const excess = pairedExcess(name, pairName)
-  const ok = excess <= 0
-  if (!ok) missed++
-  lines.push([
-    name,
-    fmt(ours),
-    peer.name,
-    fmt(peer.ns),
-    `${(peer.ns / ours).toFixed(1)}x`,
-    `<= floor + pair ${fmt(budget)}, paired per round ${sign(excess)}: ${ok ? 'met' : 'MISSED'}`,
-  ])
+  if (own === undefined) continue
+  const goal = `<= floor + pair ${fmt(own.budget)}, paired per round ${sign(own.excess)} ${spread(own.excesses, 1, '', true)}`
+  pushOwnRow(name, own, processPeer, `${own.ratio.toFixed(1)}x`, goal, own.excess <= 0)
 }
 
 const major = process.versions.node.split('.')[0]
