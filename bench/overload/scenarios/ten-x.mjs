@@ -25,8 +25,7 @@ const { summarize } = require('../../lib/open-loop.cjs')
 const STEP_SECONDS = Number(process.env.STEP_SECONDS ?? 8)
 const SETTLE_SECONDS = 2
 const SLO_MS = 500
-/** The cluster's workers (cpu-cluster.cjs), and how long a refusal's cost is measured. */
-const WORKERS = 2
+/** How long a refusal's cost is measured. */
 const REFUSAL_SECONDS = 4
 const LOADS = [0.5, 4, 10]
 /** Critical traffic as a share of capacity (the fixed rate), and as a share of what is offered (the old mix). */
@@ -171,10 +170,11 @@ export async function run() {
   for (const r of [x4, x10]) {
     const cause = r && whatCapped(r.cpu, r.loop)
     const refusedPerSecond = r === undefined ? 0 : r.offeredPerSecond * r.shedRate
+    const workers = r?.cpu?.workers.length ?? 0 // the cluster's worker processes, as /proc listed them
     const cost =
-      refusedPerSecond === 0
+      refusedPerSecond === 0 || workers === 0
         ? ''
-        : ` Its ${fmt(refusedPerSecond)} refusals a second took about ${fmt((refusedPerSecond * refusal.workers) / 1e4 / WORKERS)} % of the workers' time, at ${fmt(refusal.workers)} us of CPU each (measured after the steps: the cluster refusing every request at the 4x rate).`
+        : ` Its ${fmt(refusedPerSecond)} refusals a second took about ${fmt((refusedPerSecond * refusal.workers) / 1e4 / workers)} % of the workers' time, at ${fmt(refusal.workers)} us of CPU each (measured after the steps: the cluster refusing every request at the 4x rate).`
     if (cause !== undefined) lines.push(`bulwark at ${r.load}x, ${pct(r)} of capacity: ${cause}.${cost}`, '')
   }
   if (x10 !== undefined)
