@@ -1,4 +1,5 @@
 import type { SharedRegion } from '../shared/shared-region'
+import { FingerprintIndex } from './fingerprint-index'
 import { drawUniform } from './heavy-keeper-random'
 
 /**
@@ -20,8 +21,8 @@ const MAX_COUNT = 0xffffffff
 const MAX_KEY_LENGTH = 104
 /**
  * An entry (half a cache line): [slot epoch (native code's, heap slots only), epoch the front learned,
- * fingerprint, one bucket per row (FRONT_MAX_DEPTH), pending heap count (heap slots only)]. add() and bump() write
- * these indexes as literals.
+ * fingerprint, one bucket per row (FRONT_MAX_DEPTH), pending heap count (a heap slot's) or estimate (a deferring
+ * key's outside the top-k)]. add() and ownedMax() write these indexes as literals.
  */
 const STRIDE = 8
 const LEARNED = 1
@@ -36,6 +37,18 @@ const OUTSIDE_MAX = 16_384
 const LEARN_SHARE = 1 / 16
 /** Native code's coin flips one unit at a time go up to this increment (heavy_keeper_decay.cc); larger ones, there. */
 const COIN_FLIP_INCR = 16
+/**
+ * A deferred increment stays at or below this: added to counts below 2^31 (what a key must have to defer), it
+ * cannot pass 2^32 - 1, where native code saturates.
+ */
+const DEFER_MAX = 2 ** 31
+/**
+ * Keys begin to defer once this many adds since native code last ran took the slow path. Every crossing into native
+ * code ends every deferral (flush): over cold keys, where one add in two to six crosses, a deferral that ends a few
+ * adds later saves nothing and costs its bookkeeping (5-10 % of an add over a million keys); over warm keys, a
+ * crossing comes every few thousand adds.
+ */
+const DEFER_AFTER = 16
 
 /** String.prototype.isWellFormed (Node 20 and later), not yet in the TypeScript library this package targets. */
 type WellFormed = string & { isWellFormed(): boolean }
@@ -60,14 +73,12 @@ export interface FrontPlacement {
 }
 
 /**
- * Adds `incr` to the four buckets of the key at `t[at]` when every one holds its fingerprint with a count in
- * [1, 2^31 - 1] and the largest count plus `incr` is at most `limit`: native code's rule for a key that owns its
- * buckets, with no random draw. Returns that largest count, or -1 having written nothing (native code then adds,
- * as it does a count of 2^31 or more). A sketch of fewer rows repeats its last bucket, harmless since every count
- * is read before any is written; four rows written out cost a third less than a loop here. No branch depends on
- * which row holds the largest count (Math.max branched on it, and the row is random: a misprediction per add).
+ * The largest count of the four buckets of the key at `t[at]` when every one holds its fingerprint with a count in
+ * [1, 2^31 - 1] (the key owns them, and native code's rule adds to each with no random draw), else -1. A sketch of
+ * fewer rows repeats its last bucket. No branch depends on which row holds the largest count (Math.max branched on
+ * it, and the row is random: a misprediction per add).
  */
-function bump(s: Uint32Array, t: Uint32Array, at: number, incr: number, limit: number): number {
+function ownedMax(s: Uint32Array, t: Uint32Array, at: number): number {
   const f = t[at + 2]
   const b0 = t[at + 3]
   const b1 = t[at + 4]
@@ -88,13 +99,23 @@ function bump(s: Uint32Array, t: Uint32Array, at: number, incr: number, limit: n
   m -= d & (d >> 31)
   d = m - c3
   m -= d & (d >> 31)
-  const max = m + incr
-  if (max > limit) return -1
+  return m
+}
+
+/** Adds `incr` to the four buckets ownedMax approved (a repeated bucket is raised once: each write is c + incr). */
+function raiseOwned(s: Uint32Array, t: Uint32Array, at: number, incr: number): void {
+  const b0 = t[at + 3]
+  const b1 = t[at + 4]
+  const b2 = t[at + 5]
+  const b3 = t[at + 6]
+  const c0 = s[b0]
+  const c1 = s[b1]
+  const c2 = s[b2]
+  const c3 = s[b3]
   s[b0] = c0 + incr
   s[b1] = c1 + incr
   s[b2] = c2 + incr
   s[b3] = c3 + incr
-  return max
 }
 
 /**
@@ -102,10 +123,12 @@ function bump(s: Uint32Array, t: Uint32Array, at: number, incr: number, limit: n
  * string key native code has seen, done here without crossing into native code. The key's buckets are updated by
  * native code's rule, coin flips included (drawn from native code's random sequence, whose state lives in the
  * front's memory). For a key in the top-k it records the heap count to raise; for a key outside it whose estimate
- * stays at or below the heap's minimum, nothing else changes; both record the total to add. Native code applies
- * what is recorded before anything else it does, so every result is the one native code alone would give. It
- * holds at most k keys of the top-k (one per heap slot) and 16k keys outside it (at most 16 384), of at most 104
- * UTF-16 units each; it serves sketches of at most FRONT_MAX_DEPTH rows.
+ * stays at or below the heap's minimum, nothing else changes; both record the total to add, which native code
+ * applies before anything else it does. A warm key that owns its buckets defers adding to them, and the deferred
+ * increments reach the buckets before the front touches another key's and before native code runs (flush), so
+ * every result is the one native code alone would give. It holds at most k keys of the top-k (one per heap slot)
+ * and 16k keys outside it (at most 16 384), of at most 104 UTF-16 units each; it serves sketches of at most
+ * FRONT_MAX_DEPTH rows.
  */
 export class HeavyKeeperFront {
   private readonly words: Uint32Array
@@ -117,6 +140,18 @@ export class HeavyKeeperFront {
   private readonly dirtyList: number
   private readonly lastBuckets: number
   /**
+   * Per entry, the increment its buckets still lack (0: the key is not deferring). Added to them before the front
+   * reads or decays them for another key (the owner of a bucket is found by fingerprint) and, all of them, before
+   * native code runs (flush).
+   */
+  private readonly deferred: Uint32Array
+  /** The entries that began deferring since the last flush, each once (listed[e]). */
+  private readonly deferring: Uint32Array
+  private readonly listed: Uint8Array
+  private deferringCount = 0
+  /** Adds that took the slow path since the last flush. */
+  private slowSinceFlush = 0
+  /**
    * The keys the front holds -> their entries, in one map (one look-up per add): entries below k are heap slots,
    * entries from k on keys outside the top-k. Entry e's key is keys[e] (an entry is replaced, never shared); the
    * rest is in `table` at e * STRIDE. An entry serves while the epoch it learned is current: the slot's epoch
@@ -124,6 +159,11 @@ export class HeavyKeeperFront {
    */
   private readonly held = new Map<string, number>()
   private readonly keys: (string | undefined)[]
+  /**
+   * Fingerprint -> the entry that holds it. Two keys with one fingerprint can own one bucket: only one of them is
+   * held, so that a deferring key's buckets are never another held key's.
+   */
+  private readonly byFingerprint: FingerprintIndex
   private readonly table: Uint32Array
   /** The next entry outside the top-k to replace (the oldest). */
   private nextOutside = 0
@@ -140,6 +180,10 @@ export class HeavyKeeperFront {
     this.lastBuckets = HEADER_BYTES / 4
     this.dirtyList = this.lastBuckets + words8(p.depth) / 4
     const entries = p.k + outsideEntries(p.k)
+    this.deferred = new Uint32Array(entries)
+    this.deferring = new Uint32Array(entries)
+    this.listed = new Uint8Array(entries)
+    this.byFingerprint = new FingerprintIndex(entries)
     this.keys = new Array<string | undefined>(entries).fill(undefined)
     this.table = new Uint32Array(memory.buffer, this.words[ENTRIES_OFFSET], entries * STRIDE)
   }
@@ -152,21 +196,28 @@ export class HeavyKeeperFront {
     const top = e < this.k
     const at = e * STRIDE
     if (t[at + 1] !== (top ? t[at] : this.outsideEpoch)) return -1 // a stale entry: its learned epoch is not current
-    // Outside the top-k, an estimate at or below the heap's minimum (f64[4]; -1 when not full) stays outside.
-    // Literals here keep add under V8's inlining limit (460 bytes of bytecode). A fading needs no check: only
-    // native code fades a local sketch, and it applies what is pending first.
-    const limit = top ? MAX_COUNT : this.f64[4]
-    let max = bump(this.sketch, t, at, incr, limit)
-    if (max < 0 && (max = this.contested(at, incr, limit)) < 0) return -1
+    // A deferring key: only what is pending moves, its buckets do not. at + 7 is the buckets' largest count plus
+    // what is deferred: the heap count to raise to, or outside the top-k the estimate, which must stay at or below
+    // the heap's minimum (f64[4]; -1 when not full). Literals keep add under V8's inlining limit (460 bytes of
+    // bytecode). A fading needs no check: only native code fades a local sketch, and it applies what is pending first.
+    const deferred = this.deferred[e] + incr
+    if (deferred === incr || deferred > DEFER_MAX || (!top && t[at + 7] + incr > this.f64[4]))
+      return this.addSlow(e, at, top, incr)
+    this.deferred[e] = deferred
+    t[at + 7] += incr
     this.f64[3] += incr // the pending total
-    if (!top) return 0
-    // The pending count (at + 7) is at least 1 once set: 0 means the slot is not yet in the dirty list.
-    const raised = t[at + 7]
-    if (max > raised) {
-      if (raised === 0) this.words[this.dirtyList + this.words[0]++] = e // words[0]: the dirty count
-      t[at + 7] = max
+    return top ? 1 : 0
+  }
+
+  /** Adds every deferred increment to its buckets: native code is about to run. */
+  flush(): void {
+    for (let i = 0; i < this.deferringCount; i++) {
+      const e = this.deferring[i]
+      this.listed[e] = 0
+      if (this.deferred[e] !== 0) this.addDeferred(e)
     }
-    return 1
+    this.deferringCount = 0
+    this.slowSinceFlush = 0
   }
 
   /** Native code just added `key`: remember where, if the front can serve it next time. */
@@ -176,7 +227,8 @@ export class HeavyKeeperFront {
     const w = this.words
     const slot = w[LAST_SLOT]
     if (slot < this.k) {
-      if (this.keys[slot] !== key) this.hold(key, slot) // a key's fingerprint and buckets never change
+      // A key's fingerprint and buckets never change.
+      if (this.keys[slot] !== key && !this.hold(key, slot)) return
       this.table[slot * STRIDE + LEARNED] = this.table[slot * STRIDE]
       return
     }
@@ -187,7 +239,7 @@ export class HeavyKeeperFront {
       // A new key, or one that left the top-k: it takes the oldest entry outside it.
       e = this.k + this.nextOutside
       this.nextOutside = (this.nextOutside + 1) % (this.keys.length - this.k)
-      this.hold(key, e)
+      if (!this.hold(key, e)) return
     } else {
       this.copyLast(e)
     }
@@ -208,7 +260,60 @@ export class HeavyKeeperFront {
   /** Forgets every key (after close). */
   clear(): void {
     this.held.clear()
+    this.byFingerprint.clear()
     this.keys.fill(undefined)
+  }
+
+  /** An add of a key that is not deferring: it begins to when the key owns its buckets. */
+  private addSlow(e: number, at: number, top: boolean, incr: number): number {
+    // Deferring up to DEFER_MAX, or to the heap's minimum: native code, which the deferred increment reaches first.
+    if (this.deferred[e] !== 0) return -1
+    const t = this.table
+    const limit = top ? MAX_COUNT : this.f64[4]
+    // The pending heap count: at least 1 once set, 0 while the slot is not in the dirty list.
+    const raised = top ? t[at + 7] : 0
+    let max = ownedMax(this.sketch, t, at)
+    const warm = ++this.slowSinceFlush > DEFER_AFTER
+    if (warm && max >= 0 && max + incr <= limit && incr !== 0 && incr <= DEFER_MAX && max + incr >= raised) {
+      this.deferred[e] = incr
+      if (this.listed[e] === 0) {
+        this.listed[e] = 1
+        this.deferring[this.deferringCount++] = e
+      }
+      max += incr
+      if (!top) t[at + 7] = max
+    } else if (max >= 0 && max + incr <= limit) {
+      raiseOwned(this.sketch, t, at, incr)
+      max += incr
+    } else if ((max = this.contested(at, incr, limit)) < 0) {
+      return -1
+    }
+    this.f64[3] += incr
+    if (!top) return 0
+    if (max > raised) {
+      if (raised === 0) this.words[this.dirtyList + this.words[0]++] = e // words[0]: the dirty count
+      t[at + 7] = max
+    }
+    return 1
+  }
+
+  /**
+   * Adds what the owner of bucket b deferred to its buckets, if it is deferring (the owner is the held key with the
+   * bucket's fingerprint: no other held key has it). Returns whether the bucket's count can have changed.
+   */
+  private settleOwner(b: number): boolean {
+    const owner = this.byFingerprint.get(this.sketch[b + 1])
+    if (owner < 0 || this.deferred[owner] === 0) return false
+    this.addDeferred(owner)
+    return true
+  }
+
+  /** Adds what entry e deferred to its buckets (before another key's add reads or decays them). */
+  private addDeferred(e: number): void {
+    const deferred = this.deferred[e]
+    this.deferred[e] = 0
+    const at = e * STRIDE
+    for (let row = 0; row < this.depth; row++) this.sketch[this.table[at + BUCKETS + row]] += deferred
   }
 
   /**
@@ -236,13 +341,23 @@ export class HeavyKeeperFront {
       if (count === 0 || s[b + 1] === f) {
         mine = count + incr
       } else {
+        // Another key's bucket, whose count may lack what its owner deferred: from DECAY_TABLE - 1 on, every count
+        // draws against the same probability, so the owner's buckets are brought up to date only below that, or to
+        // take a unit off. Most flips off a hot key's bucket thus leave it deferring.
+        let settled = count < DECAY_TABLE - 1 && this.settleOwner(b)
+        if (settled) count = s[b]
         let left = incr
         for (; left > 0; left--) {
-          if (drawUniform(this.words) < this.decay[count < DECAY_TABLE - 1 ? count : DECAY_TABLE - 1] && --count === 0)
-            break
+          if (drawUniform(this.words) >= this.decay[count < DECAY_TABLE - 1 ? count : DECAY_TABLE - 1]) continue
+          if (!settled) {
+            this.settleOwner(b)
+            settled = true
+            count = s[b]
+          }
+          if (--count === 0) break
         }
         if (count > 0) {
-          s[b] = count // decayed, or not: the other key keeps the bucket
+          if (settled) s[b] = count // the other key keeps the bucket; unsettled, it is unchanged
           continue
         }
         mine = left // the count reached 0: the key takes the bucket with the units left
@@ -254,20 +369,29 @@ export class HeavyKeeperFront {
     return max
   }
 
-  /** Entry e now holds `key`, with the fingerprint and buckets native code just reported. */
-  private hold(key: string, e: number): void {
+  /**
+   * Entry e now holds `key`, with the fingerprint and buckets native code just reported, unless another held key
+   * has that fingerprint: then e holds nothing, and native code serves the key. Returns whether e holds it.
+   */
+  private hold(key: string, e: number): boolean {
     this.release(e)
     const elsewhere = this.held.get(key) // a key that entered or left the top-k
     if (elsewhere !== undefined) this.release(elsewhere)
+    const fingerprint = this.words[LAST_FINGERPRINT]
+    if (this.byFingerprint.get(fingerprint) >= 0) return false
+    this.byFingerprint.set(fingerprint, e)
     this.held.set(key, e)
     this.keys[e] = key
     this.copyLast(e)
+    return true
   }
 
   private release(e: number): void {
     const old = this.keys[e]
     if (old === undefined) return
     if (this.held.get(old) === e) this.held.delete(old)
+    const fingerprint = this.table[e * STRIDE + FINGERPRINT]
+    this.byFingerprint.delete(fingerprint, e)
     this.keys[e] = undefined
   }
 

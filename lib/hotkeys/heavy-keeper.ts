@@ -124,6 +124,7 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
     if (!Array.isArray(keys)) throw new InvalidArgumentError('keys', keys, 'an array of strings or Uint8Arrays')
     checkIncr(incr)
     if (this.region.closed) return 0
+    this.front?.flush()
     const result = this.keeper.addMany(keys as K[], incr)
     this.front?.forgetOutside() // the batch may have put any of its keys in the top-k
     this.drain()
@@ -140,6 +141,7 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
 
   /** The top-k, count descending, ties by key ascending (byte order). Host-wide when shared. */
   list(): TopKItem<K>[] {
+    this.front?.flush()
     const items = this.keeper.list(this.region.laneHighWater()) as TopKItem<K>[]
     this.drain()
     return items
@@ -147,6 +149,7 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
 
   /** The estimated count of one key (the sketch's count, at least its count in the top-k). */
   count(key: K): number {
+    this.front?.flush()
     const count = this.keeper.count(key)
     if (count < 0) throw new InvalidArgumentError('key', key, 'a string or a Uint8Array')
     this.drain()
@@ -174,6 +177,7 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
    * to 0 leave the top-k and are reported to `onExpelled`.
    */
   fading(): void {
+    this.front?.flush()
     this.keeper.fading()
     this.drain()
   }
@@ -187,6 +191,7 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
     // Safe integers only: the native side refuses 2^53 and above, which Number.isInteger accepts.
     if (!Number.isSafeInteger(epoch) || epoch < 0)
       throw new InvalidArgumentError('epoch', epoch, 'an integer in [0, 2^53 - 1]')
+    this.front?.flush()
     const faded = this.keeper.fadeOnce(epoch)
     this.drain()
     return faded
@@ -204,6 +209,7 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
 
   /** Detaches from the shared region (a local HeavyKeeper just stops counting). Later adds count nothing. */
   close(): void {
+    this.front?.flush()
     this.front?.clear()
     this.front = undefined
     this.nativeAdd = closedAdd
@@ -216,8 +222,9 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
 
   /** The miss path of add, kept out of it so that add stays small enough to inline into its callers. */
   private addNative(key: K, incr: number): boolean {
-    const result = this.nativeAdd(key, incr)
     const front = this.front
+    front?.flush()
+    const result = this.nativeAdd(key, incr)
     if (front !== undefined && result >= 0) {
       if (typeof key === 'string') front.learn(key)
       else if ((result & 1) === 1) front.forgetOutside() // bytes of a key the front may hold as a string

@@ -54,6 +54,43 @@ describe('HeavyKeeper: the JavaScript front (docs/rules/heavykeeper.md)', () => 
     expect(front.list.length).toBe(50)
   })
 
+  // Warm: 200 keys in a sketch of 256 buckets a row (some keys lose a row to another: coin flips), so that most adds
+  // are served and keys of the top-k and outside it defer adding to their buckets. Increments of 1 to 5, and now
+  // and then one above 16 or one of 2^29 (native code's, and past what a key may defer). A decay of 0.999 makes
+  // coin flips take units off counts of 255 and more (a flip's probability stops falling there), from keys that
+  // defer: with one row, the unit comes off the key's largest count, which its heap count must then not outgrow.
+  it.each([
+    [1.0, undefined, 4],
+    [1.2, undefined, 4],
+    [1.0, 0.999, 4],
+    [1.0, 0.999, 1],
+  ])(
+    'gives exactly what native code alone gives while keys defer (Zipf %s over 200 keys, decay %s, depth %s)',
+    (s, decay, depth) => {
+      const ops = stream(80_000, 17, s, 200).map((op, i) => ({
+        key: op.key,
+        incr: i % 5_003 === 0 ? 2 ** 29 : i % 1_009 === 0 ? 40 : op.incr,
+      }))
+      const runVia = (via: 'add' | 'addMany') => {
+        const hk = new HeavyKeeper({ k: 20, width: 256, depth, decay, seed: 7 })
+        const expelled: TopKItem<string>[] = []
+        hk.onExpelled((item) => expelled.push(item))
+        const answers: boolean[] = []
+        const reads: number[] = []
+        ops.forEach((op, i) => {
+          answers.push(via === 'add' ? hk.add(op.key, op.incr) : hk.addMany([op.key], op.incr) === 1)
+          if ((i + 1) % 30_000 === 0) hk.fading()
+          if ((i + 1) % 7_000 === 0) reads.push(hk.count('key:0')) // a read between deferrals
+        })
+        const counts = [0, 1, 50, 199].map((r) => hk.count(`key:${r}`))
+        const result = { answers, reads, list: hk.list(), total: hk.total, expelled, counts }
+        hk.close()
+        return result
+      }
+      expect(runVia('add')).toEqual(runVia('addMany'))
+    },
+  )
+
   it('leaves increments it cannot take to native code: saturation and bad values', () => {
     const hk = new HeavyKeeper({ k: 2, width: 64, seed: 1 })
     expect(hk.add('a')).toBe(true) // native code puts 'a' in the top-k; the front learns where
@@ -136,6 +173,18 @@ describe('HeavyKeeper: what the JavaScript front holds (docs/rules/heavykeeper.m
     },
   )
 
+  it('counts a warm key without writing its buckets until native code runs', () => {
+    const hk = new HeavyKeeper({ k: 4, width: 1024, seed: 3 })
+    for (let i = 0; i < 64; i++) hk.add(`key:${i % 4}`) // the front holds the four; past DEFER_AFTER slow adds
+    const sketch = (hk as unknown as { front: { sketch: Uint32Array } }).front.sketch
+    const before = sketch.slice()
+    for (let i = 0; i < 1_000; i++) expect(hk.add('key:0')).toBe(true)
+    expect(sketch).toEqual(before) // deferred: the front's own memory moved, not the sketch's
+    expect(hk.count('key:0')).toBe(16 + 1_000)
+    expect(sketch).not.toEqual(before)
+    hk.close()
+  })
+
   it('stops counting a key through the front once it leaves the top-k', () => {
     const hk = new HeavyKeeper({ k: 1, width: 4096, seed: 1 })
     for (let i = 0; i < 3; i++) expect(hk.add('a')).toBe(true) // the front now holds 'a' at heap slot 0
@@ -181,6 +230,43 @@ describe('HeavyKeeper: what the JavaScript front holds (docs/rules/heavykeeper.m
       hk.close()
     },
   )
+
+  it('holds one of two keys with one fingerprint, and leaves the other to native code', () => {
+    // The two share their row-0 bucket, and either could count into the other's: a deferring key's buckets must be
+    // no other held key's.
+    const [a, b] = ['tenant-9822', 'tenant-97022']
+    expect(murmur3(a, 0)).toBe(murmur3(b, 0))
+    const ops = stream(40_000, 23, 1.0, 40).map((op) => ({
+      key: op.key === 'key:0' ? a : op.key === 'key:1' ? b : op.key,
+      incr: op.incr,
+    }))
+    const runVia = (via: 'add' | 'addMany') => {
+      const hk = new HeavyKeeper({ k: 8, width: 64, depth: 4, decay: 0.999, seed: 5 })
+      for (const op of ops.slice(0, 20_000)) hk.addMany([op.key], op.incr)
+      const counter = countCrossings(hk)
+      const crossed = new Map<string, number>([
+        [a, 0],
+        [b, 0],
+      ])
+      const answers = ops.slice(20_000).map((op) => {
+        const before = counter.crossings
+        const answer = via === 'add' ? hk.add(op.key, op.incr) : hk.addMany([op.key], op.incr) === 1
+        if (counter.crossings > before && crossed.has(op.key)) crossed.set(op.key, crossed.get(op.key)! + 1)
+        return answer
+      })
+      const result = { answers, list: hk.list(), counts: [a, b].map((key) => hk.count(key)) }
+      hk.close()
+      return { result, crossed }
+    }
+    const front = runVia('add')
+    expect(front.result).toEqual(runVia('addMany').result)
+    expect(front.result.list.map((item) => item.key)).toEqual(expect.arrayContaining([a, b]))
+    // The first add of each crosses (addMany put them in); then one of them is served and the other never is.
+    const adds = (key: string) => ops.slice(20_000).filter((op) => op.key === key).length
+    const crossings = [a, b].map((key) => front.crossed.get(key)! / adds(key)).sort()
+    expect(crossings[0]).toBeLessThan(0.05)
+    expect(crossings[1]).toBe(1)
+  })
 
   it('holds no key with lone surrogates: two such strings can be one key in UTF-8', () => {
     const hk = wornDown()
