@@ -73,7 +73,10 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
   private readonly region: SharedRegion
   private readonly keeper: NativeHeavyKeeper
   private nativeAdd: AddFn
-  /** Serves adds of string keys already in the top-k without crossing into native code (local keepers only). */
+  /**
+   * Serves adds of string keys native code has seen without crossing into it (local keepers only). What it defers
+   * is flushed to the sketch before every call into native code below.
+   */
   private front: HeavyKeeperFront | undefined
   private invalidArguments = 0
   private readonly expelled = new EventSource<TopKItem<K>>()
