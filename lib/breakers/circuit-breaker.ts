@@ -9,7 +9,7 @@ import {
 import { type Event, EventSource } from '../events/event-source'
 import type { LiveRules, RuleStats } from '../rules/live-rules'
 import type { SharedRegion } from '../shared/shared-region'
-import { BreakerSwitch, forcedOpen, resolveSwitches } from '../switches/breaker-switch'
+import { BreakerSwitch, forcedOpen, obeysSwitches, resolveSwitches } from '../switches/breaker-switch'
 import { type Clock, preciseNow } from '../signals/clock'
 import type { Breaker, BreakerState } from './breaker'
 import {
@@ -92,6 +92,7 @@ export class CircuitBreaker implements Breaker {
     this.shared = o.w.shared
     const board = resolveSwitches((options as { switches?: unknown } | undefined)?.switches)
     this.switch = board === undefined ? undefined : new BreakerSwitch(board, this.shared)
+    obeysSwitches(this)
     this.strategy = o.strategy
     this.slowOnly = o.strategy === 'slowCallRatio'
     this.usesDuration = this.slowOnly

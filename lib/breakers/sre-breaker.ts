@@ -16,7 +16,7 @@ import { checkOptions, optionalBoolean, optionalFunction, optionalNumber, refuse
 import type { Breaker } from './breaker'
 import { resolveWindowOptions, windowLayout } from './window-options'
 import { WindowTally } from './window-tally'
-import { BreakerSwitch, forcedOpen, resolveSwitches, type Switchboard } from '../switches/breaker-switch'
+import { BreakerSwitch, forcedOpen, obeysSwitches, resolveSwitches, type Switchboard } from '../switches/breaker-switch'
 import { registerComponent } from '../metrics/component-registry'
 
 export interface SreBreakerOptions extends SharingOptions {
@@ -121,6 +121,7 @@ export class SreBreaker implements Breaker {
     const w = resolveWindowOptions(o, { window: 3000, buckets: 10 })
     this.shared = w.shared
     this.switch = board === undefined ? undefined : new BreakerSwitch(board, this.shared)
+    obeysSwitches(this)
     this.now = w.now
     // In the fingerprint so that members agree, and so that watchers (`bulwark top`) can tell the state.
     const { layout, placement } = windowLayout('sre', w, `success=${success} minimumCalls=${minimumCalls} rules`)

@@ -49,19 +49,30 @@ export class BreakerSwitch {
 }
 
 /** A breaker that obeys switches (SreBreaker, CircuitBreaker): its BreakerGroup can make it obey the group's. */
-interface SwitchedBreaker {
+export interface SwitchedBreaker {
   shared: string | undefined
   switch: BreakerSwitch | undefined
 }
 
+/**
+ * The breakers that obey switches, as their constructors registered them: a breaker an application wrote (any
+ * object with the Breaker methods) may have a `switch` field of its own, which is not ours to read or replace.
+ */
+const switchedBreakers = new WeakSet<object>()
+
+/** Registers `breaker` as one that obeys switches (from the constructors of SreBreaker and CircuitBreaker). */
+export function obeysSwitches(breaker: SwitchedBreaker): void {
+  switchedBreakers.add(breaker)
+}
+
 /** Makes `breaker` (the group's breaker of `key`) obey `board`'s switches on the group; a breaker of another kind is left alone. */
 export function joinGroupSwitches(breaker: object, board: Switchboard, group: string, key: string): void {
-  if (!('switch' in breaker)) return
+  if (!switchedBreakers.has(breaker)) return
   const b = breaker as SwitchedBreaker
   b.switch = (b.switch ?? new BreakerSwitch(undefined, b.shared)).joinGroup(board, group, key)
 }
 
 /** Whether an operator's switch forces `breaker` open now (false for a breaker that takes no switches). */
 export function forcedOpen(breaker: object): boolean {
-  return (breaker as Partial<SwitchedBreaker>).switch?.forced() === false
+  return switchedBreakers.has(breaker) && (breaker as SwitchedBreaker).switch?.forced() === false
 }

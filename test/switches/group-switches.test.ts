@@ -7,7 +7,15 @@ import * as http from 'http'
 import * as path from 'path'
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { BreakerGroup, CircuitBreaker, InvalidOptionError, SreBreaker, Switchboard } from '../../lib/index'
+import {
+  type Breaker,
+  BreakerGroup,
+  CircuitBreaker,
+  InvalidOptionError,
+  SreBreaker,
+  Switchboard,
+} from '../../lib/index'
+import { breakerOpenError } from '../../lib/integrations/breaker-port'
 import { grpcClientGuard, GrpcStatus } from '../../lib/entries/grpc'
 import { undiciGuard } from '../../lib/entries/undici'
 import '../helpers/cleanup-regions'
@@ -91,6 +99,28 @@ describe('switches on a BreakerGroup', () => {
     expect(() => new BreakerGroup(() => new SreBreaker(), { switches: board })).toThrow(InvalidOptionError)
     expect(() => new BreakerGroup(() => new SreBreaker(), { switches: board, name: 'a/b' })).toThrow(/`name`/)
     expect(() => new BreakerGroup(() => new SreBreaker(), { switches: {} as never, name: 'x' })).toThrow(/`switches`/)
+  })
+
+  it('leaves a breaker the application wrote alone, even one with a `switch` field of its own', () => {
+    const { board } = sharedBoard()
+    const theirs = { position: 'up' }
+    const custom: Breaker & { switch: unknown } = {
+      shared: undefined,
+      state: 'open',
+      usesDuration: false,
+      switch: theirs,
+      tryAcquire: () => false,
+      recordSuccess: () => undefined,
+      recordFailure: () => undefined,
+      execute: () => Promise.reject(new Error('refused')),
+      close: () => undefined,
+    }
+    const group = new BreakerGroup(() => custom, { name: 'custom', switches: board })
+    opened.push(group)
+    expect(group.get('a')).toBe(custom) // joining the group's switches threw: their `switch` has no joinGroup
+    expect(custom.switch).toBe(theirs)
+    // A refusal it made is not an operator's (reading their `switch` as ours threw: it has no `forced`).
+    expect(breakerOpenError(custom, 'custom').forced).toBe(false)
   })
 })
 
