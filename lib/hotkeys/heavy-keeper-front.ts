@@ -1,5 +1,4 @@
 import type { SharedRegion } from '../shared/shared-region'
-import { FingerprintIndex } from './fingerprint-index'
 import { drawUniform } from './heavy-keeper-random'
 
 /**
@@ -163,7 +162,7 @@ export class HeavyKeeperFront {
    * Fingerprint -> the entry that holds it. Two keys with one fingerprint can own one bucket: only one of them is
    * held, so that a deferring key's buckets are never another held key's.
    */
-  private readonly byFingerprint: FingerprintIndex
+  private readonly byFingerprint = new Map<number, number>()
   private readonly table: Uint32Array
   /** The next entry outside the top-k to replace (the oldest). */
   private nextOutside = 0
@@ -183,7 +182,6 @@ export class HeavyKeeperFront {
     this.deferred = new Uint32Array(entries)
     this.deferring = new Uint32Array(entries)
     this.listed = new Uint8Array(entries)
-    this.byFingerprint = new FingerprintIndex(entries)
     this.keys = new Array<string | undefined>(entries).fill(undefined)
     this.table = new Uint32Array(memory.buffer, this.words[ENTRIES_OFFSET], entries * STRIDE)
   }
@@ -303,7 +301,7 @@ export class HeavyKeeperFront {
    */
   private settleOwner(b: number): boolean {
     const owner = this.byFingerprint.get(this.sketch[b + 1])
-    if (owner < 0 || this.deferred[owner] === 0) return false
+    if (owner === undefined || this.deferred[owner] === 0) return false
     this.addDeferred(owner)
     return true
   }
@@ -378,7 +376,7 @@ export class HeavyKeeperFront {
     const elsewhere = this.held.get(key) // a key that entered or left the top-k
     if (elsewhere !== undefined) this.release(elsewhere)
     const fingerprint = this.words[LAST_FINGERPRINT]
-    if (this.byFingerprint.get(fingerprint) >= 0) return false
+    if (this.byFingerprint.has(fingerprint)) return false
     this.byFingerprint.set(fingerprint, e)
     this.held.set(key, e)
     this.keys[e] = key
@@ -391,7 +389,7 @@ export class HeavyKeeperFront {
     if (old === undefined) return
     if (this.held.get(old) === e) this.held.delete(old)
     const fingerprint = this.table[e * STRIDE + FINGERPRINT]
-    this.byFingerprint.delete(fingerprint, e)
+    if (this.byFingerprint.get(fingerprint) === e) this.byFingerprint.delete(fingerprint)
     this.keys[e] = undefined
   }
 
