@@ -19,7 +19,7 @@ const probe = path.join(dir, 'lib', 'import-probe.cjs')
 const ROUNDS = Number(process.env.IMPORT_ROUNDS ?? 7)
 const GOAL = { ms: 10, rssMB: 4 }
 // The addon file bulwark loads here (undefined when an environment variable hands the choice to node-gyp-build).
-const addonFile = createRequire(import.meta.url)('../dist/cjs/native/addon-path.js').knownAddonPath(
+const addonFile = createRequire(import.meta.url)('../dist/cjs/foundation/native/addon-path.js').knownAddonPath(
   path.join(dir, '..'),
 )
 // Node's on-disk compile cache (NODE_COMPILE_CACHE, Node 22.1 and later): an operator's setting, never the library's.

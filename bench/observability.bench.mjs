@@ -7,7 +7,7 @@ import { measure, writeTable } from './harness.mjs'
 const require = createRequire(import.meta.url)
 const { BbrLimiter, HeavyKeeper, SreBreaker } = require('../dist/cjs')
 const { inspectRegions } = require('../dist/cjs/entries/top')
-const { PrometheusMetrics } = require('../dist/cjs/metrics/prometheus')
+const { PrometheusMetrics } = require('../dist/cjs/ops/metrics/prometheus')
 const { Counter, Histogram, Registry } = require('prom-client')
 
 const registry = new Registry()

@@ -1,7 +1,7 @@
 // bulwark: overload protection for Node gateways.
 
 // Errors: every one has a stable `code` and a type guard that works across copies of the package
-export { BulwarkError } from './errors/bulwark-error'
+export { BulwarkError } from './foundation/errors/bulwark-error'
 export {
   isAbortedError,
   isBreakerOpenError,
@@ -18,78 +18,89 @@ export {
   isRegionMismatchError,
   isRegionOwnerError,
   isSharedMemoryError,
-} from './errors/error-guards'
-export type { BulwarkErrorCode, BulwarkErrorCodes } from './errors/error-guards'
-export { AbortedError } from './errors/aborted-error'
-export { InvalidOptionError } from './errors/invalid-option-error'
-export { InvalidArgumentError } from './errors/invalid-argument-error'
-export { NativeLoadError } from './errors/native-load-error'
-export { RedisError } from './errors/redis-error'
-export { RegionMismatchError } from './errors/region-mismatch-error'
-export { RegionCorruptError } from './errors/region-corrupt-error'
-export { RegionOwnerError } from './errors/region-owner-error'
-export { SharedMemoryError } from './errors/shared-memory-error'
-export { MissingPeerDependencyError } from './errors/missing-peer-dependency-error'
+} from './foundation/errors/error-guards'
+export type { BulwarkErrorCode, BulwarkErrorCodes } from './foundation/errors/error-guards'
+export { AbortedError } from './foundation/errors/aborted-error'
+export { InvalidOptionError } from './foundation/errors/invalid-option-error'
+export { InvalidArgumentError } from './foundation/errors/invalid-argument-error'
+export { NativeLoadError } from './foundation/errors/native-load-error'
+export { RedisError } from './foundation/errors/redis-error'
+export { RegionMismatchError } from './foundation/errors/region-mismatch-error'
+export { RegionCorruptError } from './foundation/errors/region-corrupt-error'
+export { RegionOwnerError } from './foundation/errors/region-owner-error'
+export { SharedMemoryError } from './foundation/errors/shared-memory-error'
+export { MissingPeerDependencyError } from './foundation/errors/missing-peer-dependency-error'
 
 // Signals and clocks
-export { cpuUsage, eventLoopUtilization, eventLoopDelay, eventLoopDelayRaw, eventLoopDelayMin } from './signals/signals'
-export { loadInfo, configureSampler } from './signals/sampler-control'
-export type { LoadInfo, SamplerOptions } from './signals/sampler-control'
-export { coarseNow, preciseNow } from './signals/clock'
-export type { Clock } from './signals/clock'
+export {
+  cpuUsage,
+  eventLoopUtilization,
+  eventLoopDelay,
+  eventLoopDelayRaw,
+  eventLoopDelayMin,
+} from './foundation/signals/signals'
+export { loadInfo, configureSampler } from './foundation/signals/sampler-control'
+export type { LoadInfo, SamplerOptions } from './foundation/signals/sampler-control'
+export { coarseNow, preciseNow } from './foundation/signals/clock'
+export type { Clock } from './foundation/signals/clock'
 
 // Shared state
-export { SharedRegion, DEFAULT_MEMBER_CAPACITY } from './shared/shared-region'
-export type { NativeMember } from './native/native-types'
-export { RegionLayout } from './shared/region-layout'
-export type { WindowPlacement, LanePlacement } from './shared/region-layout'
-export { RollingWindow } from './shared/rolling-window'
-export type { BucketTotals } from './shared/rolling-window'
-export { LaneCounter } from './shared/lane-counter'
-export { AtomicCounter } from './shared/atomic-counter'
-export { listRegions, removeRegion, removeStaleRegions } from './shared/regions'
-export { defaultNamespace, NAMESPACE_ENV, splitRegionName } from './shared/namespace'
-export type { SharingOptions } from './shared/sharing-options'
+export { SharedRegion, DEFAULT_MEMBER_CAPACITY } from './foundation/regions/shared-region'
+export type { NativeMember } from './foundation/native/native-types'
+export { RegionLayout } from './foundation/regions/region-layout'
+export type { WindowPlacement, LanePlacement } from './foundation/regions/region-layout'
+export { RollingWindow } from './foundation/regions/rolling-window'
+export type { BucketTotals } from './foundation/regions/rolling-window'
+export { LaneCounter } from './foundation/regions/lane-counter'
+export { AtomicCounter } from './foundation/regions/atomic-counter'
+export { listRegions, removeRegion, removeStaleRegions } from './foundation/regions/regions'
+export { defaultNamespace, NAMESPACE_ENV, splitRegionName } from './foundation/regions/namespace'
+export type { SharingOptions } from './foundation/regions/sharing-options'
 
 // Keyed collections: one bounded pool of per-key components, one eviction rule
-export { KeyedPool } from './pool/keyed-pool'
-export type { KeyedFactory, KeyedPoolOptions, KeyedPoolStats, PoolMember } from './pool/keyed-pool'
-export type { KeyedOptions } from './pool/keyed-options'
+export { KeyedPool } from './foundation/keyed/keyed-pool'
+export type { KeyedFactory, KeyedPoolOptions, KeyedPoolStats, PoolMember } from './foundation/keyed/keyed-pool'
+export type { KeyedOptions } from './foundation/keyed/keyed-options'
 
 // Admission: shed codes, execution
-export { Shed, shedReason } from './shed/shed'
-export type { ShedCode, ShedReason } from './shed/shed'
-export type { ExecuteOptions, GuardedFunction } from './execution/run-guarded'
+export { Shed, shedReason } from './admission/shed'
+export type { ShedCode, ShedReason } from './admission/shed'
+export type { ExecuteOptions, GuardedFunction } from './admission/run-guarded'
 
 // BBR adaptive limiter
-export { BbrLimiter } from './bbr/bbr-limiter'
-export type { BbrLimiterStats, PriorityExecuteOptions } from './bbr/bbr-limiter'
-export type { PriorityCounts } from './bbr/bbr-layout'
-export type { BbrLimiterOptions, BbrLimiterRule, LoadSignal } from './bbr/bbr-options'
-export type { FairnessOptions } from './policies/fair-share'
-export type { AdmissionQueueStats } from './policies/admission-queue'
-export { Priority } from './bbr/priority'
-export type { PriorityName } from './bbr/priority'
-export type { QueueDelayOptions } from './bbr/queue-delay-controller'
-export type { LatencyOptions } from './adaptive/latency-options'
-export type { LatencyStats } from './adaptive/latency-stats'
+export { BbrLimiter } from './components/bbr/bbr-limiter'
+export type { BbrLimiterStats, PriorityExecuteOptions } from './components/bbr/bbr-limiter'
+export type { PriorityCounts } from './components/bbr/bbr-layout'
+export type { BbrLimiterOptions, BbrLimiterRule, LoadSignal } from './components/bbr/bbr-options'
+export type { FairnessOptions } from './admission/queue/fair-share'
+export type { AdmissionQueueStats } from './admission/queue/admission-queue'
+export { Priority } from './admission/priority'
+export type { PriorityName } from './admission/priority'
+export type { QueueDelayOptions } from './admission/limits/queue-delay-controller'
+export type { LatencyOptions } from './admission/limits/latency-options'
+export type { LatencyStats } from './admission/limits/latency-stats'
 
 // Adaptive bulkheads (one per upstream: the outbound guards make them)
-export { AdaptiveBulkhead } from './bulkhead/adaptive-bulkhead'
-export type { AdaptiveBulkheadStats } from './bulkhead/adaptive-bulkhead'
-export type { AdaptiveBulkheadOptions } from './bulkhead/bulkhead-options'
-export { BulkheadPool } from './bulkhead/bulkhead-pool'
-export type { BulkheadPoolOptions, BulkheadPoolStats } from './bulkhead/bulkhead-pool'
-export { BulkheadRejectedError } from './errors/bulkhead-rejected-error'
-export { OverloadError } from './errors/overload-error'
-export type { Disposable } from './events/disposable'
-export type { Event } from './events/event-source'
+export { AdaptiveBulkhead } from './components/bulkhead/adaptive-bulkhead'
+export type { AdaptiveBulkheadStats } from './components/bulkhead/adaptive-bulkhead'
+export type { AdaptiveBulkheadOptions } from './components/bulkhead/bulkhead-options'
+export { BulkheadPool } from './components/bulkhead/bulkhead-pool'
+export type { BulkheadPoolOptions, BulkheadPoolStats } from './components/bulkhead/bulkhead-pool'
+export { BulkheadRejectedError } from './foundation/errors/bulkhead-rejected-error'
+export { OverloadError } from './foundation/errors/overload-error'
+export type { Disposable } from './foundation/common/disposable'
+export type { Event } from './foundation/common/event-source'
 
 // Breakers, fallbacks and retry budgets
-export type { Breaker, BreakerState } from './breakers/breaker'
-export { SreBreaker } from './breakers/sre-breaker'
-export type { SreBreakerOptions, SreBreakerRule, SreBreakerState, SreBreakerStats } from './breakers/sre-breaker'
-export { CircuitBreaker } from './breakers/circuit-breaker'
+export type { Breaker, BreakerState } from './components/breakers/breaker'
+export { SreBreaker } from './components/breakers/sre-breaker'
+export type {
+  SreBreakerOptions,
+  SreBreakerRule,
+  SreBreakerState,
+  SreBreakerStats,
+} from './components/breakers/sre-breaker'
+export { CircuitBreaker } from './components/breakers/circuit-breaker'
 export type {
   CircuitBreakerOptions,
   CircuitBreakerRule,
@@ -100,56 +111,59 @@ export type {
   CircuitSlowCallRatioOptions,
   CircuitStateChange,
   CircuitStrategy,
-} from './breakers/circuit-breaker-options'
-export { BreakerGroup } from './breakers/breaker-group'
-export type { BreakerFactory, BreakerGroupOptions, BreakerGroupStats } from './breakers/breaker-group'
-export { BreakerOpenError } from './errors/breaker-open-error'
-export { FallbackChainError } from './errors/fallback-chain-error'
-export { withFallbacks } from './resilience/fallback'
-export type { FallbackStep } from './resilience/fallback'
-export { RetryBudget } from './resilience/retry-budget'
-export type { RetryBudgetOptions, RetryBudgetStats } from './resilience/retry-budget'
-export { retry } from './resilience/retry'
-export type { RetryOptions } from './resilience/retry'
-export { fullJitterDelay } from './resilience/backoff'
+} from './components/breakers/circuit-breaker-options'
+export { BreakerGroup } from './components/breakers/breaker-group'
+export type { BreakerFactory, BreakerGroupOptions, BreakerGroupStats } from './components/breakers/breaker-group'
+export { BreakerOpenError } from './foundation/errors/breaker-open-error'
+export { FallbackChainError } from './foundation/errors/fallback-chain-error'
+export { withFallbacks } from './components/resilience/fallback'
+export type { FallbackStep } from './components/resilience/fallback'
+export { RetryBudget } from './components/resilience/retry-budget'
+export type { RetryBudgetOptions, RetryBudgetStats } from './components/resilience/retry-budget'
+export { retry } from './components/resilience/retry'
+export type { RetryOptions } from './components/resilience/retry'
+export { fullJitterDelay } from './components/resilience/backoff'
 
 // Hot keys
-export { HeavyKeeper } from './hotkeys/heavy-keeper'
-export type { HeavyKeeperStats, TopKItem } from './hotkeys/heavy-keeper'
-export type { HeavyKeeperOptions } from './hotkeys/heavy-keeper-options'
-export { HotKeyCache } from './hotkeys/hot-key-cache'
-export type { HotKeyCacheOptions, HotKeyCacheStats } from './hotkeys/hot-key-cache'
-export type { CacheRule, KeyRule, PatternRule } from './hotkeys/cache-rules'
+export { HeavyKeeper } from './components/hotkeys/heavy-keeper'
+export type { HeavyKeeperStats, TopKItem } from './components/hotkeys/heavy-keeper'
+export type { HeavyKeeperOptions } from './components/hotkeys/heavy-keeper-options'
+export { HotKeyCache } from './components/hotkeys/hot-key-cache'
+export type { HotKeyCacheOptions, HotKeyCacheStats } from './components/hotkeys/hot-key-cache'
+export type { CacheRule, KeyRule, PatternRule } from './components/hotkeys/cache-rules'
 
 // Rate limiters and subsetting
-export { TokenBucket } from './ratelimit/token-bucket'
-export type { TokenBucketOptions, TokenBucketRule, TokenBucketStats } from './ratelimit/token-bucket'
-export type { FlatRule, RuleStats } from './rules/live-rules'
-export { SlidingWindowLimiter } from './ratelimit/sliding-window-limiter'
+export { TokenBucket } from './components/ratelimit/token-bucket'
+export type { TokenBucketOptions, TokenBucketRule, TokenBucketStats } from './components/ratelimit/token-bucket'
+export type { FlatRule, RuleStats } from './foundation/live-rules/live-rules'
+export { SlidingWindowLimiter } from './components/ratelimit/sliding-window-limiter'
 export type {
   SlidingWindowLimiterOptions,
   SlidingWindowLimiterRule,
   SlidingWindowLimiterStats,
-} from './ratelimit/sliding-window-limiter'
-export { KeyedLimiter } from './ratelimit/keyed-limiter'
-export { HotParameterLimiter } from './policies/hot-parameter-limiter'
-export type { HotParameterLimiterOptions, HotParameterLimiterStats } from './policies/hot-parameter-limiter'
-export { KeyConcurrencyLimiter } from './policies/key-concurrency-limiter'
+} from './components/ratelimit/sliding-window-limiter'
+export { KeyedLimiter } from './components/ratelimit/keyed-limiter'
+export { HotParameterLimiter } from './components/key-limits/hot-parameter-limiter'
+export type {
+  HotParameterLimiterOptions,
+  HotParameterLimiterStats,
+} from './components/key-limits/hot-parameter-limiter'
+export { KeyConcurrencyLimiter } from './components/key-limits/key-concurrency-limiter'
 export type {
   KeyConcurrencyLimiterOptions,
   KeyConcurrencyLimiterRule,
   KeyConcurrencyLimiterStats,
   KeyExecuteOptions,
-} from './policies/key-concurrency-limiter'
-export type { KeyedLimiterOptions, KeyedLimiterStats } from './ratelimit/keyed-limiter'
-export type { Limiter } from './ratelimit/limiter'
-export { subset } from './subset/subset'
-export { ConsistentHash } from './subset/consistent-hash'
-export type { ConsistentHashOptions } from './subset/consistent-hash'
+} from './components/key-limits/key-concurrency-limiter'
+export type { KeyedLimiterOptions, KeyedLimiterStats } from './components/ratelimit/keyed-limiter'
+export type { Limiter } from './components/ratelimit/limiter'
+export { subset } from './components/subset/subset'
+export { ConsistentHash } from './components/subset/consistent-hash'
+export type { ConsistentHashOptions } from './components/subset/consistent-hash'
 
 // Operator switches: force shedding or fallbacks for a component, host-wide (docs/guide/degrade.md)
-export { Switchboard } from './switches/switchboard'
-export type { SwitchboardOptions, SwitchMode, SwitchState, SwitchTarget } from './switches/switchboard'
+export { Switchboard } from './components/switches/switchboard'
+export type { SwitchboardOptions, SwitchMode, SwitchState, SwitchTarget } from './components/switches/switchboard'
 
 // Framework integrations, the Redis tier, the exporters and the read-only view of the host are subpaths, loaded
 // only by those who import them (docs/vocabulary.md, "Module layout"): 'bulwark/http', 'bulwark/express',

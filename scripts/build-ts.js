@@ -82,19 +82,29 @@ deferRequires(path.join(dist, 'cjs', 'entries', 'core.js'))
 // only a subpath loads.
 pack(path.join(dist, 'cjs'), [
   { name: 'index', roots: ['index'], shallow: true, atLoad: true },
-  { name: 'bbr', roots: ['bbr/bbr-limiter'], own: true, atLoad: true },
-  { name: 'breakers', roots: ['breakers/circuit-breaker', 'breakers/sre-breaker'], own: true, atLoad: true },
-  { name: 'hotkeys', roots: ['hotkeys/heavy-keeper'], own: true, atLoad: true },
+  { name: 'bbr', roots: ['components/bbr/bbr-limiter'], own: true, atLoad: true },
   {
-    name: 'queue',
-    roots: ['bbr/limiter-queue', 'policies/admission-queue', 'execution/run-queued'],
+    name: 'breakers',
+    roots: ['components/breakers/circuit-breaker', 'components/breakers/sre-breaker'],
     own: true,
     atLoad: true,
   },
-  { name: 'switches', roots: ['switches/switchboard'], own: true, atLoad: true },
+  { name: 'hotkeys', roots: ['components/hotkeys/heavy-keeper'], own: true, atLoad: true },
+  {
+    name: 'queue',
+    roots: ['admission/queue/limiter-queue', 'admission/queue/admission-queue', 'admission/run-queued'],
+    own: true,
+    atLoad: true,
+  },
+  { name: 'switches', roots: ['components/switches/switchboard'], own: true, atLoad: true },
   {
     name: 'core',
-    roots: ['bbr/bbr-limiter', 'breakers/circuit-breaker', 'breakers/sre-breaker', 'ratelimit/token-bucket'],
+    roots: [
+      'components/bbr/bbr-limiter',
+      'components/breakers/circuit-breaker',
+      'components/breakers/sre-breaker',
+      'components/ratelimit/token-bucket',
+    ],
     eager: true,
     atLoad: true,
   },
@@ -102,7 +112,7 @@ pack(path.join(dist, 'cjs'), [
   // so that a process that only makes components does not parse them.
   {
     name: 'core-entry',
-    roots: ['entries/core', 'errors/error-guards', 'errors/missing-peer-dependency-error'],
+    roots: ['entries/core', 'foundation/errors/error-guards', 'foundation/errors/missing-peer-dependency-error'],
     shallow: true,
     entry: true,
   },
@@ -115,7 +125,7 @@ pack(path.join(dist, 'cjs'), [
     roots: ['http', 'express', 'fastify', 'koa', 'grpc', 'undici'].map((entry) => `entries/${entry}`),
   },
   { name: 'redis', roots: ['entries/redis'] },
-  { name: 'exporters', roots: ['metrics/prometheus', 'metrics/opentelemetry'] },
+  { name: 'exporters', roots: ['ops/metrics/prometheus', 'ops/metrics/opentelemetry'] },
   { name: 'tools', roots: [] },
 ])
 
@@ -180,4 +190,4 @@ function esmFace(cjsFile, esmFile) {
 }
 for (const [cjsFile, esmFile] of entries) esmFace(cjsFile, esmFile)
 // The `bulwark` command (package.json "bin").
-fs.chmodSync(path.join(dist, 'cjs', 'cli', 'bulwark.js'), 0o755)
+fs.chmodSync(path.join(dist, 'cjs', 'ops', 'cli', 'bulwark.js'), 0o755)

@@ -3,7 +3,7 @@ import * as os from 'os'
 import * as path from 'path'
 import { afterAll, describe, expect, it } from 'vitest'
 
-import type { NativeLoadInfo } from '../lib/native/native-types'
+import type { NativeLoadInfo } from '../lib/foundation/native/native-types'
 import { CpuReader, type NativeCpuReader } from './helpers/test-natives'
 
 const fixtures = path.join(__dirname, 'fixtures', 'cgroup')

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 
-import { native } from '../lib/native/load-native'
+import { native } from '../lib/foundation/native/load-native'
 import { windowAdd } from './helpers/test-natives'
 
 // The binding is reached only through lib/, which validates first; these calls go around it on purpose: the native

@@ -82,7 +82,7 @@ describe('signals', () => {
   })
 
   it('clamps settings given to the native sampler directly, so it can never spin or diverge', async () => {
-    const { native } = await import('../lib/native/load-native')
+    const { native } = await import('../lib/foundation/native/load-native')
     native.samplerConfigure({ loopInterval: 0, cpuInterval: -5, cpuDecay: Number.NaN, loopDecay: 7 })
     const info = loadInfo()
     expect([info.loopInterval, info.cpuInterval, info.cpuDecay, info.loopDecay]).toEqual([1, 1, 0.95, 0.9999])

@@ -4,7 +4,7 @@
 // stand-ins of scripts/build-ts.js; docs/guide/install.md, "Entry points and what loading costs").
 
 // Errors: every one has a stable `code` and a type guard that works across copies of the package
-export { BulwarkError } from '../errors/bulwark-error'
+export { BulwarkError } from '../foundation/errors/bulwark-error'
 export {
   isAbortedError,
   isBreakerOpenError,
@@ -21,45 +21,50 @@ export {
   isRegionMismatchError,
   isRegionOwnerError,
   isSharedMemoryError,
-} from '../errors/error-guards'
-export type { BulwarkErrorCode, BulwarkErrorCodes } from '../errors/error-guards'
-export { AbortedError } from '../errors/aborted-error'
-export { InvalidOptionError } from '../errors/invalid-option-error'
-export { InvalidArgumentError } from '../errors/invalid-argument-error'
-export { NativeLoadError } from '../errors/native-load-error'
-export { RegionMismatchError } from '../errors/region-mismatch-error'
-export { RegionCorruptError } from '../errors/region-corrupt-error'
-export { RegionOwnerError } from '../errors/region-owner-error'
-export { SharedMemoryError } from '../errors/shared-memory-error'
-export { MissingPeerDependencyError } from '../errors/missing-peer-dependency-error'
+} from '../foundation/errors/error-guards'
+export type { BulwarkErrorCode, BulwarkErrorCodes } from '../foundation/errors/error-guards'
+export { AbortedError } from '../foundation/errors/aborted-error'
+export { InvalidOptionError } from '../foundation/errors/invalid-option-error'
+export { InvalidArgumentError } from '../foundation/errors/invalid-argument-error'
+export { NativeLoadError } from '../foundation/errors/native-load-error'
+export { RegionMismatchError } from '../foundation/errors/region-mismatch-error'
+export { RegionCorruptError } from '../foundation/errors/region-corrupt-error'
+export { RegionOwnerError } from '../foundation/errors/region-owner-error'
+export { SharedMemoryError } from '../foundation/errors/shared-memory-error'
+export { MissingPeerDependencyError } from '../foundation/errors/missing-peer-dependency-error'
 
 // Admission: shed codes, execution, events
-export { Shed, shedReason } from '../shed/shed'
-export type { ShedCode, ShedReason } from '../shed/shed'
-export type { ExecuteOptions, GuardedFunction } from '../execution/run-guarded'
-export type { Disposable } from '../events/disposable'
-export type { Event } from '../events/event-source'
-export type { SharingOptions } from '../shared/sharing-options'
+export { Shed, shedReason } from '../admission/shed'
+export type { ShedCode, ShedReason } from '../admission/shed'
+export type { ExecuteOptions, GuardedFunction } from '../admission/run-guarded'
+export type { Disposable } from '../foundation/common/disposable'
+export type { Event } from '../foundation/common/event-source'
+export type { SharingOptions } from '../foundation/regions/sharing-options'
 
 // BBR adaptive limiter
-export { BbrLimiter } from '../bbr/bbr-limiter'
-export type { BbrLimiterStats, PriorityExecuteOptions } from '../bbr/bbr-limiter'
-export type { PriorityCounts } from '../bbr/bbr-layout'
-export type { BbrLimiterOptions, BbrLimiterRule, LoadSignal } from '../bbr/bbr-options'
-export type { FairnessOptions } from '../policies/fair-share'
-export { Priority } from '../bbr/priority'
-export type { PriorityName } from '../bbr/priority'
-export type { QueueDelayOptions } from '../bbr/queue-delay-controller'
-export type { LatencyOptions } from '../adaptive/latency-options'
-export type { LatencyStats } from '../adaptive/latency-stats'
-export type { FlatRule, RuleStats } from '../rules/live-rules'
-export { OverloadError } from '../errors/overload-error'
+export { BbrLimiter } from '../components/bbr/bbr-limiter'
+export type { BbrLimiterStats, PriorityExecuteOptions } from '../components/bbr/bbr-limiter'
+export type { PriorityCounts } from '../components/bbr/bbr-layout'
+export type { BbrLimiterOptions, BbrLimiterRule, LoadSignal } from '../components/bbr/bbr-options'
+export type { FairnessOptions } from '../admission/queue/fair-share'
+export { Priority } from '../admission/priority'
+export type { PriorityName } from '../admission/priority'
+export type { QueueDelayOptions } from '../admission/limits/queue-delay-controller'
+export type { LatencyOptions } from '../admission/limits/latency-options'
+export type { LatencyStats } from '../admission/limits/latency-stats'
+export type { FlatRule, RuleStats } from '../foundation/live-rules/live-rules'
+export { OverloadError } from '../foundation/errors/overload-error'
 
 // Breakers
-export type { Breaker, BreakerState } from '../breakers/breaker'
-export { SreBreaker } from '../breakers/sre-breaker'
-export type { SreBreakerOptions, SreBreakerRule, SreBreakerState, SreBreakerStats } from '../breakers/sre-breaker'
-export { CircuitBreaker } from '../breakers/circuit-breaker'
+export type { Breaker, BreakerState } from '../components/breakers/breaker'
+export { SreBreaker } from '../components/breakers/sre-breaker'
+export type {
+  SreBreakerOptions,
+  SreBreakerRule,
+  SreBreakerState,
+  SreBreakerStats,
+} from '../components/breakers/sre-breaker'
+export { CircuitBreaker } from '../components/breakers/circuit-breaker'
 export type {
   CircuitBreakerOptions,
   CircuitBreakerRule,
@@ -70,9 +75,9 @@ export type {
   CircuitSlowCallRatioOptions,
   CircuitStateChange,
   CircuitStrategy,
-} from '../breakers/circuit-breaker-options'
-export { BreakerOpenError } from '../errors/breaker-open-error'
+} from '../components/breakers/circuit-breaker-options'
+export { BreakerOpenError } from '../foundation/errors/breaker-open-error'
 
 // Token bucket
-export { TokenBucket } from '../ratelimit/token-bucket'
-export type { TokenBucketOptions, TokenBucketRule, TokenBucketStats } from '../ratelimit/token-bucket'
+export { TokenBucket } from '../components/ratelimit/token-bucket'
+export type { TokenBucketOptions, TokenBucketRule, TokenBucketStats } from '../components/ratelimit/token-bucket'

@@ -1,4 +1,4 @@
 // 'bulwark/express': the inbound guard as Express middleware (Express 4 and 5).
-export * from '../integrations/inbound-exports'
-export { expressGuard } from '../integrations/express'
-export type { ExpressMiddleware, ExpressNext, ExpressRequest } from '../integrations/express'
+export * from '../guards/inbound/inbound-exports'
+export { expressGuard } from '../adapters/express/express'
+export type { ExpressMiddleware, ExpressNext, ExpressRequest } from '../adapters/express/express'

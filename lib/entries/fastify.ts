@@ -1,4 +1,4 @@
 // 'bulwark/fastify': the inbound guard as a Fastify plugin (Fastify 4 and 5).
-export * from '../integrations/inbound-exports'
-export { fastifyGuard } from '../integrations/fastify'
-export type { FastifyGuardOptions, FastifyInstanceLike, FastifyRequestLike } from '../integrations/fastify'
+export * from '../guards/inbound/inbound-exports'
+export { fastifyGuard } from '../adapters/fastify/fastify'
+export type { FastifyGuardOptions, FastifyInstanceLike, FastifyRequestLike } from '../adapters/fastify/fastify'

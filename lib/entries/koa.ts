@@ -1,4 +1,4 @@
 // 'bulwark/koa': the inbound guard as Koa middleware (Koa 2 and 3).
-export * from '../integrations/inbound-exports'
-export { koaGuard } from '../integrations/koa'
-export type { KoaContextLike, KoaMiddleware } from '../integrations/koa'
+export * from '../guards/inbound/inbound-exports'
+export { koaGuard } from '../adapters/koa/koa'
+export type { KoaContextLike, KoaMiddleware } from '../adapters/koa/koa'

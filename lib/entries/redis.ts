@@ -1,13 +1,17 @@
 // 'bulwark/redis': the rate limiter whose state lives in Redis or Valkey (any of the supported clients, optional
 // peers), with a local insurance limiter while Redis cannot answer.
-export { RedisRateLimiter } from '../ratelimit/redis/redis-rate-limiter'
-export { RedisError } from '../errors/redis-error'
-export type { RateLimitDecision, RedisLimiterState, RedisRateLimiterStats } from '../ratelimit/redis/redis-rate-limiter'
+export { RedisRateLimiter } from '../components/ratelimit/redis/redis-rate-limiter'
+export { RedisError } from '../foundation/errors/redis-error'
+export type {
+  RateLimitDecision,
+  RedisLimiterState,
+  RedisRateLimiterStats,
+} from '../components/ratelimit/redis/redis-rate-limiter'
 export type {
   RedisAlgorithm,
   RedisClient,
   RedisRateLimiterOptions,
   RedisScriptClient,
-} from '../ratelimit/redis/redis-options'
-export type { NodeRedisClient, NodeRedisScriptOptions } from '../ratelimit/redis/clients/node-redis-port'
-export type { GlideClient } from '../ratelimit/redis/clients/glide-port'
+} from '../components/ratelimit/redis/redis-options'
+export type { NodeRedisClient, NodeRedisScriptOptions } from '../components/ratelimit/redis/clients/node-redis-port'
+export type { GlideClient } from '../components/ratelimit/redis/clients/glide-port'

@@ -1,8 +1,8 @@
 // 'bulwark/top': a read-only view of the host's shared regions, what `npx bulwark top` shows (for dashboards and
 // health checks of your own). It never joins a region or keeps one alive.
-export { inspectRegions } from '../top/inspect'
-export type { InspectOptions } from '../top/inspect'
-export { HostWatcher } from '../top/host-watcher'
+export { inspectRegions } from '../ops/top/inspect'
+export type { InspectOptions } from '../ops/top/inspect'
+export { HostWatcher } from '../ops/top/host-watcher'
 export type {
   CircuitBreakerView,
   ComponentView,
@@ -18,4 +18,4 @@ export type {
   SreBreakerView,
   SwitchesView,
   TokenBucketView,
-} from '../top/views'
+} from '../ops/top/views'

@@ -1,4 +1,4 @@
-// HeavyKeeper: the native top-k behind lib/hotkeys. The TypeScript layer validates options and lays out the
+// HeavyKeeper: the native top-k behind lib/components/hotkeys. The TypeScript layer validates options and lays out the
 // region; this file only converts values.
 //   new HeavyKeeper({ k, width, depth, decay, minCount, seed, shared, view, controlOffset, sketchOffset,
 //                     aliveOffset, aliveStride, lanesOffset, laneStride, member, laneCapacity })

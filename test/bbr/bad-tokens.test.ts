@@ -1,7 +1,7 @@
 // Regression: release() with a BigInt or a Symbol threw a TypeError from the hot path, which promises never to throw.
 import { describe, expect, it } from 'vitest'
 
-import { BbrLimiter } from '../../lib/bbr/bbr-limiter'
+import { BbrLimiter } from '../../lib/components/bbr/bbr-limiter'
 
 describe('BbrLimiter.release with tokens that are not numbers', () => {
   it('ignores and counts them, and the in-flight count stays right', () => {

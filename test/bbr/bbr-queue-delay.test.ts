@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 
 import { BbrLimiter, Shed } from '../../lib/index'
-import { QueueDelayController } from '../../lib/bbr/queue-delay-controller'
+import { QueueDelayController } from '../../lib/admission/limits/queue-delay-controller'
 import { ManualClock } from '../helpers/manual-clock'
 
 function delayed(target = 10, interval = 100) {
@@ -116,7 +116,7 @@ describe('BbrLimiter: the queueing-delay rule (the queue Node hides)', () => {
 
 describe('QueueDelayController: the target scales with the service time', () => {
   it('does not read stretches of a few coarse handlers as a standing queue', async () => {
-    const { QueueDelayController } = await import('../../lib/bbr/queue-delay-controller')
+    const { QueueDelayController } = await import('../../lib/admission/limits/queue-delay-controller')
     const signal = { delay: 20, serviceTime: 30 }
     const controller = new QueueDelayController(
       { target: 10, interval: 100 },

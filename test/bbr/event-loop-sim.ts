@@ -51,7 +51,7 @@ export interface LoopStepResult {
 
 const LOAD_SPAN = 250
 const DELAY_SPAN = 50
-/** How often the admission queue looks for slots while anyone waits (lib/policies/admission-queue.ts, MAX_POLL). */
+/** How often the admission queue looks for slots while anyone waits (lib/admission/queue/admission-queue.ts, MAX_POLL). */
 const QUEUE_POLL = 10
 
 /** Runs `steps` ({ rate in req/s, seconds }) through one simulated worker; one result per step. */

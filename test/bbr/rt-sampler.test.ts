@@ -1,7 +1,7 @@
 // Which requests BbrLimiter times with the precise clock (docs/rules/bbr.md, "Clocks and the cost per request").
 import { describe, expect, it } from 'vitest'
 
-import { RtSampler } from '../../lib/bbr/rt-sampler'
+import { RtSampler } from '../../lib/admission/rt-sampler'
 
 const NOT_SAMPLED = -1
 

@@ -2,8 +2,8 @@
 // strayed out of [0, 1), and took any argument without a check (found by the reliability fuzzing).
 import { describe, expect, it } from 'vitest'
 
-import { InvalidArgumentError } from '../../lib/errors/invalid-argument-error'
-import { fullJitterDelay } from '../../lib/resilience/backoff'
+import { InvalidArgumentError } from '../../lib/foundation/errors/invalid-argument-error'
+import { fullJitterDelay } from '../../lib/components/resilience/backoff'
 
 describe('fullJitterDelay', () => {
   it('stays in [0, ceiling) for a huge retry count and for a random source that returns garbage', () => {

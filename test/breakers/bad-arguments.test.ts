@@ -1,8 +1,8 @@
 // Regressions found by the reliability fuzzing: hot-path outcome reports and event subscriptions with bad arguments.
 import { describe, expect, it } from 'vitest'
 
-import { CircuitBreaker } from '../../lib/breakers/circuit-breaker'
-import { InvalidArgumentError } from '../../lib/errors/invalid-argument-error'
+import { CircuitBreaker } from '../../lib/components/breakers/circuit-breaker'
+import { InvalidArgumentError } from '../../lib/foundation/errors/invalid-argument-error'
 
 describe('CircuitBreaker with bad arguments', () => {
   it('recordSuccess / recordFailure never throw, whatever the duration (a Symbol used to throw a TypeError)', () => {
@@ -32,8 +32,8 @@ describe('CircuitBreaker with bad arguments', () => {
 
 describe('windows too small to divide into buckets', () => {
   it('are an InvalidOptionError naming `window` (a denormal window gave 0 ms buckets)', async () => {
-    const { SreBreaker } = await import('../../lib/breakers/sre-breaker')
-    const { RetryBudget } = await import('../../lib/resilience/retry-budget')
+    const { SreBreaker } = await import('../../lib/components/breakers/sre-breaker')
+    const { RetryBudget } = await import('../../lib/components/resilience/retry-budget')
     const { fieldOf } = await import('../helpers/typed-errors')
     expect(fieldOf(() => new SreBreaker({ window: 5e-324, buckets: 10 }))).toBe('window')
     expect(fieldOf(() => new CircuitBreaker({ window: 5e-324, buckets: 3 }))).toBe('window')

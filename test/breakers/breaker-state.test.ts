@@ -9,9 +9,9 @@ import {
   permitsOf,
   placeBreakerState,
   stateOf,
-} from '../../lib/breakers/breaker-state'
-import { RegionLayout } from '../../lib/shared/region-layout'
-import { SharedRegion } from '../../lib/shared/shared-region'
+} from '../../lib/components/breakers/breaker-state'
+import { RegionLayout } from '../../lib/foundation/regions/region-layout'
+import { SharedRegion } from '../../lib/foundation/regions/shared-region'
 
 function cell() {
   const layout = new RegionLayout('state-test', 1)

@@ -4,7 +4,12 @@ import { spawnSync } from 'child_process'
 import * as path from 'path'
 import { describe, expect, it } from 'vitest'
 
-import { METRICS, openTelemetryInstrument, openTelemetryName, prometheusName } from '../../lib/metrics/metric-catalog'
+import {
+  METRICS,
+  openTelemetryInstrument,
+  openTelemetryName,
+  prometheusName,
+} from '../../lib/ops/metrics/metric-catalog'
 
 const root = path.join(__dirname, '..', '..')
 

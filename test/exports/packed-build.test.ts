@@ -20,9 +20,9 @@ const root = require(dist)
 const core = require(dist + '/entries/core')
 console.log(JSON.stringify([
   root.BbrLimiter === core.BbrLimiter,
-  root.BbrLimiter === require(dist + '/bbr/bbr-limiter').BbrLimiter,
-  root.NativeLoadError === require(dist + '/errors/native-load-error').NativeLoadError,
-  require(dist + '/entries/http').InboundGuard === require(dist + '/integrations/inbound-guard').InboundGuard,
+  root.BbrLimiter === require(dist + '/components/bbr/bbr-limiter').BbrLimiter,
+  root.NativeLoadError === require(dist + '/foundation/errors/native-load-error').NativeLoadError,
+  require(dist + '/entries/http').InboundGuard === require(dist + '/guards/inbound/inbound-guard').InboundGuard,
 ]))`)
     expect(same).toEqual([true, true, true, true])
   })
@@ -113,8 +113,8 @@ console.log(JSON.stringify({
       ],
       packageRoot,
     )
-    expect(stack).toMatch(/lib\/validate\.ts:\d+:\d+/)
-    expect(stack).toMatch(/lib\/bbr\/bbr-options\.ts:\d+:\d+/)
+    expect(stack).toMatch(/lib\/foundation\/common\/validate\.ts:\d+:\d+/)
+    expect(stack).toMatch(/lib\/components\/bbr\/bbr-options\.ts:\d+:\d+/)
   })
 
   it('loads neither node:http2 nor crypto for bulwark/http until a guard needs them', () => {
@@ -130,7 +130,7 @@ console.log(JSON.stringify(process.moduleLoadList.filter((m) => !before.has(m)))
 
   it('loads no component for an exporter until a component is made', () => {
     const modules = inNode<string[]>(`
-require(dist + '/metrics/prometheus')
+require(dist + '/ops/metrics/prometheus')
 console.log(JSON.stringify(Object.keys(require.cache).map((f) => require('path').relative(dist, f))))`)
     expect(modules).not.toContain('packed/components.js')
     expect(modules).not.toContain('packed/integrations.js')

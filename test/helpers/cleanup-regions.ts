@@ -3,7 +3,7 @@
 // cannot remove the name itself. Regions of other test files, running at the same time, are never touched.
 import { afterAll } from 'vitest'
 
-import { listRegions, removeStaleRegions } from '../../lib/shared/regions'
+import { listRegions, removeStaleRegions } from '../../lib/foundation/regions/regions'
 import { waitFor } from './wait-for'
 
 const mine = (name: string) => name.includes(`-${process.pid}-`)

@@ -1,5 +1,5 @@
 // Vitest global setup. Multi-process tests rely on every process of the test run deriving one application root
-// (lib/shared/namespace.ts, from each entry script's real path): vitest's forks start from vitest's own file, the
+// (lib/foundation/regions/namespace.ts, from each entry script's real path): vitest's forks start from vitest's own file, the
 // spawned processes from this checkout's test/ files. A node_modules that is a link to another checkout's puts
 // vitest in that other application, and dozens of cross-process tests then fail with namespace mismatches that say
 // nothing about the cause. Refuse to run instead, naming it.

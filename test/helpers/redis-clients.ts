@@ -7,7 +7,7 @@ import Valkey from 'iovalkey'
 import { createClient as createClient6, createCluster as createCluster6 } from 'redis'
 import { createClient as createClient5, createCluster as createCluster5 } from 'redis-v5'
 
-import type { RedisClient } from '../../lib/ratelimit/redis/redis-options'
+import type { RedisClient } from '../../lib/components/ratelimit/redis/redis-options'
 
 export interface Made {
   client: RedisClient

@@ -1,8 +1,8 @@
 // The natives only tests use (native/binding/test/), present in development builds: `npm test` makes one when the
 // addon in build/ lacks them (scripts/ensure-test-natives.js). Their types live here, not in lib/: the release
 // build has no such exports, so the declarations the package ships do not name them.
-import { native } from '../../lib/native/load-native'
-import type { NativeLoadInfo } from '../../lib/native/native-types'
+import { native } from '../../lib/foundation/native/load-native'
+import type { NativeLoadInfo } from '../../lib/foundation/native/native-types'
 
 export interface NativeCpuReader {
   info(): NativeLoadInfo

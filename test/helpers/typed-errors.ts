@@ -2,8 +2,8 @@
 // (InvalidOptionError). Fails the test when nothing, or something untyped, was thrown.
 import { expect } from 'vitest'
 
-import { InvalidArgumentError } from '../../lib/errors/invalid-argument-error'
-import { InvalidOptionError } from '../../lib/errors/invalid-option-error'
+import { InvalidArgumentError } from '../../lib/foundation/errors/invalid-argument-error'
+import { InvalidOptionError } from '../../lib/foundation/errors/invalid-option-error'
 
 function caught(fn: () => unknown): unknown {
   try {

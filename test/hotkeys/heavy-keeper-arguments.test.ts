@@ -2,8 +2,8 @@
 // TypeError (found by the reliability fuzzing).
 import { describe, expect, it } from 'vitest'
 
-import { InvalidArgumentError } from '../../lib/errors/invalid-argument-error'
-import { HeavyKeeper } from '../../lib/hotkeys/heavy-keeper'
+import { InvalidArgumentError } from '../../lib/foundation/errors/invalid-argument-error'
+import { HeavyKeeper } from '../../lib/components/hotkeys/heavy-keeper'
 
 describe('HeavyKeeper.fadingOnce epochs', () => {
   it('refuses integers past 2^53 - 1 with InvalidArgumentError and accepts the largest safe one', () => {

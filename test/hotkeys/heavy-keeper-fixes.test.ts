@@ -1,7 +1,7 @@
 // Each reference defect we fix (docs/rules/heavykeeper.md, "Ours"), shown through the public API.
 import { describe, expect, it } from 'vitest'
 
-import { HeavyKeeper, type TopKItem } from '../../lib/hotkeys/heavy-keeper'
+import { HeavyKeeper, type TopKItem } from '../../lib/components/hotkeys/heavy-keeper'
 
 function collectExpelled(hk: HeavyKeeper): TopKItem<string>[] {
   const out: TopKItem<string>[] = []

@@ -2,8 +2,8 @@
 // answers, list, counts, total and expelled keys as adds that all go through native code (addMany does).
 import { describe, expect, it } from 'vitest'
 
-import { HeavyKeeper, type TopKItem } from '../../lib/hotkeys/heavy-keeper'
-import { murmur3 } from '../../lib/hotkeys/murmur3'
+import { HeavyKeeper, type TopKItem } from '../../lib/components/hotkeys/heavy-keeper'
+import { murmur3 } from '../../lib/components/hotkeys/murmur3'
 import { zipfSampler } from './zipf-stream.mjs'
 
 interface Op {

@@ -1,7 +1,7 @@
 // Keys come from requests: HeavyKeeper keeps each at a bounded size (docs/rules/heavykeeper.md, "Long keys").
 import { describe, expect, it } from 'vitest'
 
-import { HeavyKeeper, type TopKItem } from '../../lib/hotkeys/heavy-keeper'
+import { HeavyKeeper, type TopKItem } from '../../lib/components/hotkeys/heavy-keeper'
 
 const PREFIX = 96 // bytes of a long key that list() and onExpelled show
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 
-import { HeavyKeeper, type TopKItem } from '../../lib/hotkeys/heavy-keeper'
-import { InvalidArgumentError } from '../../lib/errors/invalid-argument-error'
-import { InvalidOptionError } from '../../lib/errors/invalid-option-error'
+import { HeavyKeeper, type TopKItem } from '../../lib/components/hotkeys/heavy-keeper'
+import { InvalidArgumentError } from '../../lib/foundation/errors/invalid-argument-error'
+import { InvalidOptionError } from '../../lib/foundation/errors/invalid-option-error'
 import { exactCounts, exactTop, zipfSampler } from './zipf-stream.mjs'
 
 const entries = (items: TopKItem<string | Uint8Array>[]) => items.map((i) => [String(i.key), i.count])

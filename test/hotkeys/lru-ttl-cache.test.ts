@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 
-import { LruTtlCache } from '../../lib/hotkeys/lru-ttl-cache'
+import { LruTtlCache } from '../../lib/components/hotkeys/lru-ttl-cache'
 import { seededRandom } from '../helpers/seeded-random.mjs'
 
 // The obvious model: an array ordered oldest first.

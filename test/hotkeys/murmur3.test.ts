@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 
-import { InvalidArgumentError } from '../../lib/errors/invalid-argument-error'
-import { murmur3 } from '../../lib/hotkeys/murmur3'
-import { HeavyKeeper } from '../../lib/hotkeys/heavy-keeper'
+import { InvalidArgumentError } from '../../lib/foundation/errors/invalid-argument-error'
+import { murmur3 } from '../../lib/components/hotkeys/murmur3'
+import { HeavyKeeper } from '../../lib/components/hotkeys/heavy-keeper'
 
 describe('murmur3 (x86_32, the hash HeavyKeeper and the Go reference use)', () => {
   it.each([

@@ -1,11 +1,11 @@
-// The addon's known names (lib/native/addon-path.ts) pick what node-gyp-build would pick, and leave every other case
+// The addon's known names (lib/foundation/native/addon-path.ts) pick what node-gyp-build would pick, and leave every other case
 // to it: a folder laid out as a package is given build/ and prebuilds/ files, and each answer is compared.
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'fs'
 import { tmpdir } from 'os'
 import { join } from 'path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 
-import { knownAddonPath } from '../../lib/native/addon-path'
+import { knownAddonPath } from '../../lib/foundation/native/addon-path'
 
 const dirs: string[] = []
 // The environment of the run (CI's PREBUILDS_ONLY=1, npm's variables) must not decide these cases.

@@ -20,7 +20,7 @@ interface LoadFailure {
 function loadFailure(dir: string, env = cleanEnv(), nodeArgs: string[] = []): LoadFailure {
   const script = `
 const dist = ${JSON.stringify(join(dir, 'dist', 'cjs'))}
-const { NativeLoadError } = require(dist + '/errors/native-load-error')
+const { NativeLoadError } = require(dist + '/foundation/errors/native-load-error')
 try {
   require(dist).BbrLimiter
   console.log(JSON.stringify({ loaded: true }))

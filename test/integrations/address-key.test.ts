@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 
 import { httpGuard } from '../../lib/entries/http'
 import { KeyedLimiter, Shed, TokenBucket } from '../../lib/index'
-import { addressKey } from '../../lib/integrations/address-key'
+import { addressKey } from '../../lib/guards/inbound/address-key'
 
 describe('addressKey', () => {
   it.each([

@@ -3,11 +3,11 @@
 import type { IncomingMessage } from 'http'
 import { describe, expect, it } from 'vitest'
 
-import { BbrLimiter } from '../../lib/bbr/bbr-limiter'
-import { httpGuard } from '../../lib/integrations/http'
-import { undiciGuard } from '../../lib/integrations/undici-guard'
-import { KeyedLimiter } from '../../lib/ratelimit/keyed-limiter'
-import { TokenBucket } from '../../lib/ratelimit/token-bucket'
+import { BbrLimiter } from '../../lib/components/bbr/bbr-limiter'
+import { httpGuard } from '../../lib/adapters/http/http'
+import { undiciGuard } from '../../lib/adapters/undici/undici-guard'
+import { KeyedLimiter } from '../../lib/components/ratelimit/keyed-limiter'
+import { TokenBucket } from '../../lib/components/ratelimit/token-bucket'
 import { fieldOf } from '../helpers/typed-errors'
 
 describe('adapters with bad options or requests', () => {

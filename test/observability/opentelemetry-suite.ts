@@ -6,7 +6,7 @@ import type { ResourceMetrics } from '@opentelemetry/sdk-metrics'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 
 import { InvalidOptionError } from '../../lib/index'
-import { OpenTelemetryMetrics } from '../../lib/metrics/opentelemetry'
+import { OpenTelemetryMetrics } from '../../lib/ops/metrics/opentelemetry'
 import { drivenComponents } from './components'
 
 type Api = typeof otelApi

@@ -2,7 +2,7 @@ import { Registry } from 'prom-client'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 
 import { InvalidArgumentError, InvalidOptionError } from '../../lib/index'
-import { PrometheusMetrics } from '../../lib/metrics/prometheus'
+import { PrometheusMetrics } from '../../lib/ops/metrics/prometheus'
 import { fullLimiter } from '../integrations/queue-scenarios'
 import { drivenComponents } from './components'
 import { parsePrometheusText, valueOf } from './prometheus-text'

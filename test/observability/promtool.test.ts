@@ -6,7 +6,7 @@ import { spawnSync } from 'child_process'
 import { Registry } from 'prom-client'
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { PrometheusMetrics } from '../../lib/metrics/prometheus'
+import { PrometheusMetrics } from '../../lib/ops/metrics/prometheus'
 import { drivenComponents } from './components'
 
 const promtool = spawnSync('promtool', ['--version'], { encoding: 'utf8' })

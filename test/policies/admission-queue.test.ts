@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest'
 
 import { BbrLimiter, type BbrLimiterOptions, InvalidOptionError, Shed } from '../../lib/index'
-import { InboundGuard } from '../../lib/integrations/inbound-guard'
-import { AdmissionQueue } from '../../lib/policies/admission-queue'
+import { InboundGuard } from '../../lib/guards/inbound/inbound-guard'
+import { AdmissionQueue } from '../../lib/admission/queue/admission-queue'
 import { ManualClock } from '../helpers/manual-clock'
 import { fullLimiter } from '../integrations/queue-scenarios'
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 
 import { HotParameterLimiter, InvalidOptionError, listRegions, TokenBucket } from '../../lib/index'
-import { InboundGuard } from '../../lib/integrations/inbound-guard'
+import { InboundGuard } from '../../lib/guards/inbound/inbound-guard'
 import { ManualClock } from '../helpers/manual-clock'
 import { uniqueName } from '../helpers/unique-name'
 

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest'
 
 import { CircuitBreaker, KeyedLimiter, KeyedPool, type PoolMember, TokenBucket } from '../../lib/index'
-import { BreakerGroup } from '../../lib/breakers/breaker-group'
+import { BreakerGroup } from '../../lib/components/breakers/breaker-group'
 import { ManualClock } from '../helpers/manual-clock'
 import { fieldOf } from '../helpers/typed-errors'
 

@@ -5,7 +5,7 @@ import { runInNewContext } from 'vm'
 import { describe, expect, it } from 'vitest'
 
 import { KeyedLimiter, TokenBucket } from '../../lib/index'
-import { boundedKey, MAX_KEY_LENGTH } from '../../lib/ratelimit/bounded-key'
+import { boundedKey, MAX_KEY_LENGTH } from '../../lib/foundation/common/bounded-key'
 
 const bucket = () => new TokenBucket({ rate: 0.001, burst: 1, now: () => 0 })
 

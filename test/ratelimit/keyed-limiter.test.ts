@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 
-import { InvalidArgumentError } from '../../lib/errors/invalid-argument-error'
-import { KeyedLimiter } from '../../lib/ratelimit/keyed-limiter'
-import type { Limiter } from '../../lib/ratelimit/limiter'
-import { TokenBucket } from '../../lib/ratelimit/token-bucket'
+import { InvalidArgumentError } from '../../lib/foundation/errors/invalid-argument-error'
+import { KeyedLimiter } from '../../lib/components/ratelimit/keyed-limiter'
+import type { Limiter } from '../../lib/components/ratelimit/limiter'
+import { TokenBucket } from '../../lib/components/ratelimit/token-bucket'
 import { ManualClock } from '../helpers/manual-clock'
 
 function keyedBuckets(clock: ManualClock, options: { maxKeys?: number; idleTimeout?: number } = {}) {

@@ -2,9 +2,9 @@
 // the decision unsettled forever and raised an unhandled rejection (found by the reliability fuzzing).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 
-import type { RedisScriptClient } from '../../lib/ratelimit/redis/redis-options'
+import type { RedisScriptClient } from '../../lib/components/ratelimit/redis/redis-options'
 import { isRedisError, RedisError } from '../../lib/index'
-import { RedisRateLimiter } from '../../lib/ratelimit/redis/redis-rate-limiter'
+import { RedisRateLimiter } from '../../lib/components/ratelimit/redis/redis-rate-limiter'
 
 type Answer = () => Promise<unknown>
 function client(evalsha: Answer, evalScript: Answer = evalsha): RedisScriptClient {

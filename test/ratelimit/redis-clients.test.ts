@@ -3,8 +3,8 @@
 import Redis from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { RedisRateLimiter } from '../../lib/ratelimit/redis/redis-rate-limiter'
-import { GCRA_SCRIPT, SLIDING_WINDOW_SCRIPT, scriptSha } from '../../lib/ratelimit/redis/redis-scripts'
+import { RedisRateLimiter } from '../../lib/components/ratelimit/redis/redis-rate-limiter'
+import { GCRA_SCRIPT, SLIDING_WINDOW_SCRIPT, scriptSha } from '../../lib/components/ratelimit/redis/redis-scripts'
 import { CLIENT_FAMILIES, type Made } from '../helpers/redis-clients'
 import { RedisServer, redisTarget } from '../helpers/redis-server'
 import { uniqueName } from '../helpers/unique-name'

@@ -3,7 +3,7 @@
 import { performance } from 'perf_hooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { RedisRateLimiter } from '../../lib/ratelimit/redis/redis-rate-limiter'
+import { RedisRateLimiter } from '../../lib/components/ratelimit/redis/redis-rate-limiter'
 import { CLIENT_FAMILIES } from '../helpers/redis-clients'
 import { RedisCluster, clusterTarget, poll } from '../helpers/redis-cluster'
 import { uniqueName } from '../helpers/unique-name'

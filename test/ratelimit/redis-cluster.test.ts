@@ -3,8 +3,8 @@
 import Redis from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { clusterSlot } from '../../lib/ratelimit/redis/cluster-slot'
-import { RedisRateLimiter, type RateLimitDecision } from '../../lib/ratelimit/redis/redis-rate-limiter'
+import { clusterSlot } from '../../lib/components/ratelimit/redis/cluster-slot'
+import { RedisRateLimiter, type RateLimitDecision } from '../../lib/components/ratelimit/redis/redis-rate-limiter'
 import { CLIENT_FAMILIES, type Made } from '../helpers/redis-clients'
 import { RedisCluster, clusterTarget } from '../helpers/redis-cluster'
 import { uniqueName } from '../helpers/unique-name'

@@ -2,7 +2,7 @@ import Redis from 'ioredis'
 import { performance } from 'perf_hooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { RedisRateLimiter, type RateLimitDecision } from '../../lib/ratelimit/redis/redis-rate-limiter'
+import { RedisRateLimiter, type RateLimitDecision } from '../../lib/components/ratelimit/redis/redis-rate-limiter'
 import { ManualClock } from '../helpers/manual-clock'
 import { RedisServer, redisTarget } from '../helpers/redis-server'
 import { uniqueName } from '../helpers/unique-name'

@@ -2,8 +2,8 @@
 // stored whole in Redis, however long.
 import { describe, expect, it } from 'vitest'
 
-import { RedisRateLimiter } from '../../lib/ratelimit/redis/redis-rate-limiter'
-import { MAX_KEY_BYTES, boundedKey } from '../../lib/ratelimit/redis/redis-keys'
+import { RedisRateLimiter } from '../../lib/components/ratelimit/redis/redis-rate-limiter'
+import { MAX_KEY_BYTES, boundedKey } from '../../lib/components/ratelimit/redis/redis-keys'
 import { ManualClock } from '../helpers/manual-clock'
 import { redisTarget, useRedis } from '../helpers/redis-server'
 import { uniqueName } from '../helpers/unique-name'

@@ -2,7 +2,7 @@
 // and never admits more than Redis would have.
 import { describe, expect, it } from 'vitest'
 
-import { RedisRateLimiter } from '../../lib/ratelimit/redis/redis-rate-limiter'
+import { RedisRateLimiter } from '../../lib/components/ratelimit/redis/redis-rate-limiter'
 import { ManualClock } from '../helpers/manual-clock'
 import { seededRandom } from '../helpers/seeded-random.mjs'
 import { redisTarget, useRedis } from '../helpers/redis-server'

@@ -3,10 +3,10 @@ import { DataPointType, MeterProvider, MetricReader } from '@opentelemetry/sdk-m
 import { Registry } from 'prom-client'
 import { describe, expect, it } from 'vitest'
 
-import { OpenTelemetryMetrics } from '../../lib/metrics/opentelemetry'
-import { PrometheusMetrics } from '../../lib/metrics/prometheus'
-import type { RedisScriptClient } from '../../lib/ratelimit/redis/redis-options'
-import { RedisRateLimiter } from '../../lib/ratelimit/redis/redis-rate-limiter'
+import { OpenTelemetryMetrics } from '../../lib/ops/metrics/opentelemetry'
+import { PrometheusMetrics } from '../../lib/ops/metrics/prometheus'
+import type { RedisScriptClient } from '../../lib/components/ratelimit/redis/redis-options'
+import { RedisRateLimiter } from '../../lib/components/ratelimit/redis/redis-rate-limiter'
 import { parsePrometheusText, valueOf } from '../observability/prometheus-text'
 
 class ManualReader extends MetricReader {

@@ -4,7 +4,7 @@ import Redis from 'ioredis'
 import { createClient } from 'redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { RedisRateLimiter } from '../../lib/ratelimit/redis/redis-rate-limiter'
+import { RedisRateLimiter } from '../../lib/components/ratelimit/redis/redis-rate-limiter'
 import { ManualClock } from '../helpers/manual-clock'
 import { poll } from '../helpers/redis-cluster'
 import { RedisServer, redisTarget } from '../helpers/redis-server'

@@ -3,8 +3,8 @@
 // caller never gave (`idleTimeout`, `rate`). Found by the reliability fuzzing.
 import { describe, expect, it } from 'vitest'
 
-import type { RedisScriptClient } from '../../lib/ratelimit/redis/redis-options'
-import { RedisRateLimiter } from '../../lib/ratelimit/redis/redis-rate-limiter'
+import type { RedisScriptClient } from '../../lib/components/ratelimit/redis/redis-options'
+import { RedisRateLimiter } from '../../lib/components/ratelimit/redis/redis-rate-limiter'
 import { fieldOf } from '../helpers/typed-errors'
 
 const redis: RedisScriptClient = { evalsha: async () => [0, 0], eval: async () => [0, 0] }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 
-import { InvalidArgumentError } from '../../lib/errors/invalid-argument-error'
-import { SlidingWindowLimiter } from '../../lib/ratelimit/sliding-window-limiter'
+import { InvalidArgumentError } from '../../lib/foundation/errors/invalid-argument-error'
+import { SlidingWindowLimiter } from '../../lib/components/ratelimit/sliding-window-limiter'
 import { ManualClock } from '../helpers/manual-clock'
 
 function acquireAll(limiter: SlidingWindowLimiter, n = 1): number {

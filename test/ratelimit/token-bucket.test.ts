@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 
-import { InvalidArgumentError } from '../../lib/errors/invalid-argument-error'
-import { InvalidOptionError } from '../../lib/errors/invalid-option-error'
-import { TokenBucket } from '../../lib/ratelimit/token-bucket'
+import { InvalidArgumentError } from '../../lib/foundation/errors/invalid-argument-error'
+import { InvalidOptionError } from '../../lib/foundation/errors/invalid-option-error'
+import { TokenBucket } from '../../lib/components/ratelimit/token-bucket'
 import { ManualClock } from '../helpers/manual-clock'
 
 function takeAll(bucket: TokenBucket, tries = 10_000): number {

@@ -7,14 +7,14 @@ import * as path from 'path'
 import { afterEach, describe, expect, it } from 'vitest'
 
 import { BbrLimiter, RegionCorruptError, RegionMismatchError, defaultNamespace, loadInfo } from '../../dist/cjs'
-import { regionLocation } from '../../lib/shared/regions'
+import { regionLocation } from '../../lib/foundation/regions/regions'
 import { reaperPasses } from '../helpers/reaper-passes'
 import { uniqueName } from '../helpers/unique-name'
 import { waitFor } from '../helpers/wait-for'
 
 const fixtures = path.join(__dirname, 'fixtures')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const regionLayout = require('../../dist/cjs/native/load-native').native.layout.region
+const regionLayout = require('../../dist/cjs/foundation/native/load-native').native.layout.region
 // The file of the BbrLimiter region `shared` of this application (its namespace: the fixtures share the root).
 const bbrFile = (shared: string) => regionLocation(`bbr.${defaultNamespace()}.${shared}`)
 const children: ChildProcess[] = []

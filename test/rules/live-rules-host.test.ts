@@ -21,7 +21,7 @@ import { waitFor } from '../helpers/wait-for'
 const member = path.join(__dirname, '..', 'fixtures', 'rules-member.cjs')
 const breakersMember = path.join(__dirname, '..', 'fixtures', 'rules-breakers-member.cjs')
 const keysMember = path.join(__dirname, '..', 'fixtures', 'rules-key-member.cjs')
-const cli = path.join(__dirname, '..', '..', 'dist', 'cjs', 'cli', 'bulwark.js')
+const cli = path.join(__dirname, '..', '..', 'dist', 'cjs', 'ops', 'cli', 'bulwark.js')
 const run = promisify(execFile)
 
 interface Report {

@@ -10,7 +10,7 @@ import {
   SreBreaker,
   TokenBucket,
 } from '../../lib/index'
-import { parseAssignments } from '../../lib/rules/set-command'
+import { parseAssignments } from '../../lib/ops/cli/set-command'
 import { ManualClock } from '../helpers/manual-clock'
 import { uniqueName } from '../helpers/unique-name'
 

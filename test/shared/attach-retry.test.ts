@@ -8,7 +8,7 @@ import * as fs from 'fs'
 import * as path from 'path'
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { regionLocation } from '../../lib/shared/regions'
+import { regionLocation } from '../../lib/foundation/regions/regions'
 import { uniqueName } from '../helpers/unique-name'
 import { waitFor } from '../helpers/wait-for'
 

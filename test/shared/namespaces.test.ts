@@ -7,7 +7,7 @@ import * as path from 'path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 
 import { InvalidOptionError, listRegions, TokenBucket } from '../../dist/cjs'
-import { applicationRoot, namespaceOfRoot, splitRegionName } from '../../lib/shared/namespace'
+import { applicationRoot, namespaceOfRoot, splitRegionName } from '../../lib/foundation/regions/namespace'
 import { uniqueName } from '../helpers/unique-name'
 
 const dist = path.resolve(__dirname, '..', '..', 'dist', 'cjs')

@@ -7,7 +7,7 @@ import * as fs from 'fs'
 import * as path from 'path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 
-import { defaultNamespace } from '../../lib/shared/namespace'
+import { defaultNamespace } from '../../lib/foundation/regions/namespace'
 import { uniqueName } from '../helpers/unique-name'
 
 const actor = path.join(__dirname, '..', 'fixtures', 'region-actor.cjs')

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 
-import { RegionLayout } from '../../lib/shared/region-layout'
-import { RollingWindow } from '../../lib/shared/rolling-window'
-import { SharedRegion } from '../../lib/shared/shared-region'
-import { InvalidArgumentError } from '../../lib/errors/invalid-argument-error'
+import { RegionLayout } from '../../lib/foundation/regions/region-layout'
+import { RollingWindow } from '../../lib/foundation/regions/rolling-window'
+import { SharedRegion } from '../../lib/foundation/regions/shared-region'
+import { InvalidArgumentError } from '../../lib/foundation/errors/invalid-argument-error'
 import { windowAdd } from '../helpers/test-natives'
 import { ManualClock } from '../helpers/manual-clock'
 

@@ -14,8 +14,8 @@ import {
   loadInfo,
   removeStaleRegions,
 } from '../../dist/cjs'
-import { native } from '../../lib/native/load-native'
-import { regionLocation } from '../../lib/shared/regions'
+import { native } from '../../lib/foundation/native/load-native'
+import { regionLocation } from '../../lib/foundation/regions/regions'
 import { reaperPasses } from '../helpers/reaper-passes'
 import { uniqueName } from '../helpers/unique-name'
 import { waitFor } from '../helpers/wait-for'

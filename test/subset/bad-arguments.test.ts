@@ -2,9 +2,9 @@
 // (or hashed as the empty string) instead of InvalidArgumentError.
 import { describe, expect, it } from 'vitest'
 
-import { ConsistentHash } from '../../lib/subset/consistent-hash'
-import { fnv1a32 } from '../../lib/subset/fnv1a32'
-import { subset } from '../../lib/subset/subset'
+import { ConsistentHash } from '../../lib/components/subset/consistent-hash'
+import { fnv1a32 } from '../../lib/components/subset/fnv1a32'
+import { subset } from '../../lib/components/subset/subset'
 import { argumentOf } from '../helpers/typed-errors'
 
 describe('subsetting with bad arguments', () => {

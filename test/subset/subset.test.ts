@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 
-import { InvalidArgumentError } from '../../lib/errors/invalid-argument-error'
-import { ConsistentHash } from '../../lib/subset/consistent-hash'
-import { fnv1a32 } from '../../lib/subset/fnv1a32'
-import { subset } from '../../lib/subset/subset'
+import { InvalidArgumentError } from '../../lib/foundation/errors/invalid-argument-error'
+import { ConsistentHash } from '../../lib/components/subset/consistent-hash'
+import { fnv1a32 } from '../../lib/components/subset/fnv1a32'
+import { subset } from '../../lib/components/subset/subset'
 
 // A small seeded generator (mulberry32), so that the fleets below are the same on every run.
 function seeded(seed: number): () => number {

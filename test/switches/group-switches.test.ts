@@ -15,7 +15,7 @@ import {
   SreBreaker,
   Switchboard,
 } from '../../lib/index'
-import { breakerOpenError } from '../../lib/integrations/breaker-port'
+import { breakerOpenError } from '../../lib/guards/outbound/breaker-port'
 import { grpcClientGuard, GrpcStatus } from '../../lib/entries/grpc'
 import { undiciGuard } from '../../lib/entries/undici'
 import '../helpers/cleanup-regions'
@@ -24,7 +24,7 @@ import { call, EchoClient, startEcho } from '../integrations/grpc-service'
 import { serving } from '../integrations/inbound-scenarios'
 import { undiciMajors } from '../integrations/undici-majors'
 
-const cli = path.resolve(__dirname, '..', '..', 'dist', 'cjs', 'cli', 'bulwark.js')
+const cli = path.resolve(__dirname, '..', '..', 'dist', 'cjs', 'ops', 'cli', 'bulwark.js')
 /** `bulwark set switches.<board> ...` in another process; fails the test when the CLI does. */
 function setSwitches(board: string, ...pairs: string[]): void {
   const out = spawnSync(process.execPath, [cli, 'set', `switches.${board}`, ...pairs], {

@@ -13,7 +13,7 @@ import { runScript } from '../helpers/run-script'
 import { uniqueName } from '../helpers/unique-name'
 import { get, serving, type TestServer } from '../integrations/inbound-scenarios'
 
-const cli = path.resolve(__dirname, '..', '..', 'dist', 'cjs', 'cli', 'bulwark.js')
+const cli = path.resolve(__dirname, '..', '..', 'dist', 'cjs', 'ops', 'cli', 'bulwark.js')
 const bulwark = (...args: string[]) =>
   spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', timeout: 10_000 })
 

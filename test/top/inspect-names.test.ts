@@ -2,7 +2,7 @@
 // large) instead of an InvalidOptionError (found by the reliability fuzzing).
 import { describe, expect, it } from 'vitest'
 
-import { inspectRegions } from '../../lib/top/inspect'
+import { inspectRegions } from '../../lib/ops/top/inspect'
 import { fieldOf } from '../helpers/typed-errors'
 
 describe('inspectRegions names', () => {

@@ -2,7 +2,7 @@
 // act on the terminal (a key could otherwise set the window title, clear the screen or reorder text).
 import { describe, expect, it } from 'vitest'
 
-import { printable, renderFrame } from '../../lib/top/render-text'
+import { printable, renderFrame } from '../../lib/ops/top/render-text'
 
 describe('bulwark top escapes what would act on the terminal', () => {
   it.each([

@@ -3,7 +3,7 @@ import { ChildProcess, execFile, fork } from 'child_process'
 import * as path from 'path'
 
 const root = path.join(__dirname, '..', '..')
-export const cli = path.join(root, 'dist', 'cjs', 'cli', 'bulwark.js')
+export const cli = path.join(root, 'dist', 'cjs', 'ops', 'cli', 'bulwark.js')
 const memberScript = path.join(root, 'test', 'fixtures', 'top-member.cjs')
 
 export interface Member {

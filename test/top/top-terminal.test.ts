@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'child_process'
 import { EventEmitter } from 'events'
 import { describe, expect, it } from 'vitest'
 
-import { keyAction, Terminal } from '../../lib/top/terminal'
+import { keyAction, Terminal } from '../../lib/ops/top/terminal'
 import { waitFor } from '../helpers/wait-for'
 import { cli } from './top-host'
 

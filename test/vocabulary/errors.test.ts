@@ -92,8 +92,8 @@ describe('typed errors', () => {
     afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
     it("recognises the other copy's errors, where instanceof cannot", () => {
-      const { OverloadError: OtherOverload } = other('./errors/overload-error.js')
-      const { BreakerOpenError: OtherOpen } = other('./errors/breaker-open-error.js')
+      const { OverloadError: OtherOverload } = other('./foundation/errors/overload-error.js')
+      const { BreakerOpenError: OtherOpen } = other('./foundation/errors/breaker-open-error.js')
       const shed = new OtherOverload('in-flight', 1)
       expect(shed).not.toBeInstanceOf(OverloadError)
       expect(isOverloadError(shed)).toBe(true)

@@ -38,7 +38,7 @@ import {
 import { httpGuard, type InboundGuardStats } from '../../lib/entries/http'
 import { RedisRateLimiter, type RedisRateLimiterStats } from '../../lib/entries/redis'
 import { HostWatcher } from '../../lib/entries/top'
-import { defaultNamespace } from '../../lib/shared/namespace'
+import { defaultNamespace } from '../../lib/foundation/regions/namespace'
 import { uniqueName } from '../helpers/unique-name'
 
 interface Closable {

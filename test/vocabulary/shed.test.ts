@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 
 import { Shed, shedReason } from '../../lib/index'
-import { shedReply } from '../../lib/integrations/shed-reply'
+import { shedReply } from '../../lib/guards/inbound/shed-reply'
 
 describe('the Shed table', () => {
   it('gives every code one reason, as docs/vocabulary.md lists them', () => {

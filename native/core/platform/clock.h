@@ -1,5 +1,5 @@
 // Host-wide monotonic time, on the timeline libuv's uv_hrtime uses (so performance.now() plus one offset maps onto
-// it, lib/signals/clock.ts): CLOCK_MONOTONIC on Linux, the uptime clock of mach_absolute_time on macOS,
+// it, lib/foundation/signals/clock.ts): CLOCK_MONOTONIC on Linux, the uptime clock of mach_absolute_time on macOS,
 // QueryPerformanceCounter on Windows. Every process of a host reads the same clock, so shared rolling windows and
 // member leases written by several processes agree.
 #pragma once

@@ -6,7 +6,7 @@
 // bucket and retags it, and a reader ignores buckets whose tag is not the epoch it wants. A reader that races a
 // rotation sees the tag change (it is read before and after the bucket) and counts that bucket as empty.
 //
-// The same layout is written by lib/shared/rolling-window.ts; keep the two in step.
+// The same layout is written by lib/foundation/regions/rolling-window.ts; keep the two in step.
 #pragma once
 #include <cmath>
 #include <cstddef>

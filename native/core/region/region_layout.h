@@ -2,7 +2,8 @@
 // is the only place they are written down.
 //
 // A region is: a 512-byte header, a member table (one 64-byte slot per attachment: a thread or a process that
-// opened the region), then the payload, which the component that owns the region lays out (lib/shared/layout.ts).
+// opened the region), then the payload, which the component that owns the region lays out
+// (lib/foundation/regions/region-layout.ts).
 //
 // Frozen across layout versions: the magic, the version, the size, the member capacity and the member slot format
 // (offsets marked FROZEN). Another version of bulwark can then always tell whether the processes that use a region

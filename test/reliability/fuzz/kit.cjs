@@ -8,7 +8,7 @@ const fc = require('fast-check')
 const dist = '../../../dist/cjs'
 const b = {
   ...['index', 'entries/http', 'entries/express', 'entries/fastify', 'entries/koa', 'entries/grpc', 'entries/undici']
-    .concat(['entries/redis', 'entries/top', 'hotkeys/murmur3', 'subset/fnv1a32'])
+    .concat(['entries/redis', 'entries/top', 'components/hotkeys/murmur3', 'components/subset/fnv1a32'])
     .reduce((all, entry) => Object.assign(all, require(`${dist}/${entry}`)), {}),
 }
 

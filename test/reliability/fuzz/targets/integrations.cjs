@@ -31,6 +31,7 @@ const INBOUND_FIELDS = [
   ...BBR_FIELDS,
 ]
 const BREAKER_FIELDS = [
+  'components',
   'breakers',
   'breaker',
   'success',

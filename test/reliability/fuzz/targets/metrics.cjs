@@ -4,7 +4,7 @@
 const path = require('path')
 const { b, fc, assert, anySmall, key, options, typedOrValue, uniqueName } = require('../kit.cjs')
 
-const dist = path.join(__dirname, '..', '..', '..', '..', 'dist', 'cjs', 'metrics')
+const dist = path.join(__dirname, '..', '..', '..', '..', 'dist', 'cjs', 'ops', 'metrics')
 const { PrometheusMetrics } = require(path.join(dist, 'prometheus.js'))
 const { OpenTelemetryMetrics } = require(path.join(dist, 'opentelemetry.js'))
 const promClient = require('prom-client')

@@ -1,0 +1,181 @@
+import type { IncomingMessage, ServerResponse } from 'http'
+
+import { enterDeadline } from '../../guards/inbound/deadline-context'
+import { DEGRADED, plainAnswer, responseGone } from '../../guards/inbound/degraded-response'
+import { type DegradedAnswer, errorReason, type FallbackReason } from '../../guards/inbound/fallback'
+import { awaitSlot } from '../../guards/inbound/await-slot'
+import { InboundGuard, QUEUED, type RequestAccess } from '../../guards/inbound/inbound-guard'
+import type { InboundGuardOptions } from '../../guards/inbound/inbound-options'
+import { responseReleaser } from '../../guards/inbound/response-release'
+import { JSON_TYPE, retryAfterText, shedReply } from '../../guards/inbound/shed-reply'
+import { attachSignal, type RequestSignal } from '../../guards/inbound/request-signal'
+
+/** What the plugin reads of a Fastify request; `ip` honours Fastify's `trustProxy`. */
+export interface FastifyRequestLike {
+  headers: IncomingMessage['headers']
+  ip?: string
+  raw: IncomingMessage
+}
+
+interface FastifyReplyLike {
+  raw: ServerResponse & { [DEGRADED]?: boolean }
+  readonly sent: boolean
+  code(status: number): FastifyReplyLike
+  header(name: string, value: unknown): FastifyReplyLike
+  send(body: unknown): unknown
+}
+
+// The answer the fallback gave for a request whose handler failed, applied when Fastify sends the error.
+const ERROR_ANSWER = Symbol('bulwark.errorAnswer')
+// The request's deadline, kept from admission until its handler runs.
+const DEADLINE = Symbol('bulwark.deadline')
+type Failed = FastifyRequestLike & { [ERROR_ANSWER]?: DegradedAnswer; [DEADLINE]?: number }
+
+function applyHeaders(reply: FastifyReplyLike, answer: DegradedAnswer): void {
+  reply.code(answer.status)
+  // First a type for the body, which the answer's own headers replace (Fastify may have set one for an error).
+  reply.header(
+    'content-type',
+    typeof answer.body === 'string' ? 'text/plain; charset=utf-8' : 'application/octet-stream',
+  )
+  for (const [name, value] of Object.entries(answer.headers)) reply.header(name, value)
+}
+
+function sendDegraded(reply: FastifyReplyLike, reason: FallbackReason, answer: DegradedAnswer | undefined | null) {
+  const a = answer ?? plainAnswer(reason, answer === null)
+  reply.raw[DEGRADED] = true
+  applyHeaders(reply, a)
+  reply.send(typeof a.body === 'string' ? a.body : Buffer.from(a.body))
+}
+
+function timedOut(
+  guard: InboundGuard<FastifyRequestLike>,
+  request: FastifyRequestLike,
+  reply: FastifyReplyLike,
+  signal: RequestSignal,
+  ms: number,
+) {
+  if (reply.sent || reply.raw.headersSent || responseGone(reply.raw)) return
+  guard.countTimeout()
+  sendDegraded(reply, 'timeout', guard.answer(request, 'timeout'))
+  signal.timedOut(ms)
+}
+
+/** With a fallback: a handler's error is answered by it (in onSend, after Fastify's error handler chose a 5xx). */
+function addErrorFallback(fastify: FastifyInstanceLike, guard: InboundGuard<FastifyRequestLike>): void {
+  fastify.addHook('onError', (request: Failed, reply: FastifyReplyLike, error: unknown, done: () => void) => {
+    if (reply.raw[DEGRADED] !== true) {
+      const reason = errorReason(error)
+      const answer = guard.answer(request, reason)
+      if (answer !== undefined) request[ERROR_ANSWER] = answer ?? plainAnswer(reason, true)
+    }
+    done()
+  })
+  fastify.addHook(
+    'onSend',
+    (request: Failed, reply: FastifyReplyLike, payload: unknown, done: (e: null, p: unknown) => void) => {
+      const answer = request[ERROR_ANSWER]
+      if (answer === undefined) return done(null, payload)
+      request[ERROR_ANSWER] = undefined
+      reply.raw[DEGRADED] = true
+      applyHeaders(reply, answer)
+      done(null, typeof answer.body === 'string' ? answer.body : Buffer.from(answer.body))
+    },
+  )
+}
+
+/** The parts of a Fastify instance the plugin uses (Fastify 4 and 5). */
+export interface FastifyInstanceLike {
+  addHook(name: string, hook: (...args: any[]) => void): unknown
+  decorate?(name: string, value: unknown): unknown
+  hasDecorator?(name: string): boolean
+}
+
+const fastifyAccess: RequestAccess<FastifyRequestLike> = {
+  header: (request, name) => request.headers[name],
+  address: (request) => request.ip ?? request.raw.socket.remoteAddress,
+}
+
+export type FastifyGuardOptions = InboundGuardOptions<FastifyRequestLike>
+
+/**
+ * A Fastify plugin: an `onRequest` hook that admits the request or answers it at once with 503 or 429, a
+ * Retry-After header and a JSON body, so that no later hook, parser or handler runs (with `maxWait`, a refused
+ * request first waits for a slot: docs/rules/queue.md). With `fallback`, refusals, a
+ * `timeout` (a function of the request can read `request.routeOptions.url`: per route) and errors get the
+ * fallback's answer (docs/guide/degrade.md). Not encapsulated (it applies
+ * to the whole instance, as fastify-plugin would make it); the guard is decorated as `fastify.bulwark`, and a
+ * limiter it created from options is closed with the instance.
+ *
+ *   await app.register(fastifyGuard, { limiter: { shared: 'api' } })
+ */
+export function fastifyGuard(
+  fastify: FastifyInstanceLike,
+  options: FastifyGuardOptions | undefined,
+  done: (error?: Error) => void,
+): void {
+  let guard: InboundGuard<FastifyRequestLike>
+  try {
+    guard = new InboundGuard(options, fastifyAccess)
+  } catch (error) {
+    return done(error as Error)
+  }
+  const bind = responseReleaser(guard)
+  const decided = (request: FastifyRequestLike, reply: FastifyReplyLike, next: () => void, token: number): void => {
+    if (token >= 0) {
+      bind(reply.raw, token)
+      if (responseGone(reply.raw)) return guard.countClientGone() // nobody to answer: no handler runs
+      if (guard.propagatesDeadline) (request as Failed)[DEADLINE] = guard.deadlineAt
+      if (guard.timesOut) {
+        const ms = guard.timeoutOf(request)
+        if (ms > 0) {
+          // request.signal (Fastify's own, followed) also aborts on the guard's timeout (docs/guide/degrade.md).
+          const signal = attachSignal(request)
+          const timer = setTimeout(timedOut, ms, guard, request, reply, signal, ms)
+          reply.raw.once('close', () => {
+            clearTimeout(timer)
+            if (!reply.raw.writableEnded) signal.clientGone()
+          })
+        }
+      }
+      return next()
+    }
+    // Answering from the hook without calling next() ends the request here.
+    if (guard.fallback !== undefined) {
+      const answer = guard.answer(request, guard.reasonOf(token))
+      if (answer) return void sendDegraded(reply, 'overload', answer)
+    }
+    const r = shedReply(token)
+    reply
+      .code(r.status)
+      .header('content-type', JSON_TYPE)
+      .header('retry-after', retryAfterText(guard.retryAfter))
+      .send(r.body)
+  }
+  fastify.addHook('onRequest', (request: FastifyRequestLike, reply: FastifyReplyLike, next: () => void): void => {
+    const token = guard.tryAcquire(request)
+    if (token !== QUEUED) return decided(request, reply, next, token)
+    if (responseGone(reply.raw)) return guard.countClientGone()
+    awaitSlot(guard, reply.raw, (t) => decided(request, reply, next, t))
+  })
+  if (guard.fallback !== undefined) addErrorFallback(fastify, guard)
+  // The handler runs in the same synchronous run as the last preHandler: the deadline's context reaches it.
+  if (guard.propagatesDeadline)
+    fastify.addHook('preHandler', (request: Failed, _reply: unknown, next: () => void) => {
+      enterDeadline(request[DEADLINE] ?? NaN) // NaN for a request without one, so that none inherits another's
+      next()
+    })
+  fastify.addHook('onClose', (_instance: unknown, closed: () => void): void => {
+    guard.close()
+    closed()
+  })
+  if (fastify.decorate && !fastify.hasDecorator?.('bulwark')) fastify.decorate('bulwark', guard)
+  done()
+}
+
+// What fastify-plugin sets: skip encapsulation (the hook applies to every route), a name, the supported versions.
+Object.assign(fastifyGuard, {
+  [Symbol.for('skip-override')]: true,
+  [Symbol.for('fastify.display-name')]: 'bulwark',
+  [Symbol.for('plugin-meta')]: { name: 'bulwark', fastify: '4.x || 5.x' },
+})

@@ -1,0 +1,39 @@
+import type { FallbackReason } from '../../guards/inbound/fallback'
+import { GrpcStatus } from './grpc-module'
+
+/** A degraded end of a gRPC call: its status code (default UNAVAILABLE), details and trailers. */
+export interface GrpcFallbackStatus {
+  code?: number
+  details?: string
+  trailers?: Record<string, string>
+}
+
+/** Returns the status a refused, timed-out or failed call ends with, or undefined for the plain one. */
+export type GrpcFallback = (
+  call: import('./grpc-server').GrpcCallInfo,
+  reason: FallbackReason,
+) => GrpcFallbackStatus | undefined
+
+export interface GrpcStatusAnswer {
+  code: number
+  details: string
+  trailers: Record<string, string>
+}
+
+/** Checks a gRPC fallback's answer (undefined stays undefined); anything else throws, for the plain answer. */
+export function checkGrpcAnswer(value: unknown): GrpcStatusAnswer | undefined {
+  if (value === undefined) return undefined
+  if (value === null || typeof value !== 'object') throw new TypeError('a gRPC fallback answer must be an object')
+  const a = value as GrpcFallbackStatus
+  const code = a.code ?? GrpcStatus.UNAVAILABLE
+  if (!Number.isInteger(code) || code < 0 || code > 16) throw new RangeError(`bad gRPC status ${code}`)
+  const trailers = { ...a.trailers }
+  for (const v of Object.values(trailers)) if (typeof v !== 'string') throw new TypeError('trailers are strings')
+  return { code, details: String(a.details ?? ''), trailers }
+}
+
+/** The plain end of a call the fallback did not answer: UNAVAILABLE, saying why. */
+export function plainGrpcAnswer(reason: FallbackReason, failed: boolean): GrpcStatusAnswer {
+  const details = failed ? 'unavailable (the fallback failed)' : reason === 'timeout' ? 'timed out' : 'unavailable'
+  return { code: GrpcStatus.UNAVAILABLE, details, trailers: {} }
+}

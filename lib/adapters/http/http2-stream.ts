@@ -1,0 +1,150 @@
+// Loaded at first use (scripts/pack-cjs.js): node:http2 loads tls and crypto, which a process that never serves
+// HTTP/2 should not pay for (docs/guide/install.md), and only a stream cut mid-response reads its constants.
+import { constants, type IncomingHttpHeaders, type ServerHttp2Stream } from 'http2' // bulwark:lazy
+
+import { InvalidArgumentError } from '../../foundation/errors/invalid-argument-error'
+import { runWithDeadline } from '../../guards/inbound/deadline-context'
+import { DEGRADED, discardLateStreamWrites, type Marked, plainAnswer } from '../../guards/inbound/degraded-response'
+import { type DegradedAnswer, errorReason, type FallbackReason } from '../../guards/inbound/fallback'
+import { awaitSlot } from '../../guards/inbound/await-slot'
+import { InboundGuard, QUEUED, type RequestAccess } from '../../guards/inbound/inbound-guard'
+import type { InboundGuardOptions } from '../../guards/inbound/inbound-options'
+import { streamReleaser } from '../../guards/inbound/response-release'
+import { respondShed } from '../../guards/inbound/shed-reply'
+import { attachSignal } from '../../guards/inbound/request-signal'
+
+/**
+ * What the guard sees of an HTTP/2 stream, and what `priority` and `rateLimit.key` receive: the stream and its
+ * request headers. The guard refills one such object for each stream: read it during the call, do not keep it.
+ */
+export interface Http2StreamRequest {
+  stream: ServerHttp2Stream
+  headers: IncomingHttpHeaders
+}
+
+/** A listener of node:http2's 'stream' event. */
+export type StreamListener = (
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+  flags: number,
+  rawHeaders: string[],
+) => void
+export type GuardedStreamListener = StreamListener & { readonly guard: InboundGuard<Http2StreamRequest> }
+
+const streamAccess: RequestAccess<Http2StreamRequest> = {
+  header: (request, name) => request.headers[name],
+  address: (request) => request.stream.session?.socket?.remoteAddress,
+}
+
+function respondAnswer(stream: ServerHttp2Stream, head: boolean, answer: DegradedAnswer): void {
+  if (stream.destroyed) return
+  stream.respond({ ...answer.headers, ':status': answer.status }, { endStream: head })
+  if (!head) stream.end(answer.body)
+}
+
+/** Answers in the listener's place (it timed out or threw) and discards what it writes later. */
+function answerInstead(
+  guard: InboundGuard<Http2StreamRequest>,
+  request: Http2StreamRequest,
+  reason: FallbackReason,
+): void {
+  const stream = request.stream
+  if ((stream as Marked)[DEGRADED] === true || stream.destroyed) return
+  if (stream.headersSent) return void stream.close(constants.NGHTTP2_INTERNAL_ERROR) // mid-response: cut it
+  if (reason === 'timeout') guard.countTimeout()
+  const answer = guard.answer(request, reason)
+  ;(stream as Marked)[DEGRADED] = true
+  respondAnswer(stream, request.headers[':method'] === 'HEAD', answer ?? plainAnswer(reason, answer === null))
+  discardLateStreamWrites(stream)
+}
+
+/** The listener with what the guard's options add: a timeout, the deadline's context, errors to the fallback. */
+function runDegraded(
+  guard: InboundGuard<Http2StreamRequest>,
+  listener: StreamListener,
+  args: Parameters<StreamListener>,
+): void {
+  const [stream, headers] = args
+  const request: Http2StreamRequest = { stream, headers } // kept for the timeout and errors: this path allocates
+  const ms = guard.timesOut ? guard.timeoutOf(request) : 0
+  if (ms > 0) {
+    // stream.signal: aborted on the guard's timeout and when the client resets the stream first.
+    const signal = attachSignal(stream)
+    const timer = setTimeout(() => {
+      if (stream.headersSent) return
+      answerInstead(guard, request, 'timeout')
+      signal.timedOut(ms)
+    }, ms)
+    stream.once('close', () => {
+      clearTimeout(timer)
+      if (stream.rstCode !== constants.NGHTTP2_NO_ERROR) signal.clientGone() // reset: not an end it wrote
+    })
+  }
+  const failed = (error: unknown): void => answerInstead(guard, request, errorReason(error))
+  const deadline = guard.deadlineAt
+  try {
+    const result: unknown =
+      guard.propagatesDeadline && deadline === deadline
+        ? runWithDeadline(deadline, listener, ...args)
+        : listener(...args)
+    if (guard.fallback !== undefined && typeof (result as PromiseLike<unknown> | undefined)?.then === 'function')
+      (result as PromiseLike<unknown>).then(undefined, failed)
+  } catch (error) {
+    if (guard.fallback === undefined) throw error
+    failed(error)
+  }
+}
+
+/**
+ * Wraps a listener of node:http2's core API (the server's 'stream' event): each stream is admitted or answered
+ * at once with 503 (overload) or 429 (rate limit), a Retry-After header and a small JSON body, without calling
+ * `listener`. An admitted stream's token is released when the stream finishes or closes, however it ends (its
+ * response ended, either side reset it, or its session died), exactly once.
+ *
+ * With `fallback`, refusals, a `timeout` and errors the listener throws get the fallback's answer
+ * (docs/guide/degrade.md).
+ *
+ *   http2.createSecureServer(tls).on('stream', http2StreamGuard(onStream, { limiter: { shared: 'api' } }))
+ */
+export function http2StreamGuard(
+  listener: StreamListener,
+  options?: InboundGuardOptions<Http2StreamRequest>,
+): GuardedStreamListener {
+  if (typeof listener !== 'function')
+    throw new InvalidArgumentError('listener', listener, "a listener of the 'stream' event")
+  const guard = new InboundGuard(options, streamAccess)
+  const bind = streamReleaser(guard)
+  const plain = guard.fallback === undefined && !guard.timesOut && !guard.propagatesDeadline
+  // One request object for every stream, so that admission allocates nothing.
+  const request: Http2StreamRequest = { stream: undefined as never, headers: undefined as never }
+  const decided = (
+    stream: ServerHttp2Stream,
+    headers: IncomingHttpHeaders,
+    flags: number,
+    raw: string[],
+    token: number,
+  ) => {
+    const head = headers[':method'] === 'HEAD'
+    if (token < 0) {
+      request.stream = stream
+      request.headers = headers
+      const answer = guard.fallback === undefined ? undefined : guard.answer(request, guard.reasonOf(token))
+      request.stream = request.headers = undefined as never
+      return answer ? respondAnswer(stream, head, answer) : respondShed(stream, head, token, guard.retryAfter)
+    }
+    bind(stream, token)
+    if (stream.destroyed) return guard.countClientGone() // reset by the client already: no listener runs
+    if (plain) listener(stream, headers, flags, raw)
+    else runDegraded(guard, listener, [stream, headers, flags, raw])
+  }
+  const guarded = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, raw: string[]): void => {
+    request.stream = stream
+    request.headers = headers
+    const token = guard.tryAcquire(request)
+    request.stream = request.headers = undefined as never // the guard keeps nothing of the stream
+    if (token !== QUEUED) return decided(stream, headers, flags, raw, token)
+    if (stream.destroyed) return guard.countClientGone()
+    awaitSlot(guard, stream, (t) => decided(stream, headers, flags, raw, t))
+  }
+  return Object.assign(guarded, { guard })
+}

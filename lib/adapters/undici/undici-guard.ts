@@ -1,0 +1,134 @@
+import type { BreakerGroup } from '../../components/breakers/breaker-group'
+import type { BulkheadPool } from '../../components/bulkhead/bulkhead-pool'
+import type { SreBreaker } from '../../components/breakers/sre-breaker'
+import { InvalidOptionError } from '../../foundation/errors/invalid-option-error'
+import { RetryBudget } from '../../components/resilience/retry-budget'
+import { checkOptions, optionalFunction, optionalNumber } from '../../foundation/common/validate'
+import type { Breaker } from '../../components/breakers/breaker'
+import { type BreakerChoice, noRoomBreaker, resolveBreakers } from '../../guards/outbound/breaker-port'
+import { type BulkheadChoice, noRoomBulkhead, resolveBulkheads } from '../../guards/outbound/bulkhead-port'
+import type { Dispatch, GuardPolicy } from '../../guards/outbound/guarded-request'
+import { guardedRequest } from './undici-handler-api'
+
+/** Options of undiciGuard; `bulkheads` holds one adaptive bulkhead per origin (refusals: BulkheadRejectedError). */
+export interface UndiciGuardOptions<B extends Breaker = SreBreaker> extends BreakerChoice<B>, BulkheadChoice {
+  /** Caps retries at a share of requests (default: a new RetryBudget, 10 % plus 10 per second); false: no cap. */
+  budget?: RetryBudget | false
+  /** Attempts per request at most, the first included (default 3; 1 turns retries off). */
+  attempts?: number
+  /** Ceiling of the first retry's delay, ms; doubles each retry, with full jitter (default 100). */
+  baseDelay?: number
+  /** Largest delay ceiling, ms (default 5000). */
+  maxDelay?: number
+  /** Which response statuses count as a failure of the origin (default: 500 and above; 4xx are the caller's). */
+  isFailure?: (statusCode: number) => boolean
+  /** Methods safe to send again (default GET, HEAD, OPTIONS, PUT, DELETE, TRACE); a streamed body is never replayed. */
+  retryMethods?: readonly string[]
+  /** Random source in [0, 1) for the jitter (default Math.random). */
+  random?: () => number
+  /**
+   * The header that tells the origin how many milliseconds the inbound caller will still wait, when the request
+   * is made inside a guard's `deadline: { propagate: true }` (default 'x-request-timeout-ms'; false: none).
+   */
+  deadlineHeader?: string | false
+}
+
+// Handlers are typed loosely so that the interceptor fits undici's own `compose` types, whatever their version.
+export type UndiciInterceptor<B extends Breaker = SreBreaker> = ((
+  dispatch: (options: any, handler: any) => boolean,
+) => (options: any, handler: any) => boolean) & {
+  /** The breakers, one per origin (`http://host:port`). */
+  readonly breakers: BreakerGroup<B>
+  readonly budget: RetryBudget | undefined
+  /** The adaptive bulkheads, one per origin (undefined with `bulkheads: false`). */
+  readonly bulkheads: BulkheadPool | undefined
+  /** Closes the breakers and the bulkheads if the guard made them. */
+  close(): void
+}
+
+const DEFAULT_METHODS = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']
+const serverError = (statusCode: number): boolean => statusCode >= 500
+
+function originOf(origin: unknown): string {
+  if (typeof origin === 'string') return origin
+  const url = origin as { origin?: unknown } | null | undefined
+  return typeof url?.origin === 'string' ? url.origin : String(origin)
+}
+
+function replayableBody(body: unknown): boolean {
+  return body == null || typeof body === 'string' || body instanceof Uint8Array
+}
+
+function resolveMethods(value: unknown): Set<string> {
+  if (value === undefined) return new Set(DEFAULT_METHODS)
+  if (!Array.isArray(value) || value.some((m) => typeof m !== 'string')) {
+    throw new InvalidOptionError('retryMethods', value, 'an array of HTTP method names')
+  }
+  return new Set(value.map((m: string) => m.toUpperCase()))
+}
+
+function resolveDeadlineHeader(value: unknown): string | undefined {
+  if (value === false) return undefined
+  if (value === undefined) return 'x-request-timeout-ms'
+  if (typeof value !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(value)) {
+    throw new InvalidOptionError('deadlineHeader', value, 'a header name, or false')
+  }
+  return value.toLowerCase()
+}
+
+function resolveBudget(value: unknown): RetryBudget | undefined {
+  if (value === false) return undefined
+  if (value === undefined) return new RetryBudget()
+  if (value === null || typeof (value as RetryBudget).tryAcquire !== 'function') {
+    throw new InvalidOptionError('budget', value, 'a RetryBudget, or false')
+  }
+  return value as RetryBudget
+}
+
+/**
+ * An undici interceptor guarding each origin with a breaker and an adaptive bulkhead, and retrying failed
+ * idempotent requests within a retry budget. Works with `undici.request`, any `dispatcher.compose(...)`, and `fetch` (Node's or undici's)
+ * through `{ dispatcher }` or `setGlobalDispatcher`. A request the origin's breaker refuses fails at once with
+ * BreakerOpenError, one its bulkhead refuses (the origin is saturated) with BulkheadRejectedError (fetch: a
+ * TypeError whose `cause` it is).
+ *
+ *   const dispatcher = new Agent().compose(undiciGuard())
+ *   await fetch('http://inventory.internal/stock/42', { dispatcher })
+ */
+export function undiciGuard<B extends Breaker = SreBreaker>(options?: UndiciGuardOptions<B>): UndiciInterceptor<B> {
+  const o = checkOptions<UndiciGuardOptions<B>>(options, 'options')
+  const methods = resolveMethods(o.retryMethods)
+  const policy: GuardPolicy = {
+    attempts: optionalNumber('attempts', o.attempts, 3, { integer: true, min: 1, max: 100 }),
+    baseDelay: optionalNumber('baseDelay', o.baseDelay, 100, { min: 0, max: 86_400_000 }),
+    maxDelay: optionalNumber('maxDelay', o.maxDelay, 5000, { min: 0, max: 86_400_000 }),
+    random: optionalFunction<() => number>('random', o.random) ?? Math.random,
+    budget: resolveBudget(o.budget),
+    isFailure: optionalFunction<(statusCode: number) => boolean>('isFailure', o.isFailure) ?? serverError,
+    deadlineHeader: resolveDeadlineHeader(o.deadlineHeader),
+  }
+  const { group, owns } = resolveBreakers(o, 'undici')
+  const bulkheads = resolveBulkheads(o.bulkheads)
+
+  // undici checks that the composed dispatch takes exactly (options, handler).
+  const interceptor =
+    (dispatch: Dispatch) =>
+    (opts: any, handler: unknown): boolean => {
+      const origin = originOf(opts.origin)
+      const replayable = methods.has(opts.method) && replayableBody(opts.body) && !opts.upgrade
+      const breaker = group.get(origin) ?? noRoomBreaker
+      const bulkhead = bulkheads.pool === undefined ? undefined : (bulkheads.pool.get(origin) ?? noRoomBulkhead)
+      const request = guardedRequest(handler, opts, policy, dispatch, opts, breaker, origin, replayable, bulkhead)
+      policy.budget?.recordRequest()
+      return request.run()
+    }
+  return Object.assign(interceptor, {
+    breakers: group,
+    budget: policy.budget,
+    bulkheads: bulkheads.pool,
+    close: () => {
+      if (owns) group.close()
+      if (bulkheads.owns) bulkheads.pool?.close()
+    },
+  })
+}

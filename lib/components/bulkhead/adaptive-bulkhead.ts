@@ -1,0 +1,260 @@
+import { overLimit } from '../../admission/in-flight-check'
+import { LatencyController } from '../../admission/limits/latency-controller'
+import type { LatencyStats } from '../../admission/limits/latency-stats'
+import { PRIORITY_NAMES, Priority, priorityIndex, type PriorityName } from '../../admission/priority'
+import { RtSampler } from '../../admission/rt-sampler'
+import { NOT_SAMPLED, TokenTable } from '../../admission/token-table'
+import { BulkheadRejectedError } from '../../foundation/errors/bulkhead-rejected-error'
+import { type GuardedFunction, type Outcome, runGuarded, startError } from '../../admission/run-guarded'
+import { TokenOutcomes } from '../../admission/token-outcomes'
+import type { PriorityExecuteOptions } from '../bbr/bbr-limiter'
+import { Shed } from '../../admission/shed'
+import { LaneCounter } from '../../foundation/regions/lane-counter'
+import type { LanePlacement } from '../../foundation/regions/region-layout'
+import { RollingWindow } from '../../foundation/regions/rolling-window'
+import { SharedRegion } from '../../foundation/regions/shared-region'
+import { coarseNow, preciseNow } from '../../foundation/signals/clock'
+import { describeBulkhead, STAT, sumLanes } from './bulkhead-layout'
+import { type AdaptiveBulkheadOptions, resolveBulkheadOptions } from './bulkhead-options'
+import { registerComponent } from '../../foundation/common/component-registry'
+
+export interface AdaptiveBulkheadStats {
+  /** Calls in flight, host-wide when shared. */
+  inFlight: number
+  /** Calls admitted, host-wide when shared. */
+  admitted: number
+  /** Calls shed (Shed.latency), host-wide when shared. */
+  shed: number
+  /** Each priority class's admitted and shed calls. */
+  byPriority: Record<PriorityName, { admitted: number; shed: number }>
+  /** release() calls with a token that was not outstanding (ignored). */
+  invalidReleases: number
+  /** What the limit learned from the upstream's latency is. */
+  latency: LatencyStats
+}
+
+// Tokens per bulkhead to begin with: there is one bulkhead per upstream, and most hold few calls at a time.
+const INITIAL_TOKENS = 64
+
+/**
+ * A bulkhead that sizes itself: calls to one upstream are admitted while the upstream keeps up, and held to the
+ * limit learned from its latency once it queues (docs/rules/latency.md), so that a saturated upstream gets a
+ * bounded number of calls in flight and the calls over it fail at once instead of waiting. One per upstream keeps
+ * the others unaffected (the undici and gRPC client guards make one per origin or target).
+ *
+ * `tryAcquire(priority?)` returns a token >= 0, or Shed.latency; `release(token, measured?)` gives it back exactly
+ * once, with `measured = false` for a call that failed without an answer (its time says nothing about the
+ * upstream's latency). Neither allocates nor throws. Shareable host-wide with `shared`.
+ *
+ * Response times are measured with the precise clock on a sample of calls that follows the traffic, as BbrLimiter
+ * does (docs/rules/bbr.md, "Clocks and the cost per request"): every call when quiet or while the latency rule
+ * probes, 32 to 64 per half bucket when busy. With an injected `now`, every call is timed.
+ */
+export class AdaptiveBulkhead {
+  declare readonly shared: string | undefined
+  declare private readonly region: SharedRegion
+  declare private readonly f64: Float64Array
+  declare private readonly now: () => number
+  declare private readonly preciseClock: () => number
+  declare private readonly shares: Float64Array
+  declare private readonly statsPlacement: LanePlacement
+  declare private readonly statsBase: number
+  /** f64 index of this member's admitted count of the lowest class (a field: STAT is an imported name). */
+  declare private readonly admittedBase: number
+  declare private readonly ownInFlight: number
+  declare private readonly inFlightCounter: LaneCounter
+  declare private readonly passes: RollingWindow
+  declare private readonly rts: RollingWindow
+  declare private readonly controller: LatencyController
+  private readonly tokens = new TokenTable(INITIAL_TOKENS)
+  /**
+   * Outcomes of execute() calls: sampled ones hold a token (for their start), the others share `untracked`, its own
+   * reactions. A call that rejected says nothing about the upstream's latency (it may have failed without an answer).
+   */
+  private readonly outcomes = new TokenOutcomes(this.tokens, (ok, token) => this.release(token, ok))
+  private readonly untracked: Outcome = {
+    passed: (value) => {
+      this.finish(NOT_SAMPLED, true)
+      return value
+    },
+    failed: (error) => {
+      this.finish(NOT_SAMPLED, false)
+      throw error
+    },
+  }
+  declare private readonly sampler: RtSampler
+  /**
+   * The clock readings of the call path, in a typed array: [0] the reading of the call being admitted, [1] that of
+   * the call being released, which the calls read here rather than take as arguments (refuses, step, the sampler's
+   * startAt, the windows' recordAt). A double passed to a call V8 did not inline is boxed, 16 bytes each: 13 to 16
+   * bytes a pair on Node 20 before (docs/guide/bbr.md says why which calls stay calls varies by process).
+   */
+  private readonly times = new Float64Array([-Infinity, -Infinity])
+  private stepAt = -Infinity
+  declare private readonly capIndex: number
+
+  constructor(options?: AdaptiveBulkheadOptions) {
+    const o = resolveBulkheadOptions(options)
+    this.shared = o.shared
+    this.now = o.now ?? coarseNow
+    this.preciseClock = o.now ?? preciseNow
+    this.shares = o.shares
+    const placement = describeBulkhead(o, this.now())
+    this.region = SharedRegion.forComponent(o.shared, placement.layout, o.namespace)
+    this.f64 = this.region.f64
+    const base = this.region.base
+    this.statsPlacement = placement.stats
+    this.statsBase = (base + placement.stats.offset + this.region.member * placement.stats.stride) / 8
+    this.admittedBase = this.statsBase + STAT.admitted
+    this.inFlightCounter = new LaneCounter(this.region, placement.inFlight)
+    this.ownInFlight = (base + placement.inFlight.offset + this.region.member * placement.inFlight.stride) / 8
+    this.passes = new RollingWindow(this.region, placement.passes)
+    this.rts = new RollingWindow(this.region, placement.rts)
+    const windows = { passes: this.passes, rts: this.rts }
+    const inFlight = () => this.inFlightCounter.total()
+    this.controller = new LatencyController(this.region, placement.latency, windows, o.latency, inFlight)
+    this.capIndex = this.controller.capIndex
+    this.sampler = new RtSampler(1, o.now === undefined, this.passes.bucketMs, this.preciseClock)
+  }
+
+  /** Asks to send one call of class `priority` (default normal): a token >= 0, or Shed.latency. */
+  tryAcquire(priority?: number | PriorityName): number {
+    // Literals on the pair's path (2 is Priority.normal, -1 NOT_SAMPLED, -2 INVALID): V8 inlines tryAcquire and
+    // release into the caller within a budget of bytecode, and an imported name costs it a property load.
+    const p = priority === undefined ? 2 : priorityIndex(priority)
+    if (this.refuses(p)) return this.shed(p)
+    // times[0]: refuses()'s clock reading, handed on in the array (see `times`).
+    const token = this.tokens.acquire(this.sampler.startAt(this.times, 0, -1))
+    if (token < 0) return this.shed(p)
+    this.count(p)
+    return token
+  }
+
+  /**
+   * Whether the latency rule sheds a call of class `p` now (the rule's step first, when due). Reads the clock
+   * itself and leaves the reading in times[0] (see `times`).
+   */
+  private refuses(p: number): boolean {
+    const now = this.now()
+    this.times[0] = now
+    if (now >= this.stepAt) this.step()
+    const cap = this.f64[this.capIndex] // 0 while the upstream keeps up
+    return cap > 0 && overLimit(this.inFlightCounter.total(), cap, this.shares[p])
+  }
+
+  /** Counts a shed call of class `p`; returns Shed.latency. */
+  private shed(p: number): number {
+    this.f64[this.statsBase + STAT.shed + p] += 1
+    return Shed.latency
+  }
+
+  /** Counts an admitted call of class `p` in flight. */
+  private count(p: number): void {
+    const f64 = this.f64
+    f64[this.ownInFlight] += 1
+    f64[this.admittedBase + p] += 1
+  }
+
+  /**
+   * Gives back an admitted call, exactly once, when it is over. `measured` (default true) says whether its time
+   * counts: false for a call that failed without an answer from the upstream (refused connection, reset, aborted
+   * by the caller). An unknown, rejected or already released token is ignored and counted.
+   */
+  release(token: number, measured = true): void {
+    const start = this.tokens.release(token)
+    if (start !== -2) this.finish(start, measured)
+    else this.countInvalidRelease()
+  }
+
+  /** Counts a release() of a token that was not outstanding (rare: kept out of release(), which V8 then inlines). */
+  private countInvalidRelease(): void {
+    this.f64[this.statsBase + STAT.invalidReleases] += 1
+  }
+
+  /** What release() does once the call is known to be admitted and not yet released. */
+  private finish(start: number, measured: boolean): void {
+    this.f64[this.ownInFlight] -= 1
+    if (measured !== true) return
+    this.times[1] = this.now()
+    this.passes.recordAt(1, this.times, 1)
+    if (start !== -1) this.recordRt(start)
+  }
+
+  /** Records a sampled call's response time (rare when busy: kept out of release(), which V8 then inlines). */
+  private recordRt(start: number): void {
+    const rt = this.preciseClock() - start
+    // times[1]: finish()'s clock reading (not an argument, see `times`).
+    this.rts.recordAt(rt > 0 ? rt : 0, this.times, 1)
+  }
+
+  /** The latency rule's step at times[0]; while it probes, every call is timed (it wants its samples soon). */
+  private step(): void {
+    this.stepAt = this.controller.step(this.times[0])
+    this.sampler.timeAll(this.controller.probing)
+  }
+
+  /**
+   * Runs `fn` if admitted at `options.priority` (releasing when it settles, measured only when it resolves), else
+   * rejects with BulkheadRejectedError. An aborted `options.signal` rejects with AbortedError before acquiring.
+   */
+  execute<T>(fn: GuardedFunction<T>, options?: PriorityExecuteOptions): Promise<T> {
+    const error = startError(fn, options)
+    if (error !== undefined) return Promise.reject(error)
+    const priority = options?.priority
+    const p = priority === undefined ? Priority.normal : priorityIndex(priority)
+    if (this.refuses(p)) return this.rejected(p)
+    // The call's own outcome releases it, exactly once: no token is needed to guard that, except to carry the
+    // start of a sampled call.
+    const start = this.sampler.startAt(this.times, 0, NOT_SAMPLED)
+    if (start === NOT_SAMPLED) {
+      this.count(p)
+      return runGuarded(fn, options?.signal, this.untracked)
+    }
+    const token = this.tokens.acquire(start)
+    if (token < 0) return this.rejected(p)
+    this.count(p)
+    return runGuarded(fn, options?.signal, this.outcomes.of(token))
+  }
+
+  /** execute()'s refusal of a call of class `p` (counted). */
+  private rejected<T>(p: number): Promise<T> {
+    this.shed(p)
+    return Promise.reject(new BulkheadRejectedError(this.shared ?? 'the upstream'))
+  }
+
+  /** Calls in flight, host-wide when shared. */
+  get inFlight(): number {
+    return this.inFlightCounter.total()
+  }
+
+  stats(): AdaptiveBulkheadStats {
+    const sum = (cell: number) => sumLanes(this.region, this.statsPlacement, cell)
+    const byPriority = {} as AdaptiveBulkheadStats['byPriority']
+    let admitted = 0
+    let shed = 0
+    PRIORITY_NAMES.forEach((name, c) => {
+      const counts = { admitted: sum(STAT.admitted + c), shed: sum(STAT.shed + c) }
+      byPriority[name] = counts
+      admitted += counts.admitted
+      shed += counts.shed
+    })
+    return {
+      inFlight: this.inFlight,
+      admitted,
+      shed,
+      byPriority,
+      invalidReleases: sum(STAT.invalidReleases),
+      latency: this.controller.stats(),
+    }
+  }
+
+  /** Detaches from a shared region, giving back this instance's calls in flight. Idempotent. */
+  close(): void {
+    this.region.close()
+  }
+
+  [Symbol.dispose](): void {
+    this.close()
+  }
+}
+registerComponent('AdaptiveBulkhead', AdaptiveBulkhead)

@@ -1,0 +1,119 @@
+import { HeavyKeeper } from '../hotkeys/heavy-keeper'
+import { KeyedLimiter } from '../ratelimit/keyed-limiter'
+import type { Limiter } from '../ratelimit/limiter'
+import { type SharingOptions, resolveSharing } from '../../foundation/regions/sharing-options'
+import { coarseNow, type Clock } from '../../foundation/signals/clock'
+import { checkFunction, checkOptions, optionalNumber } from '../../foundation/common/validate'
+import { InvalidOptionError } from '../../foundation/errors/invalid-option-error'
+import { registerComponent } from '../../foundation/common/component-registry'
+
+export interface HotParameterLimiterOptions extends SharingOptions {
+  /** The limit each hot value gets: a limiter made for the value when it turns hot (a TokenBucket, say). */
+  hot: (value: string) => Limiter
+  /** One limit that every value that is not hot shares (default: none, they pass). */
+  others?: Limiter
+  /** How many hot values are tracked and limited (default 100): memory is bounded by it, whatever the values. */
+  k?: number
+  /** Counts are halved this often, ms (default 10 000): a value is hot for what it asked recently. */
+  halfLife?: number
+  /**
+   * The HeavyKeeper that picks the hot values is one for the host under this name (default: this thread's); its
+   * `namespace` and `maxMembers` are this limiter's. `now` is the clock of the fading and of the hot values' limiters.
+   */
+  shared?: string
+}
+
+export interface HotParameterLimiterStats {
+  /** Hot values with a limiter now (at most k). */
+  limited: number
+  /** Calls refused, by hot values' limiters and by the shared limit of the others. */
+  refusedHot: number
+  refusedOthers: number
+  /** tryAcquire calls with a value that is not a string (refused, not thrown). */
+  invalidArguments: number
+}
+
+/**
+ * Sentinel-style parameter flow control (docs/rules/hot-parameters.md): a limit per value of a request parameter
+ * (a user id, an item id) that costs memory only for the hot values. A HeavyKeeper counts every value and keeps
+ * the k heaviest; those get their own limiter (made by `hot`, kept in a KeyedLimiter of k keys); the others pass,
+ * or share the `others` limit. Usable as an inbound guard's `rateLimit: { limiter, key }` (refusals answer 429).
+ */
+export class HotParameterLimiter {
+  readonly k: number
+  private readonly keeper: HeavyKeeper
+  private readonly limiters: KeyedLimiter
+  private readonly others: Limiter | undefined
+  private readonly now: Clock
+  private readonly halfLife: number
+  private nextFadeAt = -Infinity
+  private counts = { refusedHot: 0, refusedOthers: 0, invalidArguments: 0 }
+
+  constructor(options: HotParameterLimiterOptions) {
+    const o = checkOptions<HotParameterLimiterOptions>(options, 'options')
+    const hot = checkFunction<(value: string) => Limiter>('hot', o.hot)
+    const others = o.others as { tryAcquire?: unknown } | undefined
+    if (others !== undefined && (others === null || typeof others.tryAcquire !== 'function'))
+      throw new InvalidOptionError('others', others, 'a limiter with tryAcquire(), or undefined')
+    this.others = o.others
+    this.k = optionalNumber('k', o.k, 100, { integer: true, min: 1, max: 1_000_000 })
+    this.halfLife = optionalNumber('halfLife', o.halfLife, 10_000, { above: 0, max: 3_600_000 })
+    const { shared, namespace, maxMembers, now } = resolveSharing(o)
+    this.now = now ?? coarseNow
+    this.keeper = new HeavyKeeper({ k: this.k, shared, namespace, maxMembers })
+    this.limiters = new KeyedLimiter(hot, { maxKeys: this.k, idleTimeout: this.halfLife * 4, now: this.now })
+  }
+
+  /**
+   * Takes `n` permits for `value`: from its own limiter when the value is hot, else from the shared limit of the
+   * others (or none). Never throws: a value that is not a string is refused and counted.
+   */
+  tryAcquire(value: string, n = 1): boolean {
+    if (typeof value !== 'string') {
+      this.counts.invalidArguments++
+      return false
+    }
+    const now = this.now()
+    if (now >= this.nextFadeAt) this.fade(now)
+    if (this.keeper.add(value)) {
+      if (this.limiters.tryAcquire(value, n)) return true
+      this.counts.refusedHot++
+      return false
+    }
+    if (this.others === undefined || this.others.tryAcquire(n)) return true
+    this.counts.refusedOthers++
+    return false
+  }
+
+  /** Milliseconds until `value` may pass again (0 when it may now). */
+  retryAfterMs(value: string, n = 1): number {
+    if (typeof value === 'string' && this.limiters.has(value)) return this.limiters.retryAfterMs(value, n)
+    return this.others === undefined ? 0 : this.others.retryAfterMs(n)
+  }
+
+  /** The hot values now, heaviest first, with their estimated counts. */
+  hotValues(): Array<{ value: string; count: number }> {
+    return this.keeper.list().map((item) => ({ value: item.key, count: item.count }))
+  }
+
+  stats(): HotParameterLimiterStats {
+    return { limited: this.limiters.stats().size, ...this.counts }
+  }
+
+  /** Closes the hot values' limiters and the HeavyKeeper (not `others`, which the caller made). Idempotent. */
+  close(): void {
+    this.limiters.close()
+    this.keeper.close()
+  }
+
+  [Symbol.dispose](): void {
+    this.close()
+  }
+
+  private fade(now: number): void {
+    this.nextFadeAt = now + this.halfLife
+    const epoch = Math.floor(now / this.halfLife)
+    if (epoch >= 0) this.keeper.fadingOnce(epoch)
+  }
+}
+registerComponent('HotParameterLimiter', HotParameterLimiter)

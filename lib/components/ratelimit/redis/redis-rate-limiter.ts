@@ -1,0 +1,283 @@
+import { performance } from 'perf_hooks'
+
+import { InvalidArgumentError } from '../../../foundation/errors/invalid-argument-error'
+import type { RedisError } from '../../../foundation/errors/redis-error'
+import { EventSource, type Event } from '../../../foundation/common/event-source'
+import { coarseNow, type Clock } from '../../../foundation/signals/clock'
+import type { KeyedLimiter } from '../keyed-limiter'
+import type { Limiter } from '../limiter'
+import type { RedisPort } from './clients/redis-port'
+import { toRedisPort } from './clients/to-redis-port'
+import { DeadlineQueue } from './deadline-queue'
+import { LocalRefusals } from './local-refusals'
+import { PendingDecision, type RateLimitDecision } from './pending-decision'
+import { RedisCircuit, Route } from './redis-circuit'
+import { RedisKeys, boundedKey, limitDefinition } from './redis-keys'
+import {
+  type RedisAlgorithm,
+  type RedisRateLimiterOptions,
+  resolveInsurance,
+  resolveRedisOptions,
+} from './redis-options'
+import { GCRA_SCRIPT, SLIDING_WINDOW_SCRIPT, scriptSha } from './redis-scripts'
+import { ScriptBatcher } from './script-batcher'
+import { Warmup } from './warmup'
+import { registerComponent } from '../../../foundation/common/component-registry'
+
+export type { RateLimitDecision } from './pending-decision'
+
+/** Where decisions are going: 'redis', or 'insurance' while Redis is skipped after failures. */
+export type RedisLimiterState = 'redis' | 'insurance'
+
+/** What RedisRateLimiter.stats() returns: counts since it was made, and what is pending now. */
+export interface RedisRateLimiterStats {
+  state: RedisLimiterState
+  /** Decisions Redis made. */
+  redis: number
+  /** Decisions refused on this host because Redis had just refused or emptied the key (source 'local'). */
+  local: number
+  /** Decisions the insurance limiter made. */
+  insurance: number
+  /** Decisions Redis did not answer within `timeout`. */
+  timeouts: number
+  /** Decisions whose script call failed (a Redis error, a reply that is not the script's). */
+  errors: number
+  /** Decisions that found the client not ready (disconnected, reconnecting, never connected). */
+  notReady: number
+  /** Script calls sent to Redis; each carries one or more decisions. */
+  calls: number
+  /** Decisions waiting for Redis now. */
+  pending: number
+  /** Keys refused locally now. */
+  refusedKeys: number
+}
+
+const SCRIPTS = [SLIDING_WINDOW_SCRIPT, GCRA_SCRIPT]
+
+/**
+ * A rate limit for a whole fleet, kept in Redis (docs/readme/ratelimit.md, "Redis: the fleet tier"). Decisions made
+ * together go to Redis together: one script call per event-loop turn (per hash slot on a cluster), atomic, on the
+ * server's clock, each key read and written once. A key Redis refused or emptied stays refused here for the wait Redis
+ * gave. When Redis errs, is not ready or takes longer than `timeout`, the local insurance limiter decides, so no
+ * decision waits longer than `timeout`; after `openAfter` failures in a row Redis is skipped and probed once per
+ * `probeInterval`, and decisions go back to it as soon as a probe is answered in time.
+ */
+export class RedisRateLimiter {
+  // The DecisionOwner and BatchSink of its decisions and batches, through members the declarations leave out: the
+  // two interfaces are checked where it hands itself over, not named on the class.
+  readonly limit: number
+  readonly window: number
+  readonly algorithm: RedisAlgorithm
+  readonly keyPrefix: string
+  readonly timeout: number
+  /** The local limiter that decides while Redis cannot. */
+  readonly insurance: KeyedLimiter<Limiter>
+  /** Fires 'insurance' when Redis starts being skipped and 'redis' when it answers again. */
+  readonly onStateChange: Event<RedisLimiterState>
+  /**
+   * Redis errors (other than NOSCRIPT and timeouts), after the decisions they affected went to insurance: a
+   * RedisError (`ERR_BULWARK_REDIS`), the client's own error as its `cause`.
+   */
+  readonly onError: Event<RedisError>
+  private readonly port: RedisPort
+  private readonly keys: RedisKeys
+  /** The most permits one decision may ask for: the limit, or the burst for GCRA. */
+  private readonly maxCost: number
+  private readonly clock: Clock
+  /** Local refusals are timed precisely (or on the injected clock, which then is Redis' clock too). */
+  private readonly refusalClock: Clock
+  private readonly circuit: RedisCircuit
+  private readonly pending: DeadlineQueue<PendingDecision>
+  private readonly batcher: ScriptBatcher
+  private readonly warmup: Warmup
+  private readonly refusals: LocalRefusals | undefined
+  private readonly stateEvents = new EventSource<RedisLimiterState>()
+  private readonly errorEvents = new EventSource<RedisError>()
+  private readonly counts = { redis: 0, local: 0, insurance: 0, timeouts: 0, errors: 0, notReady: 0 }
+  private closed = false
+
+  constructor(options: RedisRateLimiterOptions) {
+    const o = resolveRedisOptions(options)
+    this.port = toRedisPort(o.redis)
+    this.limit = o.limit
+    this.window = o.window
+    this.algorithm = o.algorithm
+    this.keyPrefix = o.keyPrefix
+    this.timeout = o.timeout
+    this.insurance = resolveInsurance((options as { insurance?: unknown }).insurance, o)
+    this.clock = o.now ?? coarseNow
+    this.refusalClock = o.now ?? (() => performance.now())
+    this.refusals = o.localRefusal ? new LocalRefusals() : undefined
+    this.keys = new RedisKeys(o.keyPrefix, limitDefinition(o.algorithm, o.limit, o.window, o.burst))
+    const gcra = o.algorithm === 'gcra'
+    this.maxCost = gcra ? o.burst : o.limit
+    const script = gcra ? GCRA_SCRIPT : SLIDING_WINDOW_SCRIPT
+    const params: [string, string] = gcra
+      ? [String(o.window / o.limit), String(o.burst)]
+      : [String(o.limit), String(o.window)]
+    const injected = o.now
+    const timeArg = injected === undefined ? () => '' : () => String(injected())
+    this.batcher = new ScriptBatcher(this.port, script, scriptSha(script), params, timeArg, this.refusalClock, this)
+    this.circuit = new RedisCircuit(o.openAfter, o.probeInterval, (open) =>
+      this.stateEvents.emit(open ? 'insurance' : 'redis'),
+    )
+    // One timer tick per fifth of the timeout, and deadlines one tick early: expired within `timeout`.
+    const tick = Math.max(1, Math.floor(o.timeout / 5))
+    this.pending = new DeadlineQueue(Math.min(tick, o.timeout))
+    this.onStateChange = this.stateEvents.event
+    this.onError = this.errorEvents.event
+    // Connect and load the scripts now, so that the first decisions find them (both scripts: one SCRIPT LOAD each).
+    this.warmup = new Warmup(
+      this.port,
+      SCRIPTS,
+      o.timeout,
+      this.clock,
+      (call) => this.batcher.add(call),
+      (error) => this.errorEvents.emit(error),
+    )
+    this.warmup.start()
+  }
+
+  /**
+   * Decides whether `key` may take `n` permits (default 1). Resolves with the decision; rejects only for a bad
+   * argument (a key that is not a string, n not in (0, limit], or (0, burst] for GCRA).
+   */
+  consume(key: string, n = 1): Promise<RateLimitDecision> {
+    if (typeof key !== 'string') return Promise.reject(new InvalidArgumentError('key', key, 'a string'))
+    if (!(typeof n === 'number' && n > 0 && n <= this.maxCost)) {
+      return Promise.reject(new InvalidArgumentError('n', n, `a number > 0 and <= ${this.maxCost}`))
+    }
+    const bounded = boundedKey(key)
+    const redisKey = this.keys.of(key, bounded)
+    const refusals = this.refusals
+    if (refusals !== undefined && refusals.size > 0) {
+      const wait = refusals.waitMs(redisKey, n, this.refusalClock())
+      if (wait > 0) {
+        this.counts.local++
+        return Promise.resolve({ allowed: false, remaining: 0, retryAfterMs: wait, source: 'local' })
+      }
+    }
+    const now = this.clock()
+    const route = this.closed ? Route.Insurance : this.circuit.route(now)
+    if (route === Route.Insurance) return Promise.resolve(this.insure(bounded, n))
+    const probe = route === Route.Probe
+    const status = this.port.status()
+    // Not ready counts as a failure (it opens the circuit), except while a new client makes its first connection:
+    // then decisions wait for it, within their timeout.
+    if (status !== 'ready' && (status === 'down' || this.warmup.done)) {
+      this.counts.notReady++
+      this.circuit.failed(probe, now)
+      return Promise.resolve(this.insure(bounded, n))
+    }
+    return new Promise((resolve) => {
+      const deadline = performance.now() + this.timeout - this.pending.tick
+      const costArg = n === 1 ? '1' : String(n)
+      const call = new PendingDecision(this, bounded, redisKey, n, costArg, probe, deadline, resolve)
+      this.pending.push(call)
+      if (this.warmup.done) this.batcher.add(call)
+      else this.warmup.hold(call)
+    })
+  }
+
+  /**
+   * Resolves once the client is connected and the scripts are loaded on every primary: decisions made from then on
+   * go straight to Redis. Decisions made before wait for it (within `timeout`), so awaiting this is optional.
+   */
+  ready(): Promise<void> {
+    return this.warmup.ready
+  }
+
+  /** The current route of new decisions. */
+  get state(): RedisLimiterState {
+    return this.circuit.open ? 'insurance' : 'redis'
+  }
+
+  stats(): RedisRateLimiterStats {
+    return {
+      state: this.state,
+      ...this.counts,
+      calls: this.batcher.calls,
+      pending: this.pending.pending,
+      refusedKeys: this.refusals?.size ?? 0,
+    }
+  }
+
+  /**
+   * Settles pending decisions through the insurance limiter; decisions from now on are the insurance limiter's.
+   * The Redis client is yours: it stays open. Idempotent.
+   */
+  close(): void {
+    this.closed = true
+    this.pending.expireAll()
+    this.refusals?.clear()
+  }
+
+  [Symbol.dispose](): void {
+    this.close()
+  }
+
+  /** @internal */
+  decided(call: PendingDecision, remaining: number, waitUs: number, sentAt: number): void {
+    if (call.settled) return // too late: the insurance limiter already decided
+    call.settled = true
+    this.circuit.succeeded(call.probe)
+    this.counts.redis++
+    // waitUs: 0 admitted; < 0 admitted, and the key is empty for -waitUs; > 0 refused for waitUs (redis-scripts.ts).
+    const allowed = waitUs <= 0
+    const retryAfterMs = allowed ? 0 : waitUs / 1000
+    const refusals = this.refusals
+    if (refusals !== undefined && waitUs !== 0) {
+      // An empty key refuses any request until its next permit; a refused one, requests as large as this one.
+      if (allowed) refusals.refuse(call.redisKey, 1, sentAt, -waitUs / 1000)
+      else refusals.refuse(call.redisKey, call.cost, sentAt, retryAfterMs)
+    }
+    // Clamped: the scripts never answer a negative count, but a server in front of them (a proxy) might.
+    call.resolve({ allowed, remaining: remaining > 0 ? remaining : 0, retryAfterMs, source: 'redis' })
+  }
+
+  /** @internal */
+  answered(): void {
+    this.pending.trim()
+  }
+
+  /** @internal */
+  failed(calls: readonly PendingDecision[], error: RedisError): void {
+    let affected = 0
+    for (const call of calls) {
+      if (call.settled) continue
+      affected++
+      this.counts.errors++
+      this.fail(call)
+    }
+    if (affected > 0) this.errorEvents.emit(error)
+  }
+
+  /** @internal */
+  handleTimeout(call: PendingDecision): void {
+    this.counts.timeouts++
+    this.fail(call)
+  }
+
+  private fail(call: PendingDecision): void {
+    call.settled = true
+    this.pending.trim()
+    this.circuit.failed(call.probe, this.clock())
+    call.resolve(this.insure(call.key, call.cost))
+  }
+
+  private insure(key: string, n: number): RateLimitDecision {
+    this.counts.insurance++
+    const limiter = this.insurance.get(key)
+    // No room for a new key in the insurance limiter (every key in it still refilling): the key is limited.
+    if (limiter === undefined)
+      return { allowed: false, remaining: 0, retryAfterMs: this.insurance.retryAfterMs(key, n), source: 'insurance' }
+    const allowed = limiter.tryAcquire(n)
+    return {
+      allowed,
+      remaining: Math.floor(limiter.available()),
+      retryAfterMs: allowed ? 0 : limiter.retryAfterMs(n),
+      source: 'insurance',
+    }
+  }
+}
+registerComponent('RedisRateLimiter', RedisRateLimiter)

@@ -1,0 +1,84 @@
+import { SpinLock } from '../regions/spin-lock'
+import type { RegionLayout } from '../regions/region-layout'
+import type { SharedRegion } from '../regions/shared-region'
+
+/** Where a rule block lives in a region's payload (docs/rules/live-rules.md). */
+export interface RulePlacement {
+  /** Payload offset of the writers' lock word (an Int32); the sequence is the Int32 after it. */
+  lock: number
+  /** Payload offset of the first value (f64), the others following. */
+  values: number
+  count: number
+}
+
+/**
+ * Places a rule block: a lock word and a sequence on a cache line of their own, then one f64 per rule value. The
+ * values start as `initial` (the creating member's rule), written once when the region is created.
+ */
+export function placeRules(layout: RegionLayout, initial: readonly number[]): RulePlacement {
+  const lock = layout.cell(0, true)
+  const offsets = initial.map((value) => layout.cell(value))
+  return { lock, values: offsets.length > 0 ? offsets[0] : lock, count: initial.length }
+}
+
+/** Reads retried while a writer is under way before giving up until the next look. */
+const READ_TRIES = 16
+
+/**
+ * A versioned block of numbers in a region, read without a lock: a sequence number that is odd while a writer is
+ * under way (a seqlock). Writers exclude each other with a spin lock that a dead writer does not keep. The version
+ * is half the sequence: 0 until the first write.
+ */
+export class RuleBlock {
+  /** Int32 index of the sequence: a component compares it on its hot path with the one it last applied. */
+  readonly sequenceIndex: number
+  readonly count: number
+  private readonly i32: Int32Array
+  private readonly f64: Float64Array
+  private readonly valuesIndex: number
+  private readonly lock: SpinLock
+
+  constructor(region: SharedRegion, placement: RulePlacement) {
+    this.i32 = region.i32
+    this.f64 = region.f64
+    this.sequenceIndex = (region.base + placement.lock + 4) >>> 2
+    this.valuesIndex = (region.base + placement.values) / 8
+    this.count = placement.count
+    this.lock = new SpinLock(region, placement.lock)
+  }
+
+  get sequence(): number {
+    return Atomics.load(this.i32, this.sequenceIndex)
+  }
+
+  /**
+   * Copies a consistent set of values into `into` and returns the sequence they belong to, or -1 when writers kept
+   * it changing (or a writer died halfway: the next write repairs it).
+   */
+  read(into: Float64Array): number {
+    for (let tries = 0; tries < READ_TRIES; tries++) {
+      const before = Atomics.load(this.i32, this.sequenceIndex)
+      if ((before & 1) !== 0) continue
+      for (let i = 0; i < this.count; i++) into[i] = this.f64[this.valuesIndex + i]
+      if (Atomics.load(this.i32, this.sequenceIndex) === before) return before
+    }
+    return -1
+  }
+
+  /**
+   * Writes `values` as the next version, host-wide, and returns its sequence. `whileWriting` runs with the block
+   * held (a component rebasing state the rule's meaning depends on).
+   */
+  write(values: ArrayLike<number>, whileWriting?: () => void): number {
+    this.lock.acquire()
+    // Odd: a writer died halfway through; this write completes its version.
+    const current = Atomics.load(this.i32, this.sequenceIndex)
+    const writing = (current & 1) !== 0 ? current : current + 1
+    Atomics.store(this.i32, this.sequenceIndex, writing)
+    for (let i = 0; i < this.count; i++) this.f64[this.valuesIndex + i] = values[i]
+    whileWriting?.()
+    Atomics.store(this.i32, this.sequenceIndex, writing + 1)
+    this.lock.release()
+    return writing + 1
+  }
+}

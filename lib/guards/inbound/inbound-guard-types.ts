@@ -1,0 +1,51 @@
+// The shapes the inbound guard speaks in (its events, stats and request access) and its two answer markers.
+import type { BbrLimiterStats } from '../../components/bbr/bbr-limiter'
+import type { PriorityName } from '../../admission/priority'
+import type { KeyConcurrencyLimiterStats } from '../../components/key-limits/key-concurrency-limiter'
+import type { ShedReason } from '../../admission/shed'
+
+export interface ShedEvent {
+  reason: ShedReason
+  priority: PriorityName
+  /** Seconds the answer asks the client to wait. */
+  retryAfter: number
+}
+
+export interface InboundGuardStats {
+  /** Requests answered 429 by the rate limit. */
+  rateLimited: number
+  /** Requests answered 429 because their key had its `keyConcurrency` requests in flight (Shed.keyConcurrency). */
+  shedKeyConcurrency: number
+  /** Requests refused by an operator's switch (Shed.forced), answered from the fallback when that switch says so. */
+  shedForced: number
+  /** Requests refused at once because their deadline was shorter than the expected service time (Shed.deadline). */
+  shedDeadline: number
+  /** Admitted requests dropped before their handler ran because their client was already gone. */
+  clientGone: number
+  /** Requests whose handler did not answer within `timeout`. */
+  timedOut: number
+  /** Requests answered by the fallback. */
+  fallbacks: number
+  /** Fallback calls that threw or returned something that is not an answer (answered plainly instead). */
+  fallbackErrors: number
+  /** The adaptive limiter's stats (undefined without one). */
+  limiter: BbrLimiterStats | undefined
+  /** The per-key concurrency limiter's stats (undefined without `keyConcurrency`). */
+  keyConcurrency: KeyConcurrencyLimiterStats | undefined
+}
+
+/** How the guard reads a framework's request: a header's value and the client's address. */
+export interface RequestAccess<Req> {
+  header(request: Req, name: string): unknown
+  address(request: Req): string | undefined
+  /** Milliseconds the caller will still wait, from the transport itself (gRPC's deadline); NaN for none. */
+  remaining?(request: Req): number
+  /** Checks what the fallback returned (default: an HTTP answer); throws when it is not an answer. */
+  checkAnswer?(value: unknown): unknown
+}
+
+/** What `answer` returns when the fallback failed: the request gets the plain 503. */
+export const FALLBACK_FAILED = null
+
+/** What tryAcquire returns for a request that may wait in the limiter's queue: call `waitForSlot` next. */
+export const QUEUED = -100

@@ -1,0 +1,83 @@
+import type { ServerResponse } from 'http'
+import type { Http2ServerResponse, OutgoingHttpHeaders, ServerHttp2Stream } from 'http2'
+
+import { Shed, shedReason } from '../../admission/shed'
+
+/** What a shed request is answered: status and a small JSON body (built once, never per request). */
+export interface ShedReply {
+  status: 503 | 429
+  body: string
+  /** The body's length in bytes (ASCII). */
+  length: string
+}
+
+function reply(status: 503 | 429, body: object): ShedReply {
+  const text = JSON.stringify(body)
+  return { status, body: text, length: String(Buffer.byteLength(text)) }
+}
+
+// By Shed code (index -code): a rate limit and a key's concurrency limit are the client's (429: it asks for more
+// than its share, docs/rules/key-concurrency.md), every other reason is the server's load (503).
+const REPLIES: ShedReply[] = []
+for (const code of Object.values(Shed)) {
+  REPLIES[-code] =
+    code === Shed.rateLimit
+      ? reply(429, { error: 'rate limited' })
+      : code === Shed.keyConcurrency
+        ? reply(429, { error: 'too many concurrent requests' })
+        : reply(503, { error: 'overloaded', reason: shedReason(code) })
+}
+
+export const JSON_TYPE = 'application/json; charset=utf-8'
+
+/** The answer for a Shed code (anything else is answered as Shed.inFlight). */
+export function shedReply(code: number): ShedReply {
+  return REPLIES[-code] ?? REPLIES[-Shed.inFlight]
+}
+
+// Retry-After values as strings, made once each (announced values are few: mostly 1 s, up to a day).
+const secondsText: string[] = []
+export function retryAfterText(seconds: number): string {
+  return secondsText[seconds] ?? (secondsText[seconds] = String(seconds))
+}
+
+// Raw header lists by Shed code (index -code) and Retry-After seconds, each made once: a shed allocates nothing.
+const headerLists: string[][][] = Array.from(REPLIES, () => [])
+
+/** Answers a shed request on a raw node:http response (node:http, Express) or a node:http2 compatibility one. */
+export function writeShed(res: ServerResponse | Http2ServerResponse, code: number, retryAfter: number): void {
+  const r = shedReply(code)
+  const lists = headerLists[-code] ?? headerLists[-Shed.inFlight]
+  const headers =
+    lists[retryAfter] ??
+    (lists[retryAfter] = [
+      'content-type',
+      JSON_TYPE,
+      'content-length',
+      r.length,
+      'retry-after',
+      retryAfterText(retryAfter),
+    ])
+  ;(res as ServerResponse).writeHead(r.status, headers)
+  res.end(r.body)
+}
+
+// HTTP/2 response headers by Shed code and Retry-After seconds, each made once (respond() copies what it is given).
+const headerObjects: OutgoingHttpHeaders[][] = Array.from(REPLIES, () => [])
+
+/** Answers a shed request on a node:http2 stream (the core API); a HEAD request gets the headers only. */
+export function respondShed(stream: ServerHttp2Stream, head: boolean, code: number, retryAfter: number): void {
+  if (stream.destroyed) return // reset by the client already: nothing to answer
+  const r = shedReply(code)
+  const objects = headerObjects[-code] ?? headerObjects[-Shed.inFlight]
+  const headers =
+    objects[retryAfter] ??
+    (objects[retryAfter] = Object.freeze({
+      ':status': r.status,
+      'content-type': JSON_TYPE,
+      'content-length': r.length,
+      'retry-after': retryAfterText(retryAfter),
+    }))
+  stream.respond(headers, { endStream: head })
+  if (!head) stream.end(r.body)
+}

@@ -1,0 +1,72 @@
+import { BulwarkError } from '../../foundation/errors/bulwark-error'
+import { SET_USAGE, setRule } from './set-command'
+import { GC_USAGE, runGc } from './gc-command'
+import { parseTopArgs, TOP_USAGE } from '../top/top-args'
+import { runTop } from '../top/top-command'
+import { setSwitches, SWITCHES_USAGE } from './switch-command'
+
+const USAGE = `Usage: bulwark <command>
+
+Commands:
+  top     live view of the limiters, breakers, rate limiters and hot keys shared on this host
+  set     change a shared component's live rule, or an operators' switchboard, on every process of the host
+          ('bulwark set --help')
+  gc      remove the shared regions no live process uses (left behind by killed processes)
+          ('bulwark gc --help' for its options: --namespace, --all-users)
+  help    this text ('bulwark top --help' for top's options)`
+
+/** The `bulwark` command line. Resolves with the exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(`${USAGE}\n`)
+    return command === undefined ? 2 : 0
+  }
+  if (command === 'gc') {
+    if (rest.includes('--help') || rest.includes('-h')) {
+      process.stdout.write(`${GC_USAGE}\n`)
+      return 0
+    }
+    try {
+      return runGc(rest)
+    } catch (error) {
+      process.stderr.write(`bulwark gc: ${error instanceof Error ? error.message : String(error)}\n\n${GC_USAGE}\n`)
+      return 2
+    }
+  }
+  if (command === 'set') return set(rest)
+  if (command !== 'top') {
+    process.stderr.write(`bulwark: unknown command '${command}'\n${USAGE}\n`)
+    return 2
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(`${TOP_USAGE}\n`)
+    return 0
+  }
+  try {
+    return await runTop(parseTopArgs(rest))
+  } catch (error) {
+    if (!(error instanceof BulwarkError)) throw error
+    process.stderr.write(`bulwark top: ${error.message}\n\n${TOP_USAGE}\n`)
+    return 2
+  }
+}
+
+function set(args: readonly string[]): number {
+  if (args.length === 0 || args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(`${SET_USAGE}\n\n${SWITCHES_USAGE}\n`)
+    return args.length === 0 ? 2 : 0
+  }
+  // Switches hold names, not numbers: a switchboard has its own parser, the same validation as configure().
+  if (args[0].startsWith('switches.')) return setSwitches(args, (text) => process.stdout.write(text))
+  try {
+    const { region, version, values } = setRule(args[0], args.slice(1))
+    const fields = Object.entries(values).map(([field, value]) => `${field}=${value}`)
+    process.stdout.write(`${region}: rule version ${version}: ${fields.join(' ')}\n`)
+    return 0
+  } catch (error) {
+    if (!(error instanceof BulwarkError)) throw error
+    process.stderr.write(`bulwark set: ${error.message}\n`)
+    return 2
+  }
+}

@@ -1,0 +1,74 @@
+import { splitRegionName } from '../../foundation/regions/namespace'
+import { listRegions } from '../../foundation/regions/regions'
+import { checkSwitch, type SwitchMode, Switchboard } from '../../components/switches/switchboard'
+
+export const SWITCHES_USAGE = `Usage: bulwark set switches.<board> <target>=<mode> ...
+       bulwark set switches.<board>            (lists the board's switches)
+
+Switches (docs/guide/degrade.md, "Manual switches"), applied by every process of the host that has the board
+open, at its next request, until they are cleared:
+  breaker:<shared name>=open|closed     force a breaker open (refuse every call) or closed (let every call through)
+  priority:<class>=shed|fallback        shed a class (critical, high, normal, low), or answer it from the fallback
+  route:<route>=shed|fallback           the same for a route (as the guard's route option names it)
+  <target>=clear                        clear one switch; clear=all clears every switch of the board
+
+Examples:
+  bulwark set switches.api priority:low=shed
+  bulwark set switches.api breaker:payments=open route:/recommendations=fallback
+  bulwark set switches.api route:/recommendations=clear`
+
+/** `bulwark set switches.<board> ...`: changes a host's switchboard, validated whole before anything changes. */
+export function setSwitches(args: readonly string[], out: (text: string) => void): number {
+  const [region, ...pairs] = args
+  if (region === undefined || !region.startsWith('switches.')) {
+    out(`bulwark set: name a switchboard region, switches.<board>\n\n${SWITCHES_USAGE}\n`)
+    return 2
+  }
+  // A board that no process holds would vanish with this command: the switch would reach nobody.
+  // `switches.<board>`, or the full region name with its application namespace (docs/guide/trust.md).
+  const found = listRegions().filter((r) => {
+    const { kind, shared } = splitRegionName(r)
+    return kind === 'switches' && (r === region || `switches.${shared}` === region)
+  })
+  if (found.length !== 1) {
+    out(
+      found.length === 0
+        ? `bulwark set: no process of this host has the switchboard '${region}' open (bulwark top lists them)\n`
+        : `bulwark set: '${region}' names several switchboards: name one of ${found.join(', ')}\n`,
+    )
+    return 1
+  }
+  const changes: Record<string, SwitchMode | null> = {}
+  let clearAll = false
+  for (const pair of pairs) {
+    const eq = pair.lastIndexOf('=')
+    const target = eq > 0 ? pair.slice(0, eq) : ''
+    const mode = eq > 0 ? pair.slice(eq + 1) : ''
+    if (target === 'clear' && mode === 'all') {
+      clearAll = true
+      continue
+    }
+    try {
+      checkSwitch(target, mode === 'clear' ? null : mode)
+    } catch (error) {
+      out(`bulwark set: '${pair}': ${(error as Error).message}\n\n${SWITCHES_USAGE}\n`)
+      return 2
+    }
+    changes[target] = mode === 'clear' ? null : (mode as SwitchMode)
+  }
+  const { namespace, shared } = splitRegionName(found[0])
+  const board = new Switchboard({ shared, namespace: namespace || undefined })
+  try {
+    if (clearAll) board.clearAll()
+    board.configure(changes) // validated above: applied whole
+    const active = board.list()
+    out(
+      active.length === 0
+        ? `${region}: no switch\n`
+        : active.map((s) => `${region}: ${s.target}=${s.mode} since ${new Date(s.since).toISOString()}\n`).join(''),
+    )
+    return 0
+  } finally {
+    board.close()
+  }
+}

@@ -1,0 +1,254 @@
+// What each kind of component contributes to the metrics, read from its own stats() at collection time. Only types
+// are imported from the components: a kind is recognised by the class its module registered (component-registry).
+import type { BbrLimiter } from '../../components/bbr/bbr-limiter'
+import { PRIORITY_NAMES } from '../../admission/priority'
+import type { Breaker } from '../../components/breakers/breaker'
+import type { BreakerGroup } from '../../components/breakers/breaker-group'
+import type { CircuitBreaker } from '../../components/breakers/circuit-breaker'
+import type { SreBreaker } from '../../components/breakers/sre-breaker'
+import type { AdaptiveBulkhead } from '../../components/bulkhead/adaptive-bulkhead'
+import type { BulkheadPool } from '../../components/bulkhead/bulkhead-pool'
+import type { HeavyKeeper } from '../../components/hotkeys/heavy-keeper'
+import type { HotKeyCache } from '../../components/hotkeys/hot-key-cache'
+import type { InboundGuard } from '../../guards/inbound/inbound-guard'
+import type { HotParameterLimiter } from '../../components/key-limits/hot-parameter-limiter'
+import type { KeyConcurrencyLimiter } from '../../components/key-limits/key-concurrency-limiter'
+import type { KeyedLimiter } from '../../components/ratelimit/keyed-limiter'
+import type { RedisRateLimiter } from '../../components/ratelimit/redis/redis-rate-limiter'
+import type { SlidingWindowLimiter } from '../../components/ratelimit/sliding-window-limiter'
+import type { TokenBucket } from '../../components/ratelimit/token-bucket'
+import type { RetryBudget } from '../../components/resilience/retry-budget'
+import { type ComponentKindName, isComponent } from '../../foundation/common/component-registry'
+import { METRIC, type MetricSpec } from './metric-catalog'
+
+export type Labels = Record<string, string>
+
+/** Receives one value of one metric. */
+export type Emit = (spec: MetricSpec, value: number, labels: Labels) => void
+
+export interface SampleLimits {
+  /** Keys reported per top-k. */
+  topKeys: number
+  /** Breakers reported per BreakerGroup (those not closed first). */
+  groupKeys: number
+}
+
+type Sampler = (name: string, component: never, emit: Emit, limits: SampleLimits) => void
+
+/** A component kind: its class, its metric family (names are unique within a family) and what it reports. */
+export interface ComponentKind {
+  kind: ComponentKindName
+  family: string
+  sample: Sampler
+}
+
+// Label values are bounded so that a pathological key cannot blow up a scrape.
+const MAX_LABEL = 128
+const label = (value: string) => (value.length > MAX_LABEL ? `${value.slice(0, MAX_LABEL - 1)}…` : value)
+
+function sampleLimiter(name: string, limiter: BbrLimiter, emit: Emit): void {
+  const s = limiter.stats()
+  const n = { name }
+  emit(METRIC.limiterInFlight, s.inFlight, n)
+  emit(METRIC.limiterMaxInFlight, s.maxInFlight, n)
+  emit(METRIC.limiterLoad, s.load / 1000, n)
+  emit(METRIC.limiterMinRt, s.minRt / 1000, n)
+  emit(METRIC.limiterMaxPass, s.maxPass, n)
+  emit(METRIC.limiterQueueDelay, s.queueDelay / 1000, n)
+  emit(METRIC.limiterAdmit, s.admitFraction, n)
+  emit(METRIC.limiterInvalidReleases, s.invalidReleases, n)
+  if (s.latency !== undefined) {
+    emit(METRIC.limiterLatencyLimit, s.latency.limit, n)
+    emit(METRIC.limiterLatencyShedding, s.latency.shedding ? 1 : 0, n)
+    emit(METRIC.limiterBaseRt, s.latency.baseRt / 1000, n)
+  }
+  if (s.queue !== undefined) {
+    emit(METRIC.limiterQueuePending, s.queue.length, n)
+    emit(METRIC.limiterQueueTimeouts, s.queue.timedOut, n)
+  }
+  for (const priority of PRIORITY_NAMES) {
+    const c = s.byPriority[priority]
+    emit(METRIC.limiterAdmitted, c.admitted, { name, priority })
+    emit(METRIC.limiterShed, c.shedInFlight, { name, priority, reason: 'in-flight' })
+    emit(METRIC.limiterShed, c.shedQueueDelay, { name, priority, reason: 'queue-delay' })
+    emit(METRIC.limiterShed, c.shedLatency, { name, priority, reason: 'latency' })
+  }
+}
+
+function sampleGuard(name: string, guard: InboundGuard<unknown>, emit: Emit, limits: SampleLimits): void {
+  emit(METRIC.guardRateLimited, guard.stats().rateLimited, { name })
+  if (guard.limiter !== undefined) sampleLimiter(name, guard.limiter, emit)
+  if (guard.keyConcurrency !== undefined) sampleKeyConcurrency(name, guard.keyConcurrency, emit, limits)
+}
+
+const SRE_STATES = ['closed', 'open'] as const
+const CIRCUIT_STATES = ['closed', 'open', 'half-open'] as const
+
+function sampleBreaker(labels: Labels, breaker: SreBreaker | CircuitBreaker, emit: Emit): void {
+  if (isComponent(breaker, 'SreBreaker')) {
+    const s = (breaker as SreBreaker).stats()
+    for (const state of SRE_STATES) emit(METRIC.breakerState, s.state === state ? 1 : 0, { ...labels, state })
+    emit(METRIC.breakerDrop, s.dropProbability, labels)
+    emit(METRIC.breakerFailure, s.calls > 0 ? 1 - s.accepts / s.calls : 0, labels)
+    emit(METRIC.breakerWindowRequests, s.calls, labels)
+  } else {
+    const s = (breaker as CircuitBreaker).stats()
+    for (const state of CIRCUIT_STATES) emit(METRIC.breakerState, s.state === state ? 1 : 0, { ...labels, state })
+    emit(METRIC.breakerFailure, s.badRatio, labels)
+    emit(METRIC.breakerWindowRequests, s.calls, labels)
+  }
+}
+
+function sampleGroup(name: string, group: BreakerGroup<Breaker>, emit: Emit, limits: SampleLimits): void {
+  emit(METRIC.breakerGroupKeys, group.size, { name })
+  const open: Array<[string, SreBreaker | CircuitBreaker]> = []
+  const closed: Array<[string, SreBreaker | CircuitBreaker]> = []
+  group.forEach((breaker, key) => {
+    if (!(isComponent(breaker, 'SreBreaker') || isComponent(breaker, 'CircuitBreaker'))) return
+    ;(breaker.state === 'closed' ? closed : open).push([key, breaker as SreBreaker | CircuitBreaker])
+  })
+  for (const [key, breaker] of [...open, ...closed].slice(0, limits.groupKeys))
+    sampleBreaker({ name, key: label(key) }, breaker, emit)
+}
+
+function sampleBulkhead(labels: Labels, bulkhead: AdaptiveBulkhead, emit: Emit): void {
+  const s = bulkhead.stats()
+  emit(METRIC.bulkheadInFlight, s.inFlight, labels)
+  emit(METRIC.bulkheadLimit, s.latency.limit, labels)
+  emit(METRIC.bulkheadShedding, s.latency.shedding ? 1 : 0, labels)
+  emit(METRIC.bulkheadBaseRt, s.latency.baseRt / 1000, labels)
+  emit(METRIC.bulkheadCalls, s.admitted, { ...labels, outcome: 'admitted' })
+  emit(METRIC.bulkheadCalls, s.shed, { ...labels, outcome: 'shed' })
+}
+
+/** A pool's bulkheads, those holding calls back first, up to the group limit. */
+function samplePool(name: string, pool: BulkheadPool, emit: Emit, limits: SampleLimits): void {
+  emit(METRIC.bulkheadUpstreams, pool.size, { name })
+  const shedding: Array<[string, AdaptiveBulkhead]> = []
+  const calm: Array<[string, AdaptiveBulkhead]> = []
+  pool.forEach((bulkhead, upstream) => (bulkhead.stats().latency.shedding ? shedding : calm).push([upstream, bulkhead]))
+  for (const [upstream, bulkhead] of [...shedding, ...calm].slice(0, limits.groupKeys))
+    sampleBulkhead({ name, upstream: label(upstream) }, bulkhead, emit)
+}
+
+function sampleTopK<K extends string | Uint8Array>(
+  name: string,
+  topk: HeavyKeeper<K>,
+  emit: Emit,
+  limits: SampleLimits,
+): void {
+  emit(METRIC.hotkeysCounted, topk.total, { name })
+  for (const item of topk.list().slice(0, limits.topKeys)) {
+    const key = typeof item.key === 'string' ? item.key : Buffer.from(item.key as Uint8Array).toString('hex')
+    emit(METRIC.hotkeysKeyCount, item.count, { name, key: label(key) })
+  }
+}
+
+function sampleHotKeyCache(name: string, cache: HotKeyCache, emit: Emit, limits: SampleLimits): void {
+  sampleTopK(name, cache.topk, emit, limits)
+  emit(METRIC.hotkeysCachedValues, cache.size, { name })
+}
+
+function sampleLocalLimiter(name: string, limiter: TokenBucket | SlidingWindowLimiter, emit: Emit): void {
+  emit(METRIC.ratelimitAvailable, limiter.available(), { name })
+  emit(
+    METRIC.ratelimitCapacity,
+    isComponent(limiter, 'TokenBucket') ? (limiter as TokenBucket).burst : (limiter as SlidingWindowLimiter).limit,
+    { name },
+  )
+}
+
+function sampleKeyed(name: string, keyed: KeyedLimiter, emit: Emit): void {
+  const s = keyed.stats()
+  emit(METRIC.ratelimitKeys, s.size, { name })
+  emit(METRIC.ratelimitKeyEvents, s.created, { name, event: 'created' })
+  emit(METRIC.ratelimitKeyEvents, s.evicted, { name, event: 'evicted' })
+  emit(METRIC.ratelimitKeyEvents, s.expired, { name, event: 'expired' })
+  emit(METRIC.ratelimitKeyEvents, s.refused, { name, event: 'refused' })
+}
+
+const REDIS_STATES = ['redis', 'insurance'] as const
+
+function sampleRedis(name: string, limiter: RedisRateLimiter, emit: Emit): void {
+  const s = limiter.stats()
+  for (const source of ['redis', 'local', 'insurance'] as const)
+    emit(METRIC.redisDecisions, s[source], { name, source })
+  emit(METRIC.redisFailures, s.timeouts, { name, reason: 'timeout' })
+  emit(METRIC.redisFailures, s.errors, { name, reason: 'error' })
+  emit(METRIC.redisFailures, s.notReady, { name, reason: 'not-ready' })
+  emit(METRIC.redisCalls, s.calls, { name })
+  for (const state of REDIS_STATES) emit(METRIC.redisState, s.state === state ? 1 : 0, { name, state })
+  emit(METRIC.redisPending, s.pending, { name })
+  emit(METRIC.redisRefusedKeys, s.refusedKeys, { name })
+}
+
+function sampleRetryBudget(name: string, budget: RetryBudget, emit: Emit): void {
+  const s = budget.stats()
+  emit(METRIC.retryBudgetRequests, s.requests, { name })
+  emit(METRIC.retryBudgetRetries, s.retries, { name })
+  emit(METRIC.retryBudgetAvailable, s.available, { name })
+}
+
+/** A KeyConcurrencyLimiter: its rule, this process's counts, and the keys with the most in flight (up to groupKeys). */
+function sampleKeyConcurrency(name: string, limiter: KeyConcurrencyLimiter, emit: Emit, limits: SampleLimits): void {
+  const s = limiter.stats()
+  const n = { name }
+  emit(METRIC.keyConcurrencyMax, s.max, n)
+  emit(METRIC.keyConcurrencyInFlight, s.inFlight, n)
+  emit(METRIC.keyConcurrencyKeys, s.size, n)
+  emit(METRIC.keyConcurrencyRequests, s.admitted, { name, outcome: 'admitted' })
+  emit(METRIC.keyConcurrencyRequests, s.shed, { name, outcome: 'shed' })
+  const busy: Array<[string, number]> = []
+  limiter.forEachKey((key, inFlight) => {
+    if (inFlight > 0) busy.push([key, inFlight])
+  })
+  busy.sort((a, b) => b[1] - a[1])
+  for (const [key, inFlight] of busy.slice(0, limits.groupKeys))
+    emit(METRIC.keyConcurrencyKeyInFlight, inFlight, { name, key: label(key) })
+}
+
+/**
+ * A HotParameterLimiter: how many hot values have a limiter now, its refusals by reason and, when topKeys asks (values
+ * come from requests and can be personal data), the hot values with their counts.
+ */
+function sampleHotParameters(name: string, limiter: HotParameterLimiter, emit: Emit, limits: SampleLimits): void {
+  const s = limiter.stats()
+  emit(METRIC.hotParameterLimited, s.limited, { name })
+  emit(METRIC.hotParameterRefused, s.refusedHot, { name, reason: 'hot' })
+  emit(METRIC.hotParameterRefused, s.refusedOthers, { name, reason: 'others' })
+  emit(METRIC.hotParameterRefused, s.invalidArguments, { name, reason: 'invalid-argument' })
+  if (limits.topKeys === 0) return
+  for (const item of limiter.hotValues().slice(0, limits.topKeys))
+    emit(METRIC.hotParameterValueCount, item.count, { name, key: label(item.value) })
+}
+
+/** Most specific first: the first kind whose class the component is an instance of is used. */
+export const COMPONENT_KINDS: readonly ComponentKind[] = [
+  { kind: 'BbrLimiter', family: 'limiter', sample: sampleLimiter as Sampler },
+  { kind: 'InboundGuard', family: 'limiter', sample: sampleGuard as Sampler },
+  { kind: 'SreBreaker', family: 'breaker', sample: ((name, b, emit) => sampleBreaker({ name }, b, emit)) as Sampler },
+  {
+    kind: 'CircuitBreaker',
+    family: 'breaker',
+    sample: ((name, b, emit) => sampleBreaker({ name }, b, emit)) as Sampler,
+  },
+  { kind: 'BreakerGroup', family: 'breaker', sample: sampleGroup as Sampler },
+  {
+    kind: 'AdaptiveBulkhead',
+    family: 'bulkhead',
+    sample: ((name, b, emit) => sampleBulkhead({ name, upstream: '' }, b, emit)) as Sampler,
+  },
+  { kind: 'BulkheadPool', family: 'bulkhead', sample: samplePool as Sampler },
+  { kind: 'HotKeyCache', family: 'hotkeys', sample: sampleHotKeyCache as Sampler },
+  { kind: 'HeavyKeeper', family: 'hotkeys', sample: sampleTopK as Sampler },
+  { kind: 'TokenBucket', family: 'ratelimit', sample: sampleLocalLimiter as Sampler },
+  { kind: 'SlidingWindowLimiter', family: 'ratelimit', sample: sampleLocalLimiter as Sampler },
+  { kind: 'KeyedLimiter', family: 'ratelimit', sample: sampleKeyed as Sampler },
+  { kind: 'RedisRateLimiter', family: 'ratelimit', sample: sampleRedis as Sampler },
+  { kind: 'RetryBudget', family: 'retry_budget', sample: sampleRetryBudget as Sampler },
+  { kind: 'KeyConcurrencyLimiter', family: 'key_concurrency', sample: sampleKeyConcurrency as Sampler },
+  { kind: 'HotParameterLimiter', family: 'hot_parameter', sample: sampleHotParameters as Sampler },
+]
+
+export const COMPONENT_NAMES =
+  'a BbrLimiter, an inbound guard, an SreBreaker, a CircuitBreaker, a BreakerGroup, an AdaptiveBulkhead, a BulkheadPool, a HeavyKeeper, a HotKeyCache, a TokenBucket, a SlidingWindowLimiter, a KeyedLimiter, a RedisRateLimiter, a RetryBudget, a KeyConcurrencyLimiter or a HotParameterLimiter'
