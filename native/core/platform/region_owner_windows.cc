@@ -60,7 +60,8 @@ struct OwnerOnly {
     PACL list = reinterpret_cast<PACL>(acl);
     attributes = {sizeof attributes, &descriptor, FALSE};
     ready = !UserSid().empty() && InitializeSecurityDescriptor(&descriptor, SECURITY_DESCRIPTOR_REVISION) &&
-            InitializeAcl(list, sizeof acl, ACL_REVISION) && AddAccessAllowedAce(list, ACL_REVISION, GENERIC_ALL, Self()) &&
+            InitializeAcl(list, sizeof acl, ACL_REVISION) &&
+            AddAccessAllowedAce(list, ACL_REVISION, GENERIC_ALL, Self()) &&
             SetSecurityDescriptorDacl(&descriptor, TRUE, list, FALSE) &&
             SetSecurityDescriptorOwner(&descriptor, Self(), FALSE);
   }
@@ -106,8 +107,8 @@ Status CheckOwned(HANDLE object, const std::string& name) {
   PSID owner = nullptr;
   PACL dacl = nullptr;
   PSECURITY_DESCRIPTOR descriptor = nullptr;
-  DWORD rc = GetSecurityInfo(object, SE_KERNEL_OBJECT, OWNER_SECURITY_INFORMATION | DACL_SECURITY_INFORMATION,
-                             &owner, nullptr, &dacl, nullptr, &descriptor);
+  DWORD rc = GetSecurityInfo(object, SE_KERNEL_OBJECT, OWNER_SECURITY_INFORMATION | DACL_SECURITY_INFORMATION, &owner,
+                             nullptr, &dacl, nullptr, &descriptor);
   if (rc != ERROR_SUCCESS) {
     SetLastError(rc);
     return SystemError("GetSecurityInfo", name);

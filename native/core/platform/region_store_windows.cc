@@ -114,7 +114,11 @@ Status RegionStore::Open(const std::string& fileName, bool create, RegionStore* 
   const std::string lockName = location + ".lock";
   SECURITY_ATTRIBUTES* security = OwnerOnlySecurity();
   HANDLE mutex = security != nullptr ? CreateMutexW(security, FALSE, MutexName(fileName).c_str()) : nullptr;
-  st = mutex != nullptr ? KeepIfOwned(&mutex, lockName) : OpenFailed("CreateMutex", lockName);
+  if (security == nullptr) {
+    st = SystemError("building the owner-only security of", lockName);
+  } else {
+    st = mutex != nullptr ? KeepIfOwned(&mutex, lockName) : OpenFailed("CreateMutex", lockName);
+  }
   if (!st.ok()) {
     if (section != nullptr) CloseHandle(section);
     return st;
@@ -165,10 +169,9 @@ Status RegionStore::Grow(size_t total) {
   }
   uint64_t size = total;
   SECURITY_ATTRIBUTES* security = OwnerOnlySecurity();
-  HANDLE section = security == nullptr ? nullptr
-                                       : CreateFileMappingW(INVALID_HANDLE_VALUE, security, PAGE_READWRITE,
-                                                            static_cast<DWORD>(size >> 32), static_cast<DWORD>(size),
-                                                            SectionName(fileName_).c_str());
+  if (security == nullptr) return SystemError("building the owner-only security of", location_);
+  HANDLE section = CreateFileMappingW(INVALID_HANDLE_VALUE, security, PAGE_READWRITE, static_cast<DWORD>(size >> 32),
+                                      static_cast<DWORD>(size), SectionName(fileName_).c_str());
   if (section == nullptr) return OpenFailed("CreateFileMapping", location_);
   // One another account made since Size looked (it need not take our lock) is refused here.
   st = KeepIfOwned(&section, location_);
