@@ -36,8 +36,13 @@ const compileFlags = [
 function platformFlags(target) {
   if (target.format === 'elf') return { compile: ['-fPIC'], link: ['-Wl,--gc-sections', '-s'] }
   // Node resolves the N-API symbols when it loads the addon, as node-gyp's -undefined dynamic_lookup does. Zig's
-  // Mach-O linker ignores -s: local symbols are stripped after the link.
-  if (target.format === 'macho') return { compile: [], link: ['-Wl,-undefined,dynamic_lookup', '-Wl,-dead_strip'] }
+  // Mach-O linker ignores -s: local symbols are stripped after the link. The install name is the file's own, not
+  // the path it was linked at in the build cache.
+  if (target.format === 'macho')
+    return {
+      compile: [],
+      link: ['-Wl,-undefined,dynamic_lookup', '-Wl,-dead_strip', `-Wl,-install_name,${target.file}`],
+    }
   return { compile: ['-DWIN32_LEAN_AND_MEAN', '-D_WIN32_WINNT=0x0A00'], link: ['-s'] }
 }
 
@@ -95,6 +100,12 @@ function inputsDigest(target, flags, zig, headers) {
   ])
 }
 
+function zeroPeTimestamp(file) {
+  const bytes = fs.readFileSync(file)
+  bytes.writeUInt32LE(0, bytes.readUInt32LE(0x3c) + 8) // COFF header: after "PE\0\0", Machine and NumberOfSections
+  fs.writeFileSync(file, bytes)
+}
+
 /** Builds `target` into `<outDir>/<target.file>` and returns that path. */
 async function compileTarget(target, { outDir, jobs = os.availableParallelism?.() ?? os.cpus().length } = {}) {
   const zig = toolchains.zig()
@@ -134,6 +145,9 @@ async function compileTarget(target, { outDir, jobs = os.availableParallelism?.(
   // LLVM's strip (Debian's llvm) with -x, as Apple advises for a loadable bundle: local symbols go, the exported
   // napi_register_module_v1 and the symbols Node provides stay.
   if (target.format === 'macho') await run('llvm-strip', ['-x', linked])
+  // lld stamps a PE with the link time, and Zig 0.11 passes no flag that stops it: zeroed (the header's checksum is
+  // 0, so nothing else changes), every binary is the same bytes from the same inputs.
+  if (target.format === 'pe') zeroPeTimestamp(linked)
   const output = path.join(outDir, target.file)
   fs.mkdirSync(outDir, { recursive: true })
   fs.copyFileSync(linked, output)

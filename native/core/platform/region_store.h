@@ -7,9 +7,12 @@
 //   exclusively and without following links (O_CREAT | O_EXCL | O_NOFOLLOW) with mode 0600; an existing one that
 //   another user owns, that group or others may open, or that is not a regular file is refused (kOwner) before it
 //   is mapped.
-// - Windows: a named section of the paging file in the logon session's namespace (Local\), which only its creator's
-//   user may open; locked with a named mutex (a holder that dies abandons it, and the next waiter gets it); listed
-//   from the session's object directory; it goes away with its last handle, so nothing is ever left behind.
+// - Windows: a named section of the paging file in the logon session's namespace (Local\, which every service
+//   account shares in session 0), locked with a named mutex (a holder that dies abandons it, and the next waiter gets
+//   it); listed from the session's object directory; it goes away with its last handle, so nothing is ever left
+//   behind. Both objects are made owned by this account with an access list that admits it alone; an existing one
+//   that another account owns or may open, or that is another kind of object, is refused (kOwner) before it is
+//   mapped (region_owner_windows.h).
 //
 // Callers (native/core/region/) use one flow everywhere: Open, Lock, Size (0: new), Grow, Map, Unlock; Unlink when
 // the last member leaves.

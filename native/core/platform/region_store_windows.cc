@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/platform/region_owner_windows.h"
 #include "core/platform/region_store.h"
 
 namespace bulwark {
@@ -13,6 +14,7 @@ namespace bulwark {
 namespace {
 
 constexpr wchar_t kNamespace[] = L"Local\\";
+constexpr DWORD kSectionAccess = FILE_MAP_READ | FILE_MAP_WRITE;
 
 // Region names are ASCII ([A-Za-z0-9._-]): widening is a copy.
 std::wstring Wide(const std::string& s) { return std::wstring(s.begin(), s.end()); }
@@ -20,14 +22,25 @@ std::wstring Wide(const std::string& s) { return std::wstring(s.begin(), s.end()
 std::wstring SectionName(const std::string& fileName) { return kNamespace + Wide(fileName); }
 std::wstring MutexName(const std::string& fileName) { return kNamespace + Wide(fileName) + L".lock"; }
 
-Status SystemError(const char* what, const std::string& location) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, "%s for shared region %s failed: Windows error %lu", what, location.c_str(),
-                static_cast<unsigned long>(GetLastError()));
-  return Status::Error(StatusCode::kSystem, buf);
+HANDLE AsHandle(intptr_t h) { return reinterpret_cast<HANDLE>(h); }
+
+// Keeps *object if it is this account's (CheckOwned), else closes it and clears *object.
+Status KeepIfOwned(HANDLE* object, const std::string& name) {
+  Status st = CheckOwned(*object, name);
+  if (!st.ok()) {
+    CloseHandle(*object);
+    *object = nullptr;
+  }
+  return st;
 }
 
-HANDLE AsHandle(intptr_t h) { return reinterpret_cast<HANDLE>(h); }
+// Opens the existing section of `fileName` if it is this account's; *out stays nullptr when there is none.
+Status OpenSection(const std::string& fileName, DWORD access, HANDLE* out) {
+  *out = OpenFileMappingW(access | READ_CONTROL, FALSE, SectionName(fileName).c_str());
+  if (*out != nullptr) return KeepIfOwned(out, RegionLocation(fileName));
+  return GetLastError() == ERROR_FILE_NOT_FOUND ? Status::Ok()
+                                                : OpenFailed("OpenFileMapping", RegionLocation(fileName));
+}
 
 // Listing named objects goes through ntdll's object-directory calls (documented in the Windows driver kit, looked up
 // at run time): the session's BaseNamedObjects directory is where Local\ names live.
@@ -90,16 +103,23 @@ std::string RegionLocation(const std::string& fileName) { return "Local\\" + fil
 Status RegionStore::Open(const std::string& fileName, bool create, RegionStore* out, bool* missing) {
   const std::string location = RegionLocation(fileName);
   *missing = false;
-  HANDLE section = OpenFileMappingW(FILE_MAP_READ | FILE_MAP_WRITE, FALSE, SectionName(fileName).c_str());
-  if (section == nullptr && GetLastError() != ERROR_FILE_NOT_FOUND) return SystemError("OpenFileMapping", location);
-  if (section == nullptr && !create) {
-    *missing = true;
-    return Status::Ok();
+  HANDLE section = nullptr;
+  Status st = OpenSection(fileName, kSectionAccess, &section);
+  if (!st.ok() || (section == nullptr && !create)) {
+    *missing = st.ok();
+    return st;
   }
-  // The lock: a named mutex every attacher makes or opens. The section itself is made under it, in Grow.
-  HANDLE mutex = CreateMutexW(nullptr, FALSE, MutexName(fileName).c_str());
-  if (mutex == nullptr) {
-    Status st = SystemError("CreateMutex", location);
+  // The lock: a named mutex every attacher makes or opens. Another account's would fail every attach (by holding
+  // it), so it is checked like the section. The section itself is made under it, in Grow.
+  const std::string lockName = location + ".lock";
+  SECURITY_ATTRIBUTES* security = OwnerOnlySecurity();
+  HANDLE mutex = security != nullptr ? CreateMutexW(security, FALSE, MutexName(fileName).c_str()) : nullptr;
+  if (security == nullptr) {
+    st = SystemError("building the owner-only security of", lockName);
+  } else {
+    st = mutex != nullptr ? KeepIfOwned(&mutex, lockName) : OpenFailed("CreateMutex", lockName);
+  }
+  if (!st.ok()) {
     if (section != nullptr) CloseHandle(section);
     return st;
   }
@@ -126,8 +146,9 @@ bool RegionStore::StillLinked() const { return true; }  // a named section keeps
 Status RegionStore::Size(size_t* out) {
   *out = 0;
   if (handle_ == kNone) {  // made by someone else since Open?
-    HANDLE section = OpenFileMappingW(FILE_MAP_READ | FILE_MAP_WRITE, FALSE, SectionName(fileName_).c_str());
-    if (section == nullptr) return Status::Ok();
+    HANDLE section = nullptr;
+    Status st = OpenSection(fileName_, kSectionAccess, &section);
+    if (section == nullptr) return st;
     handle_ = reinterpret_cast<intptr_t>(section);
   }
   if (!SectionSize(AsHandle(handle_), out)) return SystemError("MapViewOfFile", location_);
@@ -147,9 +168,14 @@ Status RegionStore::Grow(size_t total) {
     return Status::Error(StatusCode::kBusy, buf);
   }
   uint64_t size = total;
-  HANDLE section = CreateFileMappingW(INVALID_HANDLE_VALUE, nullptr, PAGE_READWRITE, static_cast<DWORD>(size >> 32),
+  SECURITY_ATTRIBUTES* security = OwnerOnlySecurity();
+  if (security == nullptr) return SystemError("building the owner-only security of", location_);
+  HANDLE section = CreateFileMappingW(INVALID_HANDLE_VALUE, security, PAGE_READWRITE, static_cast<DWORD>(size >> 32),
                                       static_cast<DWORD>(size), SectionName(fileName_).c_str());
-  if (section == nullptr) return SystemError("CreateFileMapping", location_);
+  if (section == nullptr) return OpenFailed("CreateFileMapping", location_);
+  // One another account made since Size looked (it need not take our lock) is refused here.
+  st = KeepIfOwned(&section, location_);
+  if (!st.ok()) return st;
   handle_ = reinterpret_cast<intptr_t>(section);
   return Status::Ok();
 }
@@ -174,8 +200,9 @@ void UnmapRegion(uint8_t* base, size_t) { UnmapViewOfFile(base); }
 
 Status SnapshotRegion(const std::string& fileName, uint8_t** base, size_t* size) {
   const std::string location = RegionLocation(fileName);
-  HANDLE section = OpenFileMappingW(FILE_MAP_READ, FALSE, SectionName(fileName).c_str());
-  if (section == nullptr) return SystemError("OpenFileMapping", location);
+  HANDLE section = nullptr;
+  Status owned = OpenSection(fileName, FILE_MAP_READ, &section);
+  if (section == nullptr) return owned.ok() ? SystemError("OpenFileMapping", location) : owned;
   void* view = MapViewOfFile(section, FILE_MAP_READ, 0, 0, 0);
   MEMORY_BASIC_INFORMATION info;
   bool measured = view != nullptr && VirtualQuery(view, &info, sizeof info) == sizeof info;
