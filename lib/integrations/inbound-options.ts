@@ -101,11 +101,11 @@ export interface InboundGuardOptions<Req> extends DegradeOptions<Req> {
    */
   keyConcurrency?: KeyConcurrencyOptions<Req>
   /**
-   * The most admitted requests one connection may hold unfinished at once (default 100; false: no bound): an
-   * HTTP/1.1 connection's pipelined requests, an HTTP/2 session's streams, all the calls of a gRPC connection. A
-   * request over it is answered 429 (Shed.connectionConcurrency, fallback reason 'rate-limit'), so that one client
-   * cannot hold every slot of the limiter with requests it keeps open (docs/guide/trust.md). Behind a proxy that
-   * carries many clients over one connection, raise it to what that connection carries.
+   * The most admitted requests one connection holds until their responses are over (default 100; false: no bound):
+   * an HTTP/1.1 connection's pipelined requests, an HTTP/2 session's streams, a gRPC connection's calls, answers the
+   * client has not read included. A request over it is answered 429 (Shed.connectionConcurrency, fallback reason
+   * 'rate-limit'): one client cannot hold the limiter's slots, or the server's memory, with requests it keeps open
+   * (docs/guide/trust.md). Behind a proxy that carries many clients on one connection, raise it to what it carries.
    */
   connectionConcurrency?: number | false
 }
