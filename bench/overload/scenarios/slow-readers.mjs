@@ -1,7 +1,7 @@
 // Clients that never read (issue 32, docs/guide/trust.md): the CPU-bound cluster behind bulwark's httpGuard, driven
 // by the lean generator at 1x and 3x of its measured capacity, once alone and once beside SLOW_CLIENTS connections
-// that each pipeline PIPELINED requests for an 8 MiB answer (no CPU: it waits as long as the others do) and never
-// read one. Two contenders share the limiter and
+// that each pipeline PIPELINED requests for an 8 MiB answer (a request like any other, but for its answer's size)
+// and never read one. Two contenders share the limiter and
 // the handler: httpGuard as it is (a token goes back when the handler ends its answer), and the same limiter with
 // its token released when the answer has reached the kernel, as the adapters of 0.x did. The goal: the other
 // clients' goodput with the slow readers is within 5 % of their goodput without them. The limiter's in flight at
@@ -95,7 +95,7 @@ export async function run() {
   const lines = [
     '### Overload: clients that never read',
     '',
-    `${machineLine(before, after)}. The CPU-bound cluster (2 workers, one BbrLimiter shared) behind bulwark's httpGuard, measured capacity ${capacity.toFixed(0)} req/s, steps of ${STEP_SECONDS} s at 1x and 3x (the first ${SETTLE_SECONDS} s of each left out), 10 % critical, SLO ${SLO_MS} ms, through the lean generator (raw keep-alive sockets, on the same 2 cores). With slow readers, ${SLOW_CLIENTS} more connections each pipeline ${PIPELINED} requests for a ${BIG_BYTES >> 20} MiB answer (after the same wait as the others, without CPU) when a step begins, and never read. "Released at flush" is the same limiter whose token goes back when the answer has reached the kernel, as the adapters of 0.x did.`,
+    `${machineLine(before, after)}. The CPU-bound cluster (2 workers, one BbrLimiter shared) behind bulwark's httpGuard, measured capacity ${capacity.toFixed(0)} req/s, steps of ${STEP_SECONDS} s at 1x and 3x (the first ${SETTLE_SECONDS} s of each left out), 10 % critical, SLO ${SLO_MS} ms, through the lean generator (raw keep-alive sockets, on the same 2 cores). With slow readers, ${SLOW_CLIENTS} more connections each pipeline ${PIPELINED} requests for an answer of ${BIG_BYTES >> 20} MiB (costing what any request costs) when a step begins, and never read. "Released at flush" is the same limiter whose token goes back when the answer has reached the kernel, as the adapters of 0.x did.`,
     '',
     ...table(
       [

@@ -2,7 +2,7 @@
 // (a downstream call). MODE picks the protection: none | static | overload-protection | under-pressure (Fastify
 // with @fastify/under-pressure) | bulwark | guard (bulwark's httpGuard) | guard-at-flush (the same limiter, its
 // token released when the answer has reached the kernel, as the adapters of 0.x did). In the guard modes, GET /big
-// is answered BIG_BYTES after WAIT_MS, without CPU: what a client that never reads asks for. With FAIR=1, bulwark's limiter sheds heavy tenants first (the tenant is
+// costs what any request costs and is answered BIG_BYTES: what a client that never reads asks for. With FAIR=1, bulwark's limiter sheds heavy tenants first (the tenant is
 // the path: /t/<tenant>). With MAX_WAIT (ms), bulwark's handler runs through limiter.execute() on a limiter made
 // with that maxWait (0: execute() without a queue), so that a refused request may wait for a slot. With
 // LATENCY=off, its latency rule is off. GET /__stats answers the limiter's stats (host-wide: the workers share it).
@@ -54,10 +54,10 @@ if (cluster.isPrimary) {
     const end = preciseNow() + ms
     while (preciseNow() < end) {}
   }
-  const work = (res, done) => {
+  const work = (res, done, body = 'ok') => {
     burn(CPU_MS)
     setTimeout(() => {
-      res.end('ok')
+      res.end(body)
       done()
     }, WAIT_MS)
   }
@@ -144,8 +144,8 @@ if (cluster.isPrimary) {
     }
   } else if (MODE === 'guard' || MODE === 'guard-at-flush') {
     const big = Buffer.alloc(Number(process.env.BIG_BYTES ?? 1 << 20), 'x')
-    // /big waits as long as a request's downstream call, without CPU: a large object fetched and passed on.
-    const answer = (req, res) => (req.url === '/big' ? setTimeout(() => res.end(big), WAIT_MS) : work(res, () => {}))
+    // /big costs what any request costs; only its answer is large.
+    const answer = (req, res) => work(res, () => {}, req.url === '/big' ? big : 'ok')
     const critical = (req) => req.headers['x-priority'] === 'critical'
     let guarded
     let limiter
