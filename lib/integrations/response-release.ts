@@ -140,7 +140,8 @@ export function responseReleaser<Req>(guard: InboundGuard<Req>): ResponseBinder 
         socket[QUEUED] = [res]
         socket.once('close', connectionClosed)
       } else {
-        socket[QUEUED] = queued.filter((r) => r[TOKEN] !== RELEASED) // keep the list as short as the pipeline
+        // Keep the list as short as the pipeline; a released response's place dies with the connection's count.
+        socket[QUEUED] = queued.filter((r) => r[TOKEN] !== RELEASED)
         ;(socket[QUEUED] as Tracked[]).push(res)
       }
     }
