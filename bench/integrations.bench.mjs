@@ -135,8 +135,9 @@ async function drive(name, seconds) {
   return { rps: (counted * 1000) / server.ms, cpuPerRequest: server.cpuMicros / server.served, non200 }
 }
 
-// In-process: the adapter's own work per request (acquire, two listeners, release on 'finish' and 'close'), as the
-// difference between a wrapped and a bare listener on fresh node:http request/response objects without a socket.
+// In-process: the adapter's own work per request (acquire, two listeners, release when the response ends), as the
+// difference between a wrapped and a bare listener on fresh node:http request/response objects, each given an
+// unconnected socket for its turn and the events node:http emits for a response ended at once.
 async function perRequestCost() {
   const http = require('http')
   const net = require('net')
@@ -146,8 +147,11 @@ async function perRequestCost() {
   const run = (listener) => () => {
     const req = new http.IncomingMessage(socket)
     const res = new http.ServerResponse(req)
+    res.assignSocket(socket)
     listener(req, res)
+    res.emit('prefinish')
     res.emit('finish')
+    res.detachSocket(socket)
     res.emit('close')
   }
   const perClient = new b.KeyedLimiter(() => new b.TokenBucket({ rate: 1e12 }))

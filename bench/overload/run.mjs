@@ -13,6 +13,7 @@ const SCENARIOS = [
   'fairness',
   'burst',
   'ten-x',
+  'slow-readers',
 ]
 
 const wanted = process.argv.slice(2)

@@ -20,12 +20,22 @@ export const Shed = {
   forced: -7,
   /** Waited `maxWait` in the admission queue without a slot. */
   queueTimeout: -8,
+  /** Per-connection concurrency: the request's connection (an HTTP/2 session) already holds its requests in flight. */
+  connectionConcurrency: -9,
 } as const
 
 export type ShedCode = (typeof Shed)[keyof typeof Shed]
 
 export type ShedReason =
-  'in-flight' | 'queue-delay' | 'rate-limit' | 'latency' | 'key-concurrency' | 'deadline' | 'forced' | 'queue-timeout'
+  | 'in-flight'
+  | 'queue-delay'
+  | 'rate-limit'
+  | 'latency'
+  | 'key-concurrency'
+  | 'deadline'
+  | 'forced'
+  | 'queue-timeout'
+  | 'connection-concurrency'
 
 // Index -code: the reason of each code, made once.
 const REASONS: readonly (ShedReason | undefined)[] = [
@@ -38,6 +48,7 @@ const REASONS: readonly (ShedReason | undefined)[] = [
   'deadline',
   'forced',
   'queue-timeout',
+  'connection-concurrency',
 ]
 
 /** The reason of a shed code, or undefined for anything that is not one (an admitted token, say). Never throws. */

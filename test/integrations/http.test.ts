@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest'
 import { InvalidArgumentError, InvalidOptionError, KeyedLimiter, TokenBucket } from '../../lib/index'
 import { httpGuard } from '../../lib/entries/http'
 import { ManualClock } from '../helpers/manual-clock'
+import { waitFor } from '../helpers/wait-for'
 import { controlledLimiter, get, inboundScenarios, serving, type StartServer } from './inbound-scenarios'
+import { http1Slow } from './slow-clients'
 
 const start: StartServer = async (guard, app) => {
   const server = http.createServer(
@@ -95,6 +97,9 @@ describe('httpGuard (node:http)', () => {
       [{ deadline: { trust: () => true } }, 'deadline.header'],
       [{ deadline: { header: 'x-deadline', trust: () => true, propagate: 'yes' } }, 'deadline.propagate'],
       [{ deadline: { header: 'x-deadline', trust: () => true, absolute: 1 } }, 'deadline.absolute'],
+      [{ connectionConcurrency: 0 }, 'connectionConcurrency'],
+      [{ connectionConcurrency: 2.5 }, 'connectionConcurrency'],
+      [{ connectionConcurrency: true }, 'connectionConcurrency'],
     ]
     for (const [options, field] of bad) {
       let error: unknown
@@ -156,6 +161,38 @@ describe('httpGuard (node:http)', () => {
     await s.close()
     c.releaseHeld()
     c.limiter.close()
+  })
+
+  it('counts connectionConcurrency refusals in stats and onShed, without a limiter too; false bounds nothing', async () => {
+    let letGo: () => void = () => undefined
+    const gate = new Promise<void>((r) => (letGo = r))
+    let calls = 0
+    const gated = (_req: http.IncomingMessage, res: http.ServerResponse) => {
+      calls++
+      void gate.then(() => res.end('ok'))
+    }
+    const bounded = httpGuard(gated, { limiter: false, connectionConcurrency: 2 })
+    const events: unknown[] = []
+    bounded.guard.onShed((e) => events.push(e))
+    const a = await serving(http.createServer(bounded).listen(0, '127.0.0.1'))
+    const connection = http1Slow.connect(a.port)
+    const replies = connection.send(3)
+    await waitFor(() => bounded.guard.stats().shedConnectionConcurrency === 1, { what: 'the third to be refused' })
+    letGo()
+    expect((await replies).map((r) => r.status)).toEqual([200, 200, 429])
+    expect(events).toEqual([{ reason: 'connection-concurrency', priority: 'normal', retryAfter: 1 }])
+    connection.close()
+    await a.close()
+    calls = 0
+    const unbounded = httpGuard(gated, { limiter: false, connectionConcurrency: false })
+    const b = await serving(http.createServer(unbounded).listen(0, '127.0.0.1'))
+    const many = http1Slow.connect(b.port)
+    const all = many.send(150)
+    expect((await all).every((r) => r.status === 200)).toBe(true)
+    expect(calls).toBe(150)
+    expect(unbounded.guard.stats().shedConnectionConcurrency).toBe(0)
+    many.close()
+    await b.close()
   })
 
   it('creates and closes its own limiter from options', () => {

@@ -118,6 +118,26 @@ for (const [api, make] of apis) {
       limiter.close()
     })
 
+    it('answers a client leaves unread keep their places on its session: streams over connectionConcurrency get 429', async () => {
+      const { limiter } = controlledLimiter(50)
+      const server = await serving2(make({ limiter, connectionConcurrency: 5 }, async () => 'ok'))
+      const session = http2.connect(`http://127.0.0.1:${server.port}`, { settings: { initialWindowSize: 0 } })
+      session.on('error', () => undefined)
+      await new Promise((resolve) => session.once('remoteSettings', resolve))
+      const statuses: number[] = []
+      for (let i = 0; i < 8; i++) {
+        const stream = session.request({ ':path': '/work' }).on('error', () => undefined)
+        stream.on('response', (headers) => statuses.push(Number(headers[':status']))) // headers pass a window of 0
+      }
+      await waitFor(() => statuses.length === 8, { what: 'every stream to be answered' })
+      expect(statuses.sort()).toEqual([200, 200, 200, 200, 200, 429, 429, 429])
+      expect(limiter.inFlight).toBe(0) // the five answers are made: their tokens came back, their places did not
+      session.destroy()
+      await server.close()
+      expect(limiter.stats()).toMatchObject({ admitted: 5, invalidReleases: 0 })
+      limiter.close()
+    })
+
     it('answers a shed HEAD request with the headers alone', async () => {
       const c = controlledLimiter(2)
       const server = await serving2(make({ limiter: c.limiter }, async () => 'ok'))

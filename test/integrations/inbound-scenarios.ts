@@ -11,6 +11,8 @@ import { ManualClock } from '../helpers/manual-clock'
 import { degradeScenarios } from './degrade-scenarios'
 import { queueScenarios } from './queue-scenarios'
 import { keyConcurrencyScenarios } from './key-concurrency-scenarios'
+import { slowClientScenarios } from './slow-client-scenarios'
+import { http1Slow, type SlowClient } from './slow-clients'
 import { waitFor } from '../helpers/wait-for'
 
 export interface TestServer {
@@ -65,6 +67,8 @@ export interface ScenarioClient {
   start(port: number, path: string): { abort(): void }
   /** Whether requests can be pipelined on one connection (HTTP/1.1). */
   pipelining: boolean
+  /** Clients that read slowly or not at all, and batches of requests on one connection (slow-clients.ts). */
+  slow: SlowClient
 }
 
 export const http1Client: ScenarioClient = {
@@ -75,6 +79,7 @@ export const http1Client: ScenarioClient = {
     return { abort: () => req.destroy() }
   },
   pipelining: true,
+  slow: http1Slow,
 }
 
 /** A limiter whose load and clock the test sets; `hold(n)` takes n tokens at load 0 and keeps them. */
@@ -231,6 +236,7 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
 
   degradeScenarios(start, client)
   keyConcurrencyScenarios(start, client)
+  slowClientScenarios(open, client)
 }
 
 /** A request's header (gRPC: metadata) on any adapter's request object, for `priority` and `trustPriority`. */

@@ -76,14 +76,19 @@ export function drivenComponents() {
   for (const value of ['item-1', 'item-1', 'item-1', 'item-2', 'item-3', 'item-4', 42 as never])
     hotParameters.tryAcquire(value)
 
-  // A guard with a one-token rate limit in front of the limiter: the second request is answered 429.
+  // A guard with a one-token rate limit in front of the limiter: the second request is answered 429; and a
+  // connection that holds its one admitted request: the next request on it is answered 429 too.
   const handler = httpGuard(() => undefined, {
     limiter: false,
     rateLimit: { limiter: new TokenBucket({ rate: 0.001, burst: 1, now }) },
+    connectionConcurrency: 1,
   })
   const request = { headers: {}, socket: { remoteAddress: '127.0.0.1' } } as never
   handler.guard.tryAcquire(request)
   handler.guard.tryAcquire(request)
+  const connection = {}
+  handler.guard.connections?.take(connection) // what the adapter counts for the request it admitted
+  handler.guard.tryAcquire(request, connection)
 
   // One upstream saturated at 3x its 400 req/s (its bulkhead sheds), one that was never called.
   // (on a clock of their own: the run takes simulated seconds, which the other components must not see pass)

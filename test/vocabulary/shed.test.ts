@@ -14,18 +14,20 @@ describe('the Shed table', () => {
       ['deadline', -6, 'deadline'],
       ['forced', -7, 'forced'],
       ['queueTimeout', -8, 'queue-timeout'],
+      ['connectionConcurrency', -9, 'connection-concurrency'],
     ])
   })
 
   it('names nothing that is not a shed code, and never throws', () => {
-    for (const value of [0, 7, -9, -1.5, Number.NaN, '−1', Symbol('x'), undefined])
+    for (const value of [0, 7, -10, -1.5, Number.NaN, '−1', Symbol('x'), undefined])
       expect(shedReason(value as never)).toBeUndefined()
   })
 
-  it("answers a rate limit and a key's concurrency limit with 429, every other reason with 503 naming it", () => {
+  it("answers a rate limit and a key's or a connection's concurrency limit with 429, every other reason with 503 naming it", () => {
     expect(shedReply(Shed.rateLimit).status).toBe(429)
     expect(shedReply(Shed.keyConcurrency).status).toBe(429) // the client is over its own share
-    const clients: number[] = [Shed.rateLimit, Shed.keyConcurrency]
+    expect(shedReply(Shed.connectionConcurrency).status).toBe(429)
+    const clients: number[] = [Shed.rateLimit, Shed.keyConcurrency, Shed.connectionConcurrency]
     for (const code of Object.values(Shed).filter((c) => !clients.includes(c))) {
       const reply = shedReply(code)
       expect(reply.status).toBe(503)

@@ -1,6 +1,8 @@
 // The server under test: a node:cluster of workers whose handler burns CPU_MS of CPU and then waits WAIT_MS
 // (a downstream call). MODE picks the protection: none | static | overload-protection | under-pressure (Fastify
-// with @fastify/under-pressure) | bulwark. With FAIR=1, bulwark's limiter sheds heavy tenants first (the tenant is
+// with @fastify/under-pressure) | bulwark | guard (bulwark's httpGuard) | guard-at-flush (the same limiter, its
+// token released when the answer has reached the kernel, as the adapters of 0.x did). In the guard modes, GET /big
+// costs what any request costs and is answered BIG_BYTES: what a client that never reads asks for. With FAIR=1, bulwark's limiter sheds heavy tenants first (the tenant is
 // the path: /t/<tenant>). With MAX_WAIT (ms), bulwark's handler runs through limiter.execute() on a limiter made
 // with that maxWait (0: execute() without a queue), so that a refused request may wait for a slot. With
 // LATENCY=off, its latency rule is off. GET /__stats answers the limiter's stats (host-wide: the workers share it).
@@ -45,16 +47,17 @@ if (cluster.isPrimary) {
   })
 } else {
   // BULWARK_DIST: another build's dist/cjs (A/B runs of two builds on the same scenario).
-  const { BbrLimiter, Priority, preciseNow } = require(process.env.BULWARK_DIST ?? '../../../dist/cjs')
+  const dist = process.env.BULWARK_DIST ?? '../../../dist/cjs'
+  const { BbrLimiter, Priority, preciseNow } = require(dist)
 
   const burn = (ms) => {
     const end = preciseNow() + ms
     while (preciseNow() < end) {}
   }
-  const work = (res, done) => {
+  const work = (res, done, body = 'ok') => {
     burn(CPU_MS)
     setTimeout(() => {
-      res.end('ok')
+      res.end(body)
       done()
     }, WAIT_MS)
   }
@@ -139,6 +142,37 @@ if (cluster.isPrimary) {
       if (token < 0) return shed(res)
       work(res, () => limiter.release(token))
     }
+  } else if (MODE === 'guard' || MODE === 'guard-at-flush') {
+    const big = Buffer.alloc(Number(process.env.BIG_BYTES ?? 1 << 20), 'x')
+    // /big costs what any request costs; only its answer is large.
+    const answer = (req, res) => work(res, () => {}, req.url === '/big' ? big : 'ok')
+    const critical = (req) => req.headers['x-priority'] === 'critical'
+    let guarded
+    let limiter
+    if (MODE === 'guard') {
+      const { httpGuard } = require(`${dist}/entries/http`)
+      guarded = httpGuard(answer, {
+        limiter: { shared: SHARED },
+        priority: (r) => (critical(r) ? 'critical' : 'normal'),
+      })
+      limiter = guarded.guard.limiter
+    } else {
+      limiter = new BbrLimiter({ shared: SHARED })
+      guarded = (req, res) => {
+        const token = limiter.tryAcquire(critical(req) ? Priority.critical : Priority.normal)
+        if (token < 0) return shed(res)
+        let held = true
+        const release = () => {
+          if (!held) return
+          held = false
+          limiter.release(token)
+        }
+        res.on('finish', release)
+        res.on('close', release)
+        answer(req, res)
+      }
+    }
+    handler = (req, res) => (req.url === '/__stats' ? res.end(JSON.stringify(limiter.stats())) : guarded(req, res))
   } else if (MODE === 'static') {
     let inFlight = 0
     handler = (req, res) => {

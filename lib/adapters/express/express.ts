@@ -39,11 +39,11 @@ export function expressGuard(options?: InboundGuardOptions<ExpressRequest>): Exp
   const bind = responseReleaser(guard)
   const decided = (req: ExpressRequest, res: ServerResponse, next: ExpressNext, token: number): void => {
     if (token < 0) return refuse(guard, req, res, token)
-    bind(res, token)
+    bind(res, token, req.socket)
     runAdmitted(guard, req, res, () => next(), false)
   }
   const middleware = (req: ExpressRequest, res: ServerResponse, next: ExpressNext): void => {
-    const token = guard.tryAcquire(req)
+    const token = guard.tryAcquire(req, req.socket)
     if (token !== QUEUED) return decided(req, res, next, token)
     if (responseGone(res)) return guard.countClientGone()
     awaitSlot(guard, res, (t) => decided(req, res, next, t))

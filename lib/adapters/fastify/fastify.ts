@@ -6,7 +6,7 @@ import { type DegradedAnswer, errorReason, type FallbackReason } from '../../gua
 import { awaitSlot } from '../../guards/inbound/await-slot'
 import { InboundGuard, QUEUED, type RequestAccess } from '../../guards/inbound/inbound-guard'
 import type { InboundGuardOptions } from '../../guards/inbound/inbound-options'
-import { responseReleaser } from '../../guards/inbound/response-release'
+import { connectionOf, responseReleaser } from '../../guards/inbound/response-release'
 import { JSON_TYPE, retryAfterText, shedReply } from '../../guards/inbound/shed-reply'
 import { attachSignal, type RequestSignal } from '../../guards/inbound/request-signal'
 
@@ -87,6 +87,7 @@ function addErrorFallback(fastify: FastifyInstanceLike, guard: InboundGuard<Fast
 /** The parts of a Fastify instance the plugin uses (Fastify 4 and 5). */
 export interface FastifyInstanceLike {
   addHook(name: string, hook: (...args: any[]) => void): unknown
+  initialConfig?: { http2?: boolean }
   decorate?(name: string, value: unknown): unknown
   hasDecorator?(name: string): boolean
 }
@@ -123,7 +124,7 @@ export function fastifyGuard(
   const bind = responseReleaser(guard)
   const decided = (request: FastifyRequestLike, reply: FastifyReplyLike, next: () => void, token: number): void => {
     if (token >= 0) {
-      bind(reply.raw, token)
+      bind(reply.raw, token, connectionOf(request.raw))
       if (responseGone(reply.raw)) return guard.countClientGone() // nobody to answer: no handler runs
       if (guard.propagatesDeadline) (request as Failed)[DEADLINE] = guard.deadlineAt
       if (guard.timesOut) {
@@ -153,12 +154,22 @@ export function fastifyGuard(
       .send(r.body)
   }
   fastify.addHook('onRequest', (request: FastifyRequestLike, reply: FastifyReplyLike, next: () => void): void => {
-    const token = guard.tryAcquire(request)
+    const token = guard.tryAcquire(request, connectionOf(request.raw))
     if (token !== QUEUED) return decided(request, reply, next, token)
     if (responseGone(reply.raw)) return guard.countClientGone()
     awaitSlot(guard, reply.raw, (t) => decided(request, reply, next, t))
   })
   if (guard.fallback !== undefined) addErrorFallback(fastify, guard)
+  // Fastify 5 writes an HTTP/2 answer over 64 KiB in pieces, each once the client has taken the one before: an
+  // answer it holds whole gives its token back when it starts sending it, not when a slow reader lets it end.
+  if (fastify.initialConfig?.http2 === true)
+    fastify.addHook(
+      'onSend',
+      (_r: unknown, reply: FastifyReplyLike, payload: unknown, next: (e: null, p: unknown) => void) => {
+        if (typeof payload === 'string' || Buffer.isBuffer(payload)) bind.answered(reply.raw)
+        next(null, payload)
+      },
+    )
   // The handler runs in the same synchronous run as the last preHandler: the deadline's context reaches it.
   if (guard.propagatesDeadline)
     fastify.addHook('preHandler', (request: Failed, _reply: unknown, next: () => void) => {

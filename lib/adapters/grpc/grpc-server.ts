@@ -8,6 +8,7 @@ import type { InboundGuardOptions } from '../../guards/inbound/inbound-options'
 import { GrpcStatus, grpcModule } from './grpc-module'
 import { checkGrpcAnswer, type GrpcFallback, type GrpcStatusAnswer, plainGrpcAnswer } from './grpc-fallback'
 import { RequestSignal, runWithSignal } from '../../guards/inbound/request-signal'
+import { sendAhead, sessionOf } from './call-transport'
 
 /** What the guard sees of an incoming call (and what `priority`, `rateLimit.key` and `fallback` receive). */
 export interface GrpcCallInfo {
@@ -33,7 +34,13 @@ export interface GrpcServerGuardOptions extends Omit<InboundGuardOptions<GrpcCal
   deadline?: false | { propagate?: boolean }
 }
 
-export type GrpcServerInterceptor = ((method: { path: string }, call: any) => any) & {
+/** What grpc-js tells an interceptor of the method: its path, and whether it answers with a stream. */
+interface MethodInfo {
+  path: string
+  responseStream?: boolean
+}
+
+export type GrpcServerInterceptor = ((method: MethodInfo, call: any) => any) & {
   readonly guard: InboundGuard<GrpcCallInfo>
 }
 
@@ -65,8 +72,11 @@ const ANSWERED = 2
  * or ended at once with RESOURCE_EXHAUSTED before its handler runs; a call whose deadline is shorter than the
  * expected service time is refused at once too. The priority class comes from `priority(info)`; a metadata key
  * (`priorityHeader`) is read only as the options allow (`trustPriority`, docs/guide/trust.md). An admitted call's
- * token is released when the call ends, however it ends: a status sent by the handler, a deadline, or a
- * cancellation by the client. With `fallback`, refusals, a `timeout` and the handler's failures (UNKNOWN,
+ * token is released when its handler has answered (a unary answer: its message or its error; a stream: its
+ * `call.end()` or error), however long the client takes to read it, or when the call ends first (a deadline, a
+ * cancellation by the client); one connection holds at most `connectionConcurrency` calls. Put it first in
+ * `interceptors`: directly above grpc-js, a streaming handler's end comes through while the client has not read
+ * (docs/guide/trust.md). With `fallback`, refusals, a `timeout` and the handler's failures (UNKNOWN,
  * INTERNAL, DATA_LOSS) end with the fallback's status and trailers (docs/guide/degrade.md).
  */
 export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInterceptor {
@@ -82,8 +92,11 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
     const answer = guard.answer(info, reason) as unknown as GrpcStatusAnswer | undefined | null
     return answer ?? plainGrpcAnswer(reason, answer === null)
   }
-  const interceptor = (method: { path: string }, call: any): any => {
+  const connections = guard.connections
+  const interceptor = (method: MethodInfo, call: any): any => {
+    const session = sessionOf(call)
     let token = RELEASED
+    let holdsPlace = false
     let phase = PASS
     let info: GrpcCallInfo | undefined
     let timer: ReturnType<typeof setTimeout> | undefined
@@ -103,6 +116,10 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
       if (waiter?.cancel() === true) guard.countClientGone()
       if (token !== RELEASED) signal?.clientGone() // grpc-js reports ended calls here too: only one still running
       release(false)
+      if (holdsPlace) {
+        holdsPlace = false
+        connections?.giveBack(session as object) // the call is over: its status sent, or its stream closed
+      }
     }
     const answerInstead = (answer: GrpcStatusAnswer): void => {
       phase = ANSWERING
@@ -132,7 +149,7 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
             const address = call.getConnectionInfo?.().remoteAddress
             const due = Number(call.getDeadline?.())
             info = { method: method.path, metadata, address, remainingMs: due < Infinity ? due - Date.now() : NaN }
-            const t = guard.tryAcquire(info)
+            const t = guard.tryAcquire(info, session)
             if (t !== QUEUED) return decided(t, info, metadata, forward)
             const queued = info
             waiter = guard.waitForSlot((token) => {
@@ -152,7 +169,9 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
         if (phase !== ANSWERED) next(metadata)
       },
       sendMessage(message: unknown, next: (message: unknown) => void) {
-        if (phase !== ANSWERED) next(message)
+        if (phase === ANSWERED) return
+        if (method.responseStream !== true) release(true) // a unary answer: the handler is done
+        next(message)
       },
       sendStatus(status: { code?: number }, next: (status: unknown) => void) {
         if (phase === ANSWERED) return // the handler's late status: the call ended already
@@ -174,6 +193,10 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
         return intercepting.sendStatus(status)
       }
       token = t
+      if (connections !== undefined && session !== undefined) {
+        connections.take(session)
+        holdsPlace = true
+      }
       const ms = guard.timesOut ? guard.timeoutOf(info) : 0
       if (ms > 0) {
         timeoutMs = ms
@@ -184,6 +207,8 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
       if (signal === undefined && !guard.propagatesDeadline) return forward(metadata)
       inContext(forward, metadata)
     }
+    // Directly above grpc-js's own call: a streaming handler's messages may wait for the client without it.
+    if (method.responseStream === true && !(call instanceof grpc.ServerInterceptingCall)) sendAhead(intercepting)
     return intercepting
   }
   return Object.assign(interceptor, { guard })
@@ -198,6 +223,8 @@ function shedStatus(grpc: ReturnType<typeof grpcModule>, code: number, guard: In
 function shedDetails(code: number, retryAfter: number): string {
   if (code === Shed.rateLimit) return `rate limited, retry after ${retryAfter} s`
   if (code === Shed.keyConcurrency) return `too many concurrent calls, retry after ${retryAfter} s`
+  if (code === Shed.connectionConcurrency)
+    return `too many concurrent calls on one connection, retry after ${retryAfter} s`
   if (code === Shed.deadline) return 'deadline shorter than the expected service time'
   if (code === Shed.queueTimeout) return `overloaded, no slot within maxWait, retry after ${retryAfter} s`
   return `overloaded, retry after ${retryAfter} s`

@@ -6,7 +6,7 @@ import { awaitSlot } from '../../guards/inbound/await-slot'
 import { InboundGuard, QUEUED, type RequestAccess } from '../../guards/inbound/inbound-guard'
 import type { InboundGuardOptions } from '../../guards/inbound/inbound-options'
 import { refuse, responseGone, runAdmitted } from '../../guards/inbound/degraded-response'
-import { responseReleaser } from '../../guards/inbound/response-release'
+import { connectionOf, responseReleaser } from '../../guards/inbound/response-release'
 
 /** A request of node:http, or of node:http2's compatibility API (which has the same headers and socket). */
 export type NodeRequest = IncomingMessage | Http2ServerRequest
@@ -32,7 +32,9 @@ export type GuardedListener<
  * `http2.createSecureServer`): each request is admitted or answered at once with 503 (overload) or 429 (rate
  * limit), a Retry-After header and a small JSON body, without calling `listener` (with `maxWait`, a refused
  * request first waits for a slot: docs/rules/queue.md). An admitted request's token is
- * released when its response finishes or closes (over HTTP/2: its stream ended or was reset, or its session died).
+ * released when the listener ends its response (`res.end()`), however long the client takes to read it, or when
+ * its connection closes first (over HTTP/2: its stream was reset, or its session died); one connection holds at most
+ * `connectionConcurrency` admitted requests (docs/guide/trust.md).
  * With `fallback`, refusals, a `timeout` and errors the listener throws (or rejects with) get the fallback's answer
  * (docs/guide/degrade.md).
  *
@@ -46,16 +48,17 @@ export function httpGuard<Req extends NodeRequest = IncomingMessage, Res extends
     throw new InvalidArgumentError('listener', listener, 'a request listener function')
   const guard = new InboundGuard<Req>(options, nodeRequestAccess)
   const bind = responseReleaser(guard)
-  const decided = (req: Req, res: Res, token: number): void => {
+  const decided = (req: Req, res: Res, token: number, connection: object | undefined): void => {
     if (token < 0) return refuse(guard, req, res, token)
-    bind(res, token)
+    bind(res, token, connection)
     runAdmitted(guard, req, res, listener, true)
   }
   const guarded = (req: Req, res: Res): void => {
-    const token = guard.tryAcquire(req)
-    if (token !== QUEUED) return decided(req, res, token)
+    const connection = connectionOf(req)
+    const token = guard.tryAcquire(req, connection)
+    if (token !== QUEUED) return decided(req, res, token, connection)
     if (responseGone(res)) return guard.countClientGone()
-    awaitSlot(guard, res, (t) => decided(req, res, t))
+    awaitSlot(guard, res, (t) => decided(req, res, t, connection))
   }
   return Object.assign(guarded, { guard })
 }

@@ -98,8 +98,9 @@ function runDegraded(
 /**
  * Wraps a listener of node:http2's core API (the server's 'stream' event): each stream is admitted or answered
  * at once with 503 (overload) or 429 (rate limit), a Retry-After header and a small JSON body, without calling
- * `listener`. An admitted stream's token is released when the stream finishes or closes, however it ends (its
- * response ended, either side reset it, or its session died), exactly once.
+ * `listener`. An admitted stream's token is released when the listener ends its answer (`end()`, a `respond()` that
+ * ends the stream, a file), however long the client takes to read it, or when the stream closes first (either side
+ * reset it, or its session died), exactly once; one session holds at most `connectionConcurrency` admitted streams.
  *
  * With `fallback`, refusals, a `timeout` and errors the listener throws get the fallback's answer
  * (docs/guide/degrade.md).
@@ -132,7 +133,7 @@ export function http2StreamGuard(
       request.stream = request.headers = undefined as never
       return answer ? respondAnswer(stream, head, answer) : respondShed(stream, head, token, guard.retryAfter)
     }
-    bind(stream, token)
+    bind(stream, token, stream.session)
     if (stream.destroyed) return guard.countClientGone() // reset by the client already: no listener runs
     if (plain) listener(stream, headers, flags, raw)
     else runDegraded(guard, listener, [stream, headers, flags, raw])
@@ -140,7 +141,7 @@ export function http2StreamGuard(
   const guarded = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, raw: string[]): void => {
     request.stream = stream
     request.headers = headers
-    const token = guard.tryAcquire(request)
+    const token = guard.tryAcquire(request, stream.session)
     request.stream = request.headers = undefined as never // the guard keeps nothing of the stream
     if (token !== QUEUED) return decided(stream, headers, flags, raw, token)
     if (stream.destroyed) return guard.countClientGone()

@@ -6,7 +6,7 @@ import { type DegradedAnswer, errorReason, type FallbackReason } from '../../gua
 import { awaitSlot } from '../../guards/inbound/await-slot'
 import { InboundGuard, QUEUED, type RequestAccess } from '../../guards/inbound/inbound-guard'
 import type { InboundGuardOptions } from '../../guards/inbound/inbound-options'
-import { responseReleaser } from '../../guards/inbound/response-release'
+import { connectionOf, responseReleaser } from '../../guards/inbound/response-release'
 import { JSON_TYPE, retryAfterText, shedReply } from '../../guards/inbound/shed-reply'
 import { attachSignal } from '../../guards/inbound/request-signal'
 
@@ -93,7 +93,7 @@ export function koaGuard(options?: InboundGuardOptions<KoaContextLike>): KoaMidd
   const plain = guard.fallback === undefined && !guard.timesOut && !guard.propagatesDeadline
   const decided = (ctx: KoaContextLike, next: () => Promise<unknown>, token: number): Promise<unknown> | undefined => {
     if (token >= 0) {
-      bind(ctx.res, token)
+      bind(ctx.res, token, connectionOf(ctx.req))
       if (responseGone(ctx.res)) {
         guard.countClientGone()
         ctx.respond = false // nobody to answer
@@ -111,7 +111,7 @@ export function koaGuard(options?: InboundGuardOptions<KoaContextLike>): KoaMidd
     return undefined
   }
   const middleware = (ctx: KoaContextLike, next: () => Promise<unknown>): Promise<unknown> | undefined => {
-    const token = guard.tryAcquire(ctx)
+    const token = guard.tryAcquire(ctx, connectionOf(ctx.req))
     if (token !== QUEUED) return decided(ctx, next, token)
     if (responseGone(ctx.res)) {
       guard.countClientGone()

@@ -16,6 +16,8 @@ export interface InboundGuardStats {
   rateLimited: number
   /** Requests answered 429 because their key had its `keyConcurrency` requests in flight (Shed.keyConcurrency). */
   shedKeyConcurrency: number
+  /** Requests answered 429 because their connection held its `connectionConcurrency` (Shed.connectionConcurrency). */
+  shedConnectionConcurrency: number
   /** Requests refused by an operator's switch (Shed.forced), answered from the fallback when that switch says so. */
   shedForced: number
   /** Requests refused at once because their deadline was shorter than the expected service time (Shed.deadline). */

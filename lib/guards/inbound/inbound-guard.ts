@@ -12,6 +12,7 @@ import { type InboundGuardOptions, resolveInboundOptions } from './inbound-optio
 import { type KeyConcurrencyPort, NO_TOKEN } from './key-concurrency-port'
 import { RequestGate } from './request-gate'
 import { registerComponent } from '../../foundation/common/component-registry'
+import { ConnectionCount } from './connection-count'
 
 export { FALLBACK_FAILED, QUEUED } from './inbound-guard-types'
 export type { InboundGuardStats, RequestAccess, ShedEvent } from './inbound-guard-types'
@@ -56,6 +57,9 @@ export class InboundGuard<Req> {
   declare private readonly jitter: number
   declare private readonly random: () => number
   private shedKeyConcurrencyCount = 0
+  private shedConnectionCount = 0
+  /** @internal Admitted requests per connection, for `connectionConcurrency` (undefined: no bound). */
+  declare readonly connections: ConnectionCount | undefined
   declare private readonly keys: KeyConcurrencyPort<Req> | undefined
   // The request tryAcquire last answered QUEUED: its refusal, class, fairness key and concurrency key.
   private pendingCode = 0
@@ -84,16 +88,26 @@ export class InboundGuard<Req> {
     this.gate = RequestGate.of(o, access)
     this.keys = o.keyConcurrency
     this.keyConcurrency = this.keys?.limiter
+    this.connections = o.connectionConcurrency > 0 ? new ConnectionCount(o.connectionConcurrency) : undefined
   }
 
-  /** @internal Whether admitted requests hold a token that must be released (false when there is no adaptive limiter). */
+  /** @internal Whether admitted requests hold a token, or a place on their connection, to give back. */
   get tracksInFlight(): boolean {
-    return this.limiter !== undefined || this.keys !== undefined
+    return this.limiter !== undefined || this.keys !== undefined || this.connections !== undefined
   }
 
-  /** Decides one request: a token >= 0 to release when its response is over, a Shed code (negative), or QUEUED. */
-  tryAcquire(request: Req): number {
+  /**
+   * Decides one request: a token >= 0 to release when its response is over, a Shed code (negative), or QUEUED.
+   * `connection`: its socket or HTTP/2 session, whose admitted requests `connectionConcurrency` bounds.
+   */
+  tryAcquire(request: Req, connection?: object): number {
     const p = this.classOfRequest(request)
+    const connections = this.connections
+    if (connections !== undefined && connection !== undefined && connections.full(connection)) {
+      this.shedConnectionCount++
+      this.retryAfter = jittered(this.overloadRetryAfter, this.jitter, this.random)
+      return this.shed(Shed.connectionConcurrency, p)
+    }
     const gate = this.gate
     if (gate !== undefined) {
       const code = gate.check(request, p)
@@ -226,7 +240,9 @@ export class InboundGuard<Req> {
   /** @internal The fallback reason of a refusal: 'forced' for a fallback switch, 'rate-limit', else 'overload'. */
   reasonOf(code: number): FallbackReason {
     if (code === Shed.forced && this.gate?.forcedFallback === true) return 'forced'
-    return code === Shed.rateLimit || code === Shed.keyConcurrency ? 'rate-limit' : 'overload'
+    return code === Shed.rateLimit || code === Shed.keyConcurrency || code === Shed.connectionConcurrency
+      ? 'rate-limit'
+      : 'overload'
   }
 
   /** @internal Milliseconds `request`'s handler has to answer (0: no timeout). */
@@ -250,6 +266,7 @@ export class InboundGuard<Req> {
     return {
       rateLimited: gate?.rateLimited ?? 0,
       shedKeyConcurrency: this.shedKeyConcurrencyCount,
+      shedConnectionConcurrency: this.shedConnectionCount,
       shedForced: gate?.shedForced ?? 0,
       shedDeadline: gate?.shedDeadline ?? 0,
       clientGone: answers.clientGone,

@@ -11,6 +11,13 @@ import { checkOneOf, checkOptions, optionalFunction, optionalNumber } from '../.
 /** The longest Retry-After announced, s: a day. */
 export const MAX_RETRY_AFTER = 86_400
 
+/**
+ * The default `connectionConcurrency`: the concurrent streams most HTTP/2 servers let one session open (nginx 128,
+ * Apache and h2o 100, and what Node assumes of a peer before its settings arrive), so that a browser or a client of
+ * its own never meets it.
+ */
+export const DEFAULT_CONNECTION_CONCURRENCY = 100
+
 /** A limiter whose limit is per key: a KeyedLimiter, or anything that answers `tryAcquire(key)`. */
 export interface KeyedRateLimiter {
   /** Present on a KeyedLimiter: it makes the limiter keyed (by the client's address) without a `key` function. */
@@ -93,6 +100,14 @@ export interface InboundGuardOptions<Req> extends DegradeOptions<Req> {
    * answered 429 (Shed.keyConcurrency, fallback reason 'rate-limit').
    */
   keyConcurrency?: KeyConcurrencyOptions<Req>
+  /**
+   * The most admitted requests one connection holds until their responses are over (default 100; false: no bound):
+   * an HTTP/1.1 connection's pipelined requests, an HTTP/2 session's streams, a gRPC connection's calls, answers the
+   * client has not read included. A request over it is answered 429 (Shed.connectionConcurrency, fallback reason
+   * 'rate-limit'): one client cannot hold the limiter's slots, or the server's memory, with requests it keeps open
+   * (docs/guide/trust.md). Behind a proxy that carries many clients on one connection, raise it to what it carries.
+   */
+  connectionConcurrency?: number | false
 }
 
 export interface ResolvedInboundOptions<Req> {
@@ -111,6 +126,8 @@ export interface ResolvedInboundOptions<Req> {
   route: ((request: Req) => string) | undefined
   fairKey: ((request: Req) => string) | undefined
   keyConcurrency: KeyConcurrencyPort<Req> | undefined
+  /** 0: no bound. */
+  connectionConcurrency: number
 }
 
 function resolveFairKey<Req>(value: unknown): ((request: Req) => string) | undefined {
@@ -194,6 +211,13 @@ export function resolveInboundOptions<Req>(options: unknown, builtInDeadline = f
     max: MAX_RETRY_AFTER,
   })
   const random = optionalFunction<() => number>('random', o.random) ?? Math.random
+  const connectionConcurrency =
+    o.connectionConcurrency === false
+      ? 0
+      : optionalNumber('connectionConcurrency', o.connectionConcurrency, DEFAULT_CONNECTION_CONCURRENCY, {
+          integer: true,
+          min: 1,
+        })
   const degrade = resolveDegradeOptions<Req>(o, builtInDeadline)
   if (o.switches !== undefined && !(o.switches instanceof Switchboard))
     throw new InvalidOptionError('switches', o.switches, 'a Switchboard')
@@ -226,5 +250,6 @@ export function resolveInboundOptions<Req>(options: unknown, builtInDeadline = f
     route,
     fairKey,
     keyConcurrency,
+    connectionConcurrency,
   }
 }

@@ -16,16 +16,18 @@ function reply(status: 503 | 429, body: object): ShedReply {
   return { status, body: text, length: String(Buffer.byteLength(text)) }
 }
 
-// By Shed code (index -code): a rate limit and a key's concurrency limit are the client's (429: it asks for more
-// than its share, docs/rules/key-concurrency.md), every other reason is the server's load (503).
+// By Shed code (index -code): a rate limit and a key's or a connection's concurrency limit are the client's (429: it
+// asks for more than its share, docs/rules/key-concurrency.md), every other reason is the server's load (503).
+const CLIENT_ERRORS: Partial<Record<number, string>> = {
+  [Shed.rateLimit]: 'rate limited',
+  [Shed.keyConcurrency]: 'too many concurrent requests',
+  [Shed.connectionConcurrency]: 'too many concurrent requests on one connection',
+}
 const REPLIES: ShedReply[] = []
 for (const code of Object.values(Shed)) {
+  const error = CLIENT_ERRORS[code]
   REPLIES[-code] =
-    code === Shed.rateLimit
-      ? reply(429, { error: 'rate limited' })
-      : code === Shed.keyConcurrency
-        ? reply(429, { error: 'too many concurrent requests' })
-        : reply(503, { error: 'overloaded', reason: shedReason(code) })
+    error !== undefined ? reply(429, { error }) : reply(503, { error: 'overloaded', reason: shedReason(code) })
 }
 
 export const JSON_TYPE = 'application/json; charset=utf-8'

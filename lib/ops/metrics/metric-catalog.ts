@@ -167,6 +167,13 @@ const defs = {
     N,
     'Requests an inbound guard answered 429 because of its rate limit.',
   ),
+  guardConnectionShed: counter(
+    'guard',
+    'connection_shed',
+    '{request}',
+    N,
+    'Requests an inbound guard answered 429 because their connection held connectionConcurrency admitted requests.',
+  ),
   breakerState: gauge(
     'breaker',
     'state',
