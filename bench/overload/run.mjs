@@ -1,7 +1,9 @@
-// npm run bench:overload [-- <scenario> ...]: protection under overload, each scenario measured against the
-// alternatives in one run. Scenarios are files in scenarios/ exporting run(); they share the generators
+// npm run bench:overload [-- [--proxies] <scenario> ...]: protection under overload, each scenario measured against
+// the alternatives in one run. Scenarios are files in scenarios/ exporting run(); they share the generators
 // (bench/lib/), the server harness (lib/processes.mjs, servers/) and the report writer (lib/report.mjs). With no
-// name, every scenario runs, in the order below.
+// name, every scenario runs, in the order below. --proxies (or PROXIES=1) adds HAProxy and nginx in front of the
+// gateway to the scenarios that run them (upstream, cpu-bound, capacity-change; lib/proxy-contenders.mjs): those
+// three then take about 40 minutes instead of 20.
 import * as os from 'os'
 
 const SCENARIOS = [
@@ -16,7 +18,9 @@ const SCENARIOS = [
   'slow-readers',
 ]
 
-const wanted = process.argv.slice(2)
+const args = process.argv.slice(2)
+if (args.includes('--proxies')) process.env.PROXIES = '1'
+const wanted = args.filter((arg) => arg !== '--proxies')
 const unknown = wanted.filter((name) => !SCENARIOS.includes(name))
 if (unknown.length > 0) {
   console.error(`unknown scenario ${unknown.join(', ')}; the scenarios are: ${SCENARIOS.join(', ')}`)

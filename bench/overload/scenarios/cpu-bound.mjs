@@ -1,26 +1,34 @@
 // The CPU-bound scenario: a cluster of 2 node:http workers whose handler costs CPU_MS of CPU plus WAIT_MS of
-// waiting is driven by an open-loop generator at 0.5x, 1x, 2x and 4x of its measured capacity, then back to 0.5x,
-// for each contender: no protection, a static concurrency limit tuned at 1x, overload-protection (event-loop-delay
-// shedding in the style of toobusy), Fastify with @fastify/under-pressure (the Fastify ecosystem's own answer), and
-// bulwark's BbrLimiter shared by the workers with 10 % critical traffic (with its latency rule on, the default, and
-// off). Each bulwark row says which rule shed, and the load average of its step. Writes
+// waiting is driven by the lean open-loop generator at 0.5x, 1x, 2x, 4x and 10x of its measured capacity, then back
+// to 0.5x, for each contender: no protection, a static concurrency limit tuned at 1x, overload-protection
+// (event-loop-delay shedding in the style of toobusy), Fastify with @fastify/under-pressure (the Fastify ecosystem's
+// own answer), and bulwark's BbrLimiter shared by the workers with 10 % critical traffic (with its latency rule on,
+// the default, and off); with --proxies (PROXIES=1), HAProxy and nginx in front of the unprotected cluster, with
+// their defaults and with limits tuned at 1x, and bulwark's cluster behind HAProxy's defaults
+// (lib/proxy-contenders.mjs). Each bulwark row says which rule shed, and the load average of its step. Writes
 // bench/results/overload.{md,json,svg}; with CONTENDERS=<regex> only the matching contenders run (beside `none`,
 // which gives the unloaded p99) and nothing is written.
 import { createRequire } from 'module'
 import * as os from 'os'
 import { machine, peer } from '../../harness.mjs'
 import { overloadChart } from '../lib/chart.mjs'
+import { processTreeMs } from '../lib/cpu-split.mjs'
 import { getJson, startServer, stopServer } from '../lib/processes.mjs'
+import { stepsEntry, updateProxySummary } from '../lib/proxies-summary.mjs'
+import { measureTuning, prepareProxies, proxyContenders, startProxyFor, withProxies } from '../lib/proxy-contenders.mjs'
+import { proxyChartRows, proxyCpuCell, proxySection } from '../lib/proxy-report.mjs'
 import { fmt, goalsTable, machineLine, table, writeResults } from '../lib/report.mjs'
+import { recoveryTime, sheddingOnset } from '../lib/transitions.mjs'
 
 const require = createRequire(import.meta.url)
-const { runOpenLoop, runClosedLoop, summarize, timeline } = require('../../lib/open-loop.cjs')
+const { runClosedLoop, summarize } = require('../../lib/open-loop.cjs')
+const { runLeanLoad } = require('../../lib/lean-load.cjs')
 const CPU_MS = Number(process.env.CPU_MS ?? 8)
 const WAIT_MS = Number(process.env.WAIT_MS ?? 20)
 const STEP_SECONDS = Number(process.env.STEP_SECONDS ?? 8)
 const SETTLE_SECONDS = 2 // each step's first seconds are the transition, not the steady state
 const SLO_MS = 500
-const LOADS = [0.5, 1, 2, 4]
+const LOADS = (process.env.LOADS ?? '0.5,1,2,4,10').split(',').map(Number)
 const BULWARK = 'bulwark BbrLimiter'
 const ONLY = process.env.CONTENDERS ? new RegExp(process.env.CONTENDERS) : undefined
 
@@ -43,11 +51,6 @@ export async function measureCapacity() {
   return capacity
 }
 
-function firstBinWhere(bins, binMs, predicate) {
-  const i = bins.findIndex(predicate)
-  return i < 0 ? Infinity : (i * binMs) / 1000
-}
-
 /** The limiter's shed counters by rule (host-wide: the workers share it), or undefined for the other modes. */
 async function shedByRule(mode, port) {
   if (mode !== 'bulwark') return undefined
@@ -55,38 +58,60 @@ async function shedByRule(mode, port) {
   return { inFlight: s.shedInFlight, queueDelay: s.shedQueueDelay, latency: s.shedLatency }
 }
 
-async function runContender(name, mode, capacity, extraEnv) {
-  const { child, port } = await startCluster(mode, extraEnv)
+async function runContender(contender, capacity, tuning) {
+  const { id, name, mode, env } = contender
+  const { child, port } = await startCluster(mode, env)
+  const proxy = await startProxyFor(contender, port, tuning)
   const schedule = [...LOADS, 0.5].map((load) => ({ rate: load * capacity, seconds: STEP_SECONDS }))
-  // At each step's end: the load average and the limiter's counters, to say what each step shed and how busy the
-  // machine was meanwhile.
-  const marks = []
-  const timers = schedule.map((_, i) =>
-    setTimeout(
-      async () => (marks[i] = { load: os.loadavg()[0], shed: await shedByRule(mode, port).catch(() => undefined) }),
-      (i + 1) * STEP_SECONDS * 1000,
-    ),
-  )
-  const run = await runOpenLoop({ port, schedule, criticalEvery: 10, drainSeconds: 3 })
-  timers.forEach(clearTimeout)
-  await stopServer(child)
   const step = STEP_SECONDS * 1000
+  // At each step's end: the load average and the limiter's counters, to say what each step shed and how busy the
+  // machine was meanwhile; and the CPU of the cluster and of the proxy when each step's measured part begins and ends.
+  const marks = []
+  const cpuAt = []
+  const readCpu = () => ({ server: processTreeMs(child.pid), proxy: proxy?.cpuMs() })
+  const timers = schedule.flatMap((_, i) => [
+    setTimeout(() => (cpuAt[2 * i] = readCpu()), i * step + SETTLE_SECONDS * 1000),
+    setTimeout(
+      async () => {
+        cpuAt[2 * i + 1] = readCpu()
+        marks[i] = { load: os.loadavg()[0], shed: await shedByRule(mode, port).catch(() => undefined) }
+      },
+      (i + 1) * step,
+    ),
+  ])
+  const run = await runLeanLoad({ port: proxy?.port ?? port, schedule, criticalEvery: 10, drainSeconds: 3 })
+  timers.forEach(clearTimeout)
+  await proxy?.stop()
+  await stopServer(child)
+  const measuredMs = step - SETTLE_SECONDS * 1000
+  const cpuShare = (i, key) => (100 * (cpuAt[2 * i + 1]?.[key] - cpuAt[2 * i]?.[key])) / measuredMs
   const rows = LOADS.map((load, i) => {
     const s = summarize(run, i * step + SETTLE_SECONDS * 1000, (i + 1) * step, SLO_MS)
     const before = marks[i - 1]?.shed ?? { inFlight: 0, queueDelay: 0, latency: 0 }
     const after = marks[i]?.shed
     const shedBy = after && Object.fromEntries(Object.entries(after).map(([rule, n]) => [rule, n - before[rule]]))
-    return { contender: name, load, ...s, goodput: s.goodputPerSecond, loadAverage: marks[i]?.load, shedBy }
+    const cpu = { server: cpuShare(i, 'server'), ...(proxy && { proxy: cpuShare(i, 'proxy') }) }
+    const about = {
+      id,
+      contender: name,
+      short: contender.short,
+      viaProxy: proxy !== undefined,
+      tuned: !!contender.tuned,
+    }
+    return { ...about, load, ...s, goodput: s.goodputPerSecond, loadAverage: marks[i]?.load, shedBy, cpu }
   })
-  // Onset: after the step to 4x, the first 250 ms in which at least half of the excess is shed.
-  const binMs = 250
-  const stepUp = timeline(run, 3 * step, 4 * step, binMs)
-  const onset = firstBinWhere(stepUp, binMs, (b) => b.shedRate >= 0.5 * (1 - 1 / 4))
-  // Recovery: after the step back to 0.5x, the first 250 ms from which nothing is shed and p99 is within the SLO.
-  const stepDown = timeline(run, 4 * step, 5 * step, binMs)
-  const settledFrom = stepDown.findIndex((b, i) => stepDown.slice(i).every((x) => x.shedRate === 0 && x.p99 <= SLO_MS))
-  const recovery = settledFrom < 0 ? Infinity : (settledFrom * binMs) / 1000
+  const up = LOADS.indexOf(4)
+  const onset = up < 0 ? NaN : sheddingOnset(run, up * step, (up + 1) * step, 4)
+  const recovery = recoveryTime(run, LOADS.length * step, (LOADS.length + 1) * step, SLO_MS)
   return { rows, onset, recovery }
+}
+
+/** The proxies' limits: `capacity` and the unloaded response time of a fresh unprotected cluster. */
+async function tuneProxies(capacity) {
+  const { child, port } = await startCluster('none')
+  const tuning = await measureTuning(port, capacity)
+  await stopServer(child)
+  return tuning
 }
 
 export async function run() {
@@ -100,21 +125,26 @@ export async function run() {
   console.log(`Measured capacity: ${capacity.toFixed(0)} req/s`)
   const perWorker = capacity / 2
   const staticLimit = Math.max(1, Math.ceil((perWorker * (CPU_MS + WAIT_MS)) / 1000) + 1)
+  const versions = withProxies() ? prepareProxies() : undefined
+  const tuning = withProxies() ? await tuneProxies(capacity) : undefined
   const contenders = [
-    ['none', 'none', {}],
-    [`static limit ${staticLimit}/worker`, 'static', { STATIC_LIMIT: String(staticLimit) }],
-    [peer('overload-protection'), 'overload-protection', {}],
-    [peer('@fastify/under-pressure'), 'under-pressure', {}],
-    [BULWARK, 'bulwark', {}],
-    [`${BULWARK}, latency rule off`, 'bulwark', { LATENCY: 'off' }],
-  ].filter(([name]) => name === 'none' || ONLY === undefined || ONLY.test(name))
+    ['none', 'none', 'none'],
+    [`static limit ${staticLimit}/worker`, 'static', 'static', { STATIC_LIMIT: String(staticLimit) }],
+    [peer('overload-protection'), 'overload-protection', 'overload-protection'],
+    [peer('@fastify/under-pressure'), 'under-pressure', 'under-pressure'],
+    [BULWARK, 'bulwark', 'bulwark'],
+    [`${BULWARK}, latency rule off`, 'bulwark-no-latency', 'bulwark', { LATENCY: 'off' }],
+  ]
+    .map(([name, id, mode, env = {}]) => ({ id, name, mode, env }))
+    .concat(tuning ? proxyContenders(tuning).map((c) => ({ ...c, env: {} })) : [])
+    .filter(({ name }) => name === 'none' || ONLY === undefined || ONLY.test(name))
   const all = []
   const summary = []
-  for (const [name, mode, env] of contenders) {
-    process.stdout.write(`running ${name}...`)
-    const r = await runContender(name, mode, capacity, env)
+  for (const contender of contenders) {
+    process.stdout.write(`running ${contender.name}...`)
+    const r = await runContender(contender, capacity, tuning)
     all.push(...r.rows)
-    summary.push({ name, onset: r.onset, recovery: r.recovery })
+    summary.push({ name: contender.name, onset: r.onset, recovery: r.recovery })
     console.log(' done')
   }
   // The unloaded p99: the unprotected server at half its capacity.
@@ -122,7 +152,7 @@ export async function run() {
   const lines = [
     '### Overload: goodput and latency against offered load',
     '',
-    `${machineLine(loadAtStart)}. Handler ${CPU_MS} ms CPU + ${WAIT_MS} ms wait, a cluster of 2 workers, measured capacity ${capacity.toFixed(0)} req/s, SLO ${SLO_MS} ms, 10 % critical requests. The open-loop generator runs on the same 2 cores.`,
+    `${machineLine(loadAtStart)}. Handler ${CPU_MS} ms CPU + ${WAIT_MS} ms wait, a cluster of 2 workers, measured capacity ${capacity.toFixed(0)} req/s, SLO ${SLO_MS} ms, 10 % critical requests, steps of ${STEP_SECONDS} s (the first ${SETTLE_SECONDS} s of each left out of its row). The lean open-loop generator (raw keep-alive sockets) runs on the same 2 cores.`,
     '',
     `Peers: ${peer('overload-protection')} (its defaults), ${peer('@fastify/under-pressure')} on ${peer('fastify')} (maxEventLoopDelay 1000 ms, maxEventLoopUtilization 0.98, as in its README).`,
     '',
@@ -139,6 +169,7 @@ export async function run() {
         'critical ok %',
         'shed by rule (whole step): in-flight / queue delay / latency',
         'load average',
+        ...(tuning ? ['proxy CPU % of a core'] : []),
       ],
       all.map((r) => [
         r.contender,
@@ -152,6 +183,7 @@ export async function run() {
         fmt(100 * r.criticalSuccess, 1),
         r.shedBy ? `${r.shedBy.inFlight} / ${r.shedBy.queueDelay} / ${r.shedBy.latency}` : '',
         fmt(r.loadAverage, 1, ''),
+        ...(tuning ? [proxyCpuCell(r)] : []),
       ]),
     ),
     '',
@@ -161,6 +193,9 @@ export async function run() {
     ),
     '',
   ]
+  const measuredWhat = 'the unprotected cluster (its capacity as above)'
+  const proxies = tuning && proxySection({ rows: all, versions, tuning, measuredWhat, bulwarkId: 'bulwark' })
+  if (proxies) lines.push(...proxies.lines)
   const bulwark4x = all.find((r) => r.contender === BULWARK && r.load === 4)
   const b = summary.find((s) => s.name === BULWARK)
   if (ONLY !== undefined || !bulwark4x) {
@@ -188,10 +223,20 @@ export async function run() {
       ['recovers within 2 s of its end', b.recovery <= 2, `${fmt(b.recovery, 2)} s`],
     ]),
   )
+  const chart = (rows) => overloadChart(rows, { capacity, machine: machine() })
   writeResults(
     'overload',
     lines,
-    { capacity, cpuMs: CPU_MS, waitMs: WAIT_MS, rows: all, summary },
-    { '': overloadChart(all, { capacity, machine: machine() }) },
+    { capacity, cpuMs: CPU_MS, waitMs: WAIT_MS, tuning, versions, rows: all, summary },
+    {
+      '': chart(all.filter((r) => !r.viaProxy)),
+      ...(proxies && { '-cpu-bound-proxies': chart(proxyChartRows(all, 'bulwark')) }),
+    },
   )
+  if (proxies) {
+    updateProxySummary(
+      'cpu-bound',
+      stepsEntry(loadAtStart, versions, tuning, all, () => capacity, proxies),
+    )
+  }
 }
