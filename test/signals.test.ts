@@ -69,8 +69,8 @@ describe('signals', () => {
 
   it('keeps a coarse clock that the loop and the sampler move, never ahead of the precise one', async () => {
     const before = preciseNow()
-    await new Promise((r) => setTimeout(r, 20))
-    // The loop has been through poll since `before`: the coarse clock is no older than that.
+    await new Promise((r) => setImmediate(r))
+    // An immediate runs after poll: the loop has been through poll since `before`, the coarse clock is no older.
     const a = coarseNow()
     expect(a).toBeGreaterThanOrEqual(before)
     expect(a).toBeLessThanOrEqual(preciseNow() + 1) // 1 ms: the two clocks' offset is read once, at load
