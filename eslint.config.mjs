@@ -6,7 +6,17 @@ import vitest from '@vitest/eslint-plugin'
 
 export default tseslint.config(
   {
-    ignores: ['dist/', 'build/', 'build-cmake*/', 'prebuilds/', 'node_modules/', 'docs/api/', 'test/fixtures/cgroup/'],
+    ignores: [
+      'dist/',
+      'build/',
+      'build-cmake*/',
+      'build-coverage/',
+      'coverage/',
+      'prebuilds/',
+      'node_modules/',
+      'docs/api/',
+      'test/fixtures/cgroup/',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
