@@ -60,7 +60,7 @@ describe('bulwark gc', () => {
     const id = (flag: string) => spawnSync('id', [flag, name], { encoding: 'utf8' })
     if (id('-u').status !== 0) {
       const made = spawnSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', name])
-      expect(made.status, String(made.stderr)).toBe(0)
+      if (made.status !== 0) throw new Error(`useradd ${name} failed: ${String(made.stderr)}`)
     }
     const other = { uid: Number(id('-u').stdout), gid: Number(id('-g').stdout) }
     // A namespace of this run's own: another test run at the same time (CI runs each Node major in turn, developers

@@ -3,6 +3,7 @@ import * as grpc from '@grpc/grpc-js'
 import { describe, expect, it, vi } from 'vitest'
 
 import { callSignal, grpcServerGuard, GrpcStatus } from '../../lib/entries/grpc'
+import { loopTurns } from '../helpers/loop-turns'
 import { waitFor } from '../helpers/wait-for'
 import { call, closeAfterEach, EchoClient, startEcho, type Unary } from './grpc-service'
 import { controlledLimiter } from './inbound-scenarios'
@@ -79,7 +80,7 @@ describe('grpcServerGuard: fallback, timeout, failures, deadlines', () => {
     const r = await call(client, 'echo', {})
     expect(r).toMatchObject({ code: GrpcStatus.UNAVAILABLE, details: 'fallback: timeout' })
     pending[0](null, { late: true }) // too late: dropped, no second release, no crash
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    await loopTurns()
     expect(release).toHaveBeenCalledTimes(1)
     expect(release.mock.calls[0][1]).toBe(false)
     expect(c.limiter.stats()).toMatchObject({ inFlight: 0, invalidReleases: 0 })

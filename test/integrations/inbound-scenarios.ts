@@ -13,6 +13,7 @@ import { queueScenarios } from './queue-scenarios'
 import { keyConcurrencyScenarios } from './key-concurrency-scenarios'
 import { slowClientScenarios } from './slow-client-scenarios'
 import { http1Slow, type SlowClient } from './slow-clients'
+import { loopTurns } from '../helpers/loop-turns'
 import { waitFor } from '../helpers/wait-for'
 
 export interface TestServer {
@@ -195,9 +196,11 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
     const release = vi.spyOn(limiter, 'release')
     let open_: () => void = () => undefined
     const gate = new Promise<void>((r) => (open_ = r))
+    let answered = 0
     const port = await open({ limiter }, async () => {
       calls++
       await gate
+      answered++
       return 'late'
     })
     const requests = Array.from({ length: 5 }, () => client.start(port, '/work'))
@@ -206,7 +209,8 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
     requests.forEach((req) => req.abort())
     await waitFor(() => limiter.inFlight === 0, { what: 'aborted requests to give their tokens back' })
     open_() // the handlers now answer on closed connections: no second release
-    await new Promise((r) => setTimeout(r, 20))
+    await waitFor(() => answered === 5, { what: 'the handlers to answer' })
+    await loopTurns() // what their answers set off
     const s = limiter.stats()
     expect(s.inFlight).toBe(0)
     expect(s.invalidReleases).toBe(0)

@@ -136,7 +136,7 @@ describe('PrometheusMetrics', () => {
     expect(v('limiter_latency_limit', { name: 'api' })).toBe(c.limiter.stats().latency?.limit)
 
     for (const s of samples) expect(s.name).toMatch(/^bulwark_[a-z_]+$/)
-    for (const [name, type] of types) if (type === 'counter') expect(name).toMatch(/_total$/)
+    for (const [name] of [...types].filter(([, type]) => type === 'counter')) expect(name).toMatch(/_total$/)
   })
 
   it('reads each component once per scrape, counters only grow, and a disposed component leaves', async () => {

@@ -111,12 +111,14 @@ describe('KeyConcurrencyLimiter', () => {
   it('memory is bounded by maxKeys: keys at rest are evicted; a pool full of busy keys refuses new keys, not crashing or waiting', () => {
     const clock = new ManualClock(0)
     const limiter = new KeyConcurrencyLimiter({ max: 1, maxKeys: 4, now: clock.now })
+    let largest = 0 // the most keys held, seen every 1000 keys
     for (let i = 0; i < 10_000; i++) {
       const t = limiter.tryAcquire(`quiet-${i}`)
       expect(t).toBeGreaterThanOrEqual(0)
       limiter.release(t)
-      if (i % 1000 === 0) expect(limiter.size).toBeLessThanOrEqual(4)
+      if (i % 1000 === 0) largest = Math.max(largest, limiter.size)
     }
+    expect(largest).toBeLessThanOrEqual(4)
     expect(limiter.size).toBe(4)
     const busy = ['b1', 'b2', 'b3', 'b4'].map((k) => limiter.tryAcquire(k))
     expect(busy.every((t) => t >= 0)).toBe(true)

@@ -5,10 +5,11 @@ import * as http from 'http'
 import * as path from 'path'
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { CircuitBreaker, InvalidArgumentError, SreBreaker, Switchboard } from '../../lib/index'
+import { CircuitBreaker, InvalidArgumentError, loadInfo, SreBreaker, Switchboard } from '../../lib/index'
 import { httpGuard } from '../../lib/entries/http'
 import { inspectRegions } from '../../lib/entries/top'
 import '../helpers/cleanup-regions'
+import { reaperPasses } from '../helpers/reaper-passes'
 import { runScript } from '../helpers/run-script'
 import { uniqueName } from '../helpers/unique-name'
 import { get, serving, type TestServer } from '../integrations/inbound-scenarios'
@@ -88,8 +89,9 @@ describe('Switchboard', () => {
     expect(top.stdout).toMatch(/SWITCHES/)
     expect(top.stdout).toMatch(/route:\/recommendations\s+fallback/)
 
-    // Nothing undoes a switch but clearing it: still there after other requests and time.
-    await new Promise((r) => setTimeout(r, 50))
+    // Nothing undoes a switch but clearing it: still there after other requests and after the reaper has passed
+    // over the region since the CLI process that set it exited.
+    await reaperPasses(loadInfo)
     expect((await get(port, {}, '/search')).status).toBe(503)
     const cleared = bulwark('set', `switches.${name}`, 'route:/search=clear', 'priority:low=clear')
     expect(cleared.status).toBe(0)
