@@ -141,7 +141,14 @@ export type {
   KeyConcurrencyLimiterStats,
   KeyExecuteOptions,
 } from './policies/key-concurrency-limiter'
-export type { KeyedLimiterOptions, KeyedLimiterStats } from './ratelimit/keyed-limiter'
+export type {
+  HeavyKey,
+  KeyedLimiterOptions,
+  KeyedLimiterRule,
+  KeyedLimiterStats,
+  KeyedLimiterTableOptions,
+  KeyedTableStats,
+} from './ratelimit/keyed-limiter'
 export type { Limiter } from './ratelimit/limiter'
 export { subset } from './subset/subset'
 export { ConsistentHash } from './subset/consistent-hash'
