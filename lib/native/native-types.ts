@@ -74,7 +74,8 @@ export interface KeyedLayoutConstants {
   slotsPerKey: number
   maxBuckets: number
   maxKeys: number
-  ticksPerInterval: number
+  ruleHeadroom: number
+  maxTicksPerMs: number
   maxTau: number
   maxDebt: number
   epochShift: number

@@ -209,6 +209,11 @@ export class KeyedLimiter<L extends Limiter = Limiter> {
     return this.limits !== undefined ? this.limits.table.size : this.pool.size
   }
 
+  /** @internal The table form's table (metrics read this member's own counters from it), else undefined. */
+  get table(): KeyedRateLimits['table'] | undefined {
+    return this.limits?.table
+  }
+
   stats(): KeyedLimiterStats {
     const limits = this.limits
     if (limits === undefined) return { ...this.pool.stats(), invalidArguments: this.invalidArguments }

@@ -113,10 +113,9 @@ export class KeyedRateLimits {
     this.shared = sharing.shared
     this.now = sharing.now ?? coarseNow
 
-    const layout = new RegionLayout(KEYED_LIMITER_KIND, sharing.lanes).describe(
-      `v1 rate=${rate} burst=${burst} keys=${this.maxKeys} overflow=${this.overflowKeys} keyLength=${maxKeyLength}`,
-    )
-    const placed = placeKeyedLimiter(layout, this.maxKeys, rate, burst, this.overflowKeys, this.now())
+    const shape = { rate, burst, maxKeys: this.maxKeys, overflowKeys: this.overflowKeys, maxKeyLength }
+    const layout = keyedLimiterLayout(sharing.lanes, shape)
+    const placed = placeKeyedLimiter(layout, shape, this.now())
     const region = SharedRegion.forComponent(sharing.shared, layout, sharing.namespace)
     this.table = new RateTable(region, placed.table, maxKeyLength, o.fingerprint)
     this.rateValue = rate
@@ -208,24 +207,39 @@ export class KeyedRateLimits {
   }
 }
 
+/** What sizes a KeyedLimiter's table and its members agree on (its region's fingerprint). */
+export interface KeyedLimiterShape {
+  rate: number
+  burst: number
+  maxKeys: number
+  overflowKeys: number
+  maxKeyLength: number
+}
+
+/** The layout of a KeyedLimiter's region, its fingerprint naming the shape (`bulwark top` and `set` read it back). */
+export function keyedLimiterLayout(lanes: number, s: KeyedLimiterShape): RegionLayout {
+  return new RegionLayout(KEYED_LIMITER_KIND, lanes).describe(
+    `v1 rate=${s.rate} burst=${s.burst} keys=${s.maxKeys} overflow=${s.overflowKeys} keyLength=${s.maxKeyLength}`,
+  )
+}
+
+/** The shape a KeyedLimiter region's fingerprint names. */
+export function keyedLimiterShape(f: { number(key: string): number }): KeyedLimiterShape {
+  const [rate, burst, maxKeys] = [f.number('rate'), f.number('burst'), f.number('keys')]
+  return { rate, burst, maxKeys, overflowKeys: f.number('overflow'), maxKeyLength: f.number('keyLength') }
+}
+
 /**
- * A KeyedLimiter table's region layout: the table (seed, origin and ticks written once by its creator), then its
- * rule block. `bulwark top` and `bulwark set` lay a region out again with it from its fingerprint.
+ * A KeyedLimiter's table in its region (seed, origin and ticks written once, by the member that creates it), then
+ * its rule block.
  */
-export function placeKeyedLimiter(
-  layout: RegionLayout,
-  maxKeys: number,
-  rate: number,
-  burst: number,
-  overflowKeys: number,
-  origin: number,
-): Placed {
+export function placeKeyedLimiter(layout: RegionLayout, s: KeyedLimiterShape, origin: number): Placed {
   const table = placeKeyedTable(layout, {
-    maxKeys,
+    maxKeys: s.maxKeys,
     seed: native.keyedSeed(),
     origin,
-    ticksPerMs: ticksPerMsFor(rate, burst),
-    overflowTicksPerMs: ticksPerMsFor(rate * overflowKeys, burst * overflowKeys),
+    ticksPerMs: ticksPerMsFor(s.rate, s.burst),
+    overflowTicksPerMs: ticksPerMsFor(s.rate * s.overflowKeys, s.burst * s.overflowKeys),
   })
-  return { table, rules: placeRules(layout, [rate, burst]) }
+  return { table, rules: placeRules(layout, [s.rate, s.burst]) }
 }

@@ -4,6 +4,8 @@ import type { CircuitBreakerOptions } from '../breakers/circuit-breaker-options'
 import { SreBreaker } from '../breakers/sre-breaker'
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { KeyConcurrencyLimiter } from '../policies/key-concurrency-limiter'
+import { KeyedLimiter } from '../ratelimit/keyed-limiter'
+import { keyedLimiterShape } from '../ratelimit/keyed-rate-limits'
 import { SlidingWindowLimiter } from '../ratelimit/sliding-window-limiter'
 import { TokenBucket } from '../ratelimit/token-bucket'
 import { splitRegionName } from '../shared/namespace'
@@ -24,6 +26,7 @@ worker obeys within a second, with no restart. <component> is its region name (t
                    openDuration
   bbr              cpuThreshold, cooldown, minInFlight, queueDelay.target, queueDelay.interval
   key-concurrency-limiter   max
+  keyed-limiter    rate, burst
 
 Example: bulwark set bbr.api cpuThreshold=700 queueDelay.target=5`
 
@@ -81,6 +84,15 @@ const ATTACH: Record<string, (snapshot: RegionSnapshot) => Configurable> = {
       maxMembers: s.fingerprint.number('lanes'),
       max: 1,
     }),
+  'keyed-limiter': (s) => {
+    const { overflowKeys, ...shape } = keyedLimiterShape(s.fingerprint)
+    const sharing = {
+      shared: s.sharedName,
+      namespace: s.namespace || undefined,
+      maxMembers: s.fingerprint.number('lanes'),
+    }
+    return new KeyedLimiter({ ...sharing, ...shape, overflow: overflowKeys })
+  },
   bbr: (s) =>
     new BbrLimiter({
       shared: s.sharedName,

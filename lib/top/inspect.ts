@@ -7,6 +7,7 @@ import { inspectBbr } from './inspectors/bbr'
 import { inspectCircuit, inspectSre } from './inspectors/breakers'
 import { inspectHotKeys } from './inspectors/hot-keys'
 import { inspectKeyGauge, inspectKeyLimit } from './inspectors/key-concurrency'
+import { inspectKeyedLimiter } from './inspectors/keyed-tables'
 import { inspectSlidingWindow, inspectTokenBucket } from './inspectors/rate-limiters'
 import { inspectSwitches } from './inspectors/switches'
 import { RegionSnapshot } from './region-snapshot'
@@ -25,6 +26,7 @@ const INSPECTORS = new Map<string, Inspector>([
   ['switches', inspectSwitches],
   ['key-concurrency-limiter', inspectKeyLimit],
   ['key-concurrency', inspectKeyGauge],
+  ['keyed-limiter', inspectKeyedLimiter],
 ])
 
 export interface InspectOptions {

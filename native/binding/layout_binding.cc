@@ -84,7 +84,8 @@ void InitLayout(Napi::Env env, Napi::Object exports) {
   set(keyed, "slotsPerKey", kl::kSlotsPerKey);
   set(keyed, "maxBuckets", kl::kMaxBuckets);
   set(keyed, "maxKeys", kl::kMaxKeys);
-  set(keyed, "ticksPerInterval", kl::kTicksPerInterval);
+  set(keyed, "ruleHeadroom", kl::kRuleHeadroom);
+  set(keyed, "maxTicksPerMs", kl::kMaxTicksPerMs);
   set(keyed, "maxTau", kl::kMaxTau);
   set(keyed, "maxDebt", kl::kMaxDebt);
   set(keyed, "epochShift", kl::kEpochShift);

@@ -289,7 +289,8 @@ void TestOverflowWord() {
   Block block(1);
   KeyedTable table(block.bytes(), 1, true);
   int admitted = 0;
-  for (int i = 0; i < 100; i++) admitted += table.AcquireWord(words, At(1 << 20, 1024, 5 * 1024)) == RateOutcome::kAdmitted;
+  for (int i = 0; i < 100; i++)
+    admitted += table.AcquireWord(words, At(1 << 20, 1024, 5 * 1024)) == RateOutcome::kAdmitted;
   CHECK(admitted == 5);
 }
 

@@ -100,15 +100,23 @@ describe('KeyedLimiter table, shared', () => {
     }
     const region = uniqueName('kt-cc')
     const keyed = new KeyedLimiter({ rate: 10, burst: 8, maxKeys: 100, shared: region, now: () => 2000 })
-    const t = tableOf(keyed) as unknown as { i32: Int32Array; slots: number; buckets: number; k0: number; k1: number }
+    const t = tableOf(keyed) as unknown as {
+      i32: Int32Array
+      slots: number
+      buckets: number
+      k0: number
+      k1: number
+      limit: { one: number; tau: number }
+    }
     const slots = new Int32Array(t.i32.buffer, t.slots * 4, t.buckets * 8 * 4)
     expect(keyedFingerprint('203.0.113.9', t.k0 >>> 0, t.k1 >>> 0)).toHaveLength(2)
     expect(keyed.tryAcquire('203.0.113.9', 3)).toBe(true)
-    // C++ at the same instant: the origin is 2000 and so is now, 0 ticks; a permit is 1024 ticks, the burst 8.
-    const cc = keyedAcquire(slots, t.buckets, '203.0.113.9', t.k0 >>> 0, t.k1 >>> 0, 0, 0, 0, 1024, 8 * 1024, 20)
+    // C++ at the same instant (the origin is 2000 and so is now: tick 0, epoch 0), at the table's cost per permit.
+    const step = [0, 0, 0, t.limit.one, t.limit.tau]
+    const cc = keyedAcquire(slots, t.buckets, '203.0.113.9', t.k0 >>> 0, t.k1 >>> 0, ...step, 20)
     expect(cc).toMatchObject({ admitted: 5, refused: 15, created: 0 })
     expect(keyed.tryAcquire('203.0.113.9')).toBe(false)
-    const fresh = keyedAcquire(slots, t.buckets, 'from-c++', t.k0 >>> 0, t.k1 >>> 0, 0, 0, 0, 1024, 8 * 1024, 2)
+    const fresh = keyedAcquire(slots, t.buckets, 'from-c++', t.k0 >>> 0, t.k1 >>> 0, ...step, 2)
     expect(fresh).toMatchObject({ admitted: 2, created: 1 })
     expect(keyed.has('from-c++')).toBe(true)
     let admitted = 0

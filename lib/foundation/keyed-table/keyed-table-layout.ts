@@ -29,12 +29,14 @@ export function slotBytes(maxKeys: number): number {
 }
 
 /**
- * Ticks per ms for a limit of `rate` per second and bursts of `burst`: one permit's interval is 1024 ticks, or fewer
- * when the burst's span would pass maxTau (docs/rules/keyed-table.md, "Time").
+ * Ticks per ms for a limit of `rate` per second and bursts of `burst` (docs/rules/keyed-table.md, "Time"): the
+ * burst's span is maxTau / ruleHeadroom ticks, so that a live rule may widen it that many times, and a tick is at
+ * least 1 / maxTicksPerMs ms.
  */
 export function ticksPerMsFor(rate: number, burst: number): number {
-  const perInterval = Math.max(1, Math.min(KEYED.ticksPerInterval, Math.floor(KEYED.maxTau / Math.ceil(burst))))
-  return (perInterval * rate) / 1000
+  const byBurst = Math.floor(KEYED.maxTau / (Math.ceil(burst) * KEYED.ruleHeadroom))
+  const byClock = Math.floor((KEYED.maxTicksPerMs * 1000) / rate)
+  return (Math.max(1, Math.min(byBurst, byClock)) * rate) / 1000
 }
 
 /** What a table's members agree on and where it lives in the region's payload. */

@@ -146,6 +146,11 @@ export class KeyedTable {
     return false
   }
 
+  /** Counter `name` of this member alone (what a process reports to its metrics: summed over processes, the host's). */
+  own(name: CounterName): number {
+    return this.f64[this.counters + COUNTER[name]]
+  }
+
   /** Counter `name` summed over every member of the table. */
   total(name: CounterName): number {
     const c = COUNTER[name]

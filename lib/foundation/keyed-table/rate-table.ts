@@ -37,9 +37,13 @@ interface TickLimit {
   tau: number
 }
 
+/** The limit in ticks; a full bucket holds exactly floor(burst) single permits, however the ticks round. */
 function tickLimit(ticksPerMs: number, rate: number, burst: number): TickLimit {
   const interval = (ticksPerMs * 1000) / rate
-  return { interval, one: Math.max(1, Math.round(interval)), tau: Math.round(burst * interval) }
+  const one = Math.max(1, Math.round(interval))
+  const whole = Math.floor(burst)
+  const tau = Math.min(Math.max(Math.round(burst * interval), whole * one), (whole + 1) * one - 1)
+  return { interval, one, tau }
 }
 
 /**

@@ -34,10 +34,12 @@ constexpr uint32_t kSlotsPerKey = 2;
 constexpr uint32_t kMaxBuckets = 1u << 21;
 constexpr uint32_t kMaxKeys = kMaxBuckets * kBucketSlots / kSlotsPerKey;
 
-// Time: a rate slot counts ticks; one permit's interval is kTicksPerInterval ticks at the rate the table was made
-// with (fewer when its burst would not fit), and a burst's span must stay within kMaxTau ticks.
-constexpr uint32_t kTicksPerInterval = 1024;
+// Time: a rate slot counts ticks, as fine as the table's rule allows: a burst's span (burst / rate) is kMaxTau /
+// kRuleHeadroom ticks at the rule the table was made with, so that a live rule may widen it kRuleHeadroom times, and
+// a tick is at least 1 / kMaxTicksPerMs ms (ticks since the origin stay exact in a double for a year).
 constexpr int32_t kMaxTau = 1 << 29;
+constexpr uint32_t kRuleHeadroom = 64;
+constexpr double kMaxTicksPerMs = 262144;
 // A decoded debt above this is no state any member wrote (garbage, or a wrapped stale value): the slot is at rest.
 constexpr int32_t kMaxDebt = 1 << 30;
 // A state written kFreshEpochs epochs ago or more is stale: its debt ran out long ago (kFreshEpochs << kEpochShift

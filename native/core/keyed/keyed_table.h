@@ -23,7 +23,7 @@ struct RateStep {
 enum class RateOutcome {
   kAdmitted,
   kRefused,
-  kNoSlot,     // no slot could be found or claimed: the caller decides on the overflow limit
+  kNoSlot,  // no slot could be found or claimed: the caller decides on the overflow limit
   // Refused, bounded: the slot's state kept changing under every compare-and-swap, or a claim in the key's buckets
   // (perhaps of this very key, by another member) did not finish within kClaimSpins reads.
   kContended,
@@ -57,8 +57,8 @@ class KeyedTable {
  public:
   // `slots`: buckets x kBucketSlots slots of 16 bytes, 4-byte aligned. `shared`: other threads or processes use the
   // block too (atomic words and the claim protocol); otherwise plain loads and stores.
-  KeyedTable(uint8_t* slots, uint32_t buckets, bool shared) : words_(reinterpret_cast<int32_t*>(slots)),
-                                                               buckets_(buckets), shared_(shared) {}
+  KeyedTable(uint8_t* slots, uint32_t buckets, bool shared)
+      : words_(reinterpret_cast<int32_t*>(slots)), buckets_(buckets), shared_(shared) {}
 
   // A GCRA decision for the key at `place`: found or claimed, then one compare-and-swap of its state.
   RateOutcome Acquire(const KeyPlace& place, const RateStep& step, KeyedCounts* counts);
