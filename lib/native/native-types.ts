@@ -20,7 +20,6 @@ export interface RegionLayoutOffsets {
   headerSize: number
   memberSlotSize: number
   memberPid: number
-  memberSerial: number
   memberThread: number
   maxMemberCapacity: number
   maxReclaim: number

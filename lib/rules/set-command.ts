@@ -4,6 +4,7 @@ import type { CircuitBreakerOptions } from '../breakers/circuit-breaker-options'
 import { SreBreaker } from '../breakers/sre-breaker'
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { KeyConcurrencyLimiter } from '../policies/key-concurrency-limiter'
+import { keyLimitShape } from '../policies/key-limit-region'
 import { KeyedLimiter } from '../ratelimit/keyed-limiter'
 import { keyedLimiterShape } from '../ratelimit/keyed-rate-limits'
 import { SlidingWindowLimiter } from '../ratelimit/sliding-window-limiter'
@@ -77,13 +78,15 @@ const ATTACH: Record<string, (snapshot: RegionSnapshot) => Configurable> = {
     } as CircuitBreakerOptions)
   },
   // Its `max` is not in the fingerprint (members may differ until a rule is set): any valid value attaches.
-  'key-concurrency-limiter': (s) =>
-    new KeyConcurrencyLimiter({
+  'key-concurrency-limiter': (s) => {
+    const { overflowKeys, ...shape } = keyLimitShape(s.fingerprint)
+    const sharing = {
       shared: s.sharedName,
       namespace: s.namespace || undefined,
       maxMembers: s.fingerprint.number('lanes'),
-      max: 1,
-    }),
+    }
+    return new KeyConcurrencyLimiter({ ...sharing, ...shape, overflow: overflowKeys, max: 1 })
+  },
   'keyed-limiter': (s) => {
     const { overflowKeys, ...shape } = keyedLimiterShape(s.fingerprint)
     const sharing = {

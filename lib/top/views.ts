@@ -77,21 +77,6 @@ export interface SlidingWindowView {
   rules: RuleStats
 }
 
-/** A KeyConcurrencyLimiter's own region (docs/rules/key-concurrency.md): the `max` every member obeys. */
-export interface KeyConcurrencyLimiterView {
-  type: 'key-concurrency-limiter'
-  max: number
-  /** The live rule (its value is the max in force). */
-  rules: RuleStats
-}
-
-/** One key of a shared KeyConcurrencyLimiter (region `key-concurrency.<namespace>.<limiter>.<key>.<hash>`). */
-export interface KeyInFlightView {
-  type: 'key-in-flight'
-  /** The key's requests in flight, summed over the live members. */
-  inFlight: number
-}
-
 /** A keyed table (docs/rules/keyed-table.md): one region for every key of a KeyedLimiter or KeyConcurrencyLimiter. */
 export interface KeyedTableView {
   type: 'keyed-table'
@@ -126,8 +111,6 @@ export type ComponentView =
   | TokenBucketView
   | SlidingWindowView
   | SwitchesView
-  | KeyConcurrencyLimiterView
-  | KeyInFlightView
   | KeyedTableView
 
 export interface MemberView {

@@ -32,7 +32,6 @@ void InitLayout(Napi::Env env, Napi::Object exports) {
   set(region, "headerSize", layout::kHeaderSize);
   set(region, "memberSlotSize", layout::kMemberSlotSize);
   set(region, "memberPid", layout::kMemberPidOffset);
-  set(region, "memberSerial", layout::kMemberSerialOffset);
   set(region, "memberThread", layout::kMemberThreadOffset);
   set(region, "maxMemberCapacity", layout::kMaxMemberCapacity);
   set(region, "maxReclaim", layout::kMaxReclaim);
