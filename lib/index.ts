@@ -133,7 +133,11 @@ export type {
 } from './ratelimit/sliding-window-limiter'
 export { KeyedLimiter } from './ratelimit/keyed-limiter'
 export { HotParameterLimiter } from './policies/hot-parameter-limiter'
-export type { HotParameterLimiterOptions, HotParameterLimiterStats } from './policies/hot-parameter-limiter'
+export type {
+  HotParameterLimiterOptions,
+  HotParameterLimiterStats,
+  HotValueRule,
+} from './policies/hot-parameter-limiter'
 export { KeyConcurrencyLimiter } from './policies/key-concurrency-limiter'
 export type {
   KeyConcurrencyLimiterOptions,

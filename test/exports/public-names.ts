@@ -61,6 +61,7 @@ export const publicNames: Record<string, readonly string[]> = {
     'HotParameterLimiter',
     'HotParameterLimiterOptions',
     'HotParameterLimiterStats',
+    'HotValueRule',
     'InvalidArgumentError',
     'InvalidOptionError',
     'KeyConcurrencyLimiter',
