@@ -214,7 +214,10 @@ function sampleRetryBudget(name: string, budget: RetryBudget, emit: Emit): void 
   emit(METRIC.retryBudgetAvailable, s.available, { name })
 }
 
-/** A KeyConcurrencyLimiter: its rule, this process's counts, and the keys with the most in flight (up to groupKeys). */
+/**
+ * A KeyConcurrencyLimiter: its rule, this process's counts, its table's keys and, when topKeys asks (keys come from
+ * requests and can be personal data), the keys with the most in flight (up to groupKeys).
+ */
 function sampleKeyConcurrency(name: string, limiter: KeyConcurrencyLimiter, emit: Emit, limits: SampleLimits): void {
   const s = limiter.stats()
   const n = { name }
@@ -223,6 +226,7 @@ function sampleKeyConcurrency(name: string, limiter: KeyConcurrencyLimiter, emit
   emit(METRIC.keyConcurrencyKeys, s.size, n)
   emit(METRIC.keyConcurrencyRequests, s.admitted, { name, outcome: 'admitted' })
   emit(METRIC.keyConcurrencyRequests, s.shed, { name, outcome: 'shed' })
+  if (limits.topKeys === 0) return
   const busy: Array<[string, number]> = []
   limiter.forEachKey((key, inFlight) => {
     if (inFlight > 0) busy.push([key, inFlight])

@@ -355,7 +355,7 @@ const defs = {
     'key_in_flight',
     '{request}',
     ['name', 'key'],
-    "A key's requests in flight (host-wide when shared), for the busiest keys.",
+    "A key's requests in flight (host-wide when shared), for this process's busiest keys, when topKeys asks.",
   ),
   hotParameterLimited: gauge(
     'hot_parameter',

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 
 import { InvalidArgumentError } from '../../lib/errors/invalid-argument-error'
 import { InvalidOptionError } from '../../lib/errors/invalid-option-error'
+import { InboundGuard } from '../../lib/integrations/inbound-guard'
 import { KeyedLimiter, type KeyedLimiterTableOptions } from '../../lib/ratelimit/keyed-limiter'
 import { TokenBucket } from '../../lib/ratelimit/token-bucket'
 import { ManualClock } from '../helpers/manual-clock'
@@ -216,6 +217,20 @@ describe('KeyedLimiter, table form', () => {
     const long = `${'q'.repeat(40)}`
     takes(keyed, long, 1000)
     expect(keyed.heaviestKeys().find((k) => k.key.startsWith('qqq'))).toMatchObject({ truncated: true })
+  })
+
+  it("serves as an inbound guard's rate limit, keyed by the client's address: 429 (Shed.rateLimit) past the burst", () => {
+    type Req = { socket: { remoteAddress: string } }
+    const access = {
+      header: () => undefined,
+      address: (req: Req) => req.socket.remoteAddress,
+    } as unknown as ConstructorParameters<typeof InboundGuard<Req>>[1]
+    const clock = new ManualClock(0)
+    const keyed = table(clock, { rate: 1, burst: 2 })
+    const guard = new InboundGuard<Req>({ limiter: false, rateLimit: { limiter: keyed } }, access)
+    const from = (ip: string) => guard.tryAcquire({ socket: { remoteAddress: ip } })
+    expect([from('203.0.113.1'), from('203.0.113.1'), from('203.0.113.1'), from('203.0.113.2')]).toEqual([0, 0, -3, 0])
+    guard.close()
   })
 
   it('throws a typed error for bad options before taking any memory', () => {
