@@ -59,6 +59,8 @@ export class CountTable extends KeyedTable {
         continue
       }
       const j = this.pickTarget()
+      // Looked up again after the pick, as RateTable does: no second slot for a key two members claim at once.
+      if (this.shared && (this.find() >= 0 || this.claimed >= 0)) continue
       if (j < 0) return this.takeOverflow(entry)
       const taken = this.claimFor(j, entry, nowMs)
       if (taken !== RELOCATE) return taken

@@ -17,10 +17,10 @@ const WORDS = KEYED.heavyEntrySize / 4
 const TEXT = KEYED.heavyTextUnits
 
 /**
- * The heaviest keys of a keyed table (docs/rules/keyed-table.md, "Heaviest keys"): a direct-mapped list of
+ * The heaviest keys of a keyed table (docs/rules/keyed-table.md, "Heaviest keys"): a two-way list of
  * `heavyEntries` entries in the table's region, each a key's fingerprint, a count and the key's first units. A
- * sampled refusal adds one to its key's entry, or knocks one off another key's; the key whose count falls to nothing
- * is replaced. Writers do not lock: a reader checks the entry's tag before and after, and a torn entry is skipped.
+ * sampled refusal adds one to its key's entry, or knocks one off the lighter entry of its pair; the key whose count
+ * falls to nothing is replaced. Writers do not lock: a reader checks the entry's tag before and after, and a torn entry is skipped.
  * Keys come from requests: readers escape them before a terminal shows them (`bulwark top`).
  */
 export class HeavyKeys {
@@ -38,11 +38,16 @@ export class HeavyKeys {
   /** Counts one sampled refusal of `key`, whose fingerprint words are `tag` and `check`. */
   record(key: string, tag: number, check: number): void {
     const s = this.i32
-    const e = this.base + (check & (KEYED.heavyEntries - 1)) * WORDS
-    if (s[e] === tag && s[e + 1] === check) {
-      s[e + 2]++
+    // Two entries a key may use (two ways): two heavy keys that map to one pair both stay listed.
+    const first = this.base + (check & (KEYED.heavyEntries - 2)) * WORDS
+    const second = first + WORDS
+    const mine =
+      s[first] === tag && s[first + 1] === check ? first : s[second] === tag && s[second + 1] === check ? second : -1
+    if (mine >= 0) {
+      s[mine + 2]++
       return
     }
+    const e = s[second + 2] < s[first + 2] ? second : first
     if (s[e + 2] > 1) {
       s[e + 2]--
       return

@@ -1,11 +1,11 @@
 import type { SharedRegion } from '../../shared/shared-region'
 import { type FingerprintFunction, KeyedTable } from './keyed-table'
 import { COUNTER, KEYED, type KeyedTablePlacement } from './keyed-table-layout'
+import { epochAge, rateDebt, type TickLimit, tickLimit } from './rate-ticks'
 
 const EPOCH = 2 ** KEYED.epochShift
 const FRESH = KEYED.freshEpochs
 const SKEW = -KEYED.epochSkew
-const MAX_DEBT = KEYED.maxDebt
 const SLOTS = KEYED.bucketSlots
 const RETURNING = KEYED.returning
 
@@ -13,38 +13,6 @@ const ADMIT = 0
 const REFUSE = 1
 const RELOCATE = 2
 const CONTENDED = 3
-
-/** Epochs from the one an epoch word (epoch << 1 | returning) was written in to `epoch`: a 31-bit wrapping difference. */
-export function epochAge(written: number, epoch: number): number {
-  return ((epoch << 1) - (written & -2)) >> 1
-}
-
-/**
- * The debt (ticks) a rate slot's arrival time `tat`, with epoch word `written`, holds at `now` in `epoch`: 0 when
- * the key is at rest (its bucket full), and for a state too old to trust or that no member wrote (garbage).
- */
-export function rateDebt(tat: number, written: number, now: number, epoch: number): number {
-  const age = ((epoch << 1) - (written & -2)) >> 1
-  if (age >= FRESH || age < SKEW) return 0
-  const debt = (tat - now) | 0
-  return debt > 0 && debt <= MAX_DEBT ? debt : 0
-}
-
-/** A limit in a table's ticks: a permit's interval (fractional), one permit's cost, and the burst's span. */
-interface TickLimit {
-  interval: number
-  one: number
-  tau: number
-}
-
-/** The limit in ticks; a full bucket holds exactly floor(burst) single permits, however the ticks round. */
-function tickLimit(ticksPerMs: number, rate: number, burst: number): TickLimit {
-  const interval = (ticksPerMs * 1000) / rate
-  const one = Math.max(1, Math.round(interval))
-  const whole = Math.floor(burst)
-  const tau = Math.min(Math.max(Math.round(burst * interval), whole * one), (whole + 1) * one - 1)
-  return { interval, one, tau }
-}
 
 /**
  * Rate slots: GCRA, one theoretical arrival time per key (docs/rules/keyed-table.md, "Rate slots"), so that a
@@ -175,6 +143,9 @@ export class RateTable extends KeyedTable {
         continue
       }
       const j = this.pickTarget(now, epoch)
+      // Looked up again after the pick: a member claiming this key too took a slot before the pick (this one then
+      // sees it, claimed or published), or picks the same first empty slot (one claim fails). No second slot.
+      if (this.find() >= 0 || this.claimed >= 0) continue
       if (j < 0) return this.overflowAcquire(n, nowMs)
       if (this.claim(j, now, epoch, inc, this.msOf(nowMs))) return true
     }

@@ -167,6 +167,9 @@ RateOutcome KeyedTable::Acquire(const KeyPlace& place, const RateStep& step, Key
       continue;
     }
     int64_t target = PickTarget(place, step);
+    // Looked up again after the pick: a member claiming this key too took a slot before the pick (this one then sees
+    // it, claimed or published), or picks the same first empty slot (one claim fails). No second slot.
+    if (FindOrClaimed(place, &claimed) >= 0 || claimed >= 0) continue;
     if (target < 0) return RateOutcome::kNoSlot;
     RateOutcome outcome;
     if (Claim(target, place, step, counts, &outcome) == Step::kDone) return outcome;
