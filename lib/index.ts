@@ -147,6 +147,7 @@ export { HotParameterLimiter } from './components/key-limits/hot-parameter-limit
 export type {
   HotParameterLimiterOptions,
   HotParameterLimiterStats,
+  HotValueRule,
 } from './components/key-limits/hot-parameter-limiter'
 export { KeyConcurrencyLimiter } from './components/key-limits/key-concurrency-limiter'
 export type {
@@ -155,7 +156,14 @@ export type {
   KeyConcurrencyLimiterStats,
   KeyExecuteOptions,
 } from './components/key-limits/key-concurrency-limiter'
-export type { KeyedLimiterOptions, KeyedLimiterStats } from './components/ratelimit/keyed-limiter'
+export type {
+  HeavyKey,
+  KeyedLimiterOptions,
+  KeyedLimiterRule,
+  KeyedLimiterStats,
+  KeyedLimiterTableOptions,
+  KeyedTableStats,
+} from './components/ratelimit/keyed-limiter'
 export type { Limiter } from './components/ratelimit/limiter'
 export { subset } from './components/subset/subset'
 export { ConsistentHash } from './components/subset/consistent-hash'

@@ -162,12 +162,14 @@ describe('PrometheusMetrics', () => {
     expect(await registry.metrics()).toBe('\n')
   })
 
-  it('reports no hot key or hot value as a label unless topKeys asks for them (keys can hold personal data)', async () => {
+  it('reports no hot key, hot value or tenant as a label unless topKeys asks for them (keys can hold personal data)', async () => {
     const { metrics, c, scrape } = setup()
     metrics.add('products', c.topk)
     metrics.add('items', c.hotParameters)
+    metrics.add('tenants', c.perKey)
     const { samples } = await scrape()
     expect(samples.filter((s) => s.labels.key !== undefined)).toEqual([])
+    expect(valueOf(samples, 'bulwark_key_concurrency_keys', { name: 'tenants' })).toBe(2)
     expect(valueOf(samples, 'bulwark_hotkeys_counted', { name: 'products' })).toBeGreaterThan(0)
     expect(valueOf(samples, 'bulwark_hot_parameter_limited_values', { name: 'items' })).toBe(2)
   })

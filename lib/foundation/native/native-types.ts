@@ -61,6 +61,37 @@ export interface SignalsLayoutOffsets {
   size: number
 }
 
+/** The keyed table's slot format and bounds (native/core/keyed/keyed_layout.h, docs/rules/keyed-table.md). */
+export interface KeyedLayoutConstants {
+  slotSize: number
+  tagWord: number
+  checkWord: number
+  stateWord: number
+  epochWord: number
+  slotWords: number
+  bucketSlots: number
+  slotsPerKey: number
+  maxBuckets: number
+  maxKeys: number
+  ruleHeadroom: number
+  maxTicksPerMs: number
+  maxTau: number
+  maxDebt: number
+  epochShift: number
+  freshEpochs: number
+  epochSkew: number
+  returning: number
+  countBits: number
+  rescans: number
+  claimSpins: number
+  claimBreakMs: number
+  casTries: number
+  heavyEntries: number
+  heavyEntrySize: number
+  heavyWords: number
+  heavyTextUnits: number
+}
+
 /** The sampler's settings as the native side takes them (ms and decays per sample). */
 export interface SamplerSettings {
   cpuInterval?: number
@@ -165,7 +196,12 @@ export interface NativeHeavyKeeper {
 
 export interface NativeBinding {
   napiVersion: number
-  layout: { region: RegionLayoutOffsets; window: WindowLayoutOffsets; signals: SignalsLayoutOffsets }
+  layout: {
+    region: RegionLayoutOffsets
+    window: WindowLayoutOffsets
+    signals: SignalsLayoutOffsets
+    keyed: KeyedLayoutConstants
+  }
   setThreadId(threadId: number): void
   regionOpen(spec: NativeRegionSpec): NativeRegion
   regionClose(handle: number): void
@@ -186,4 +222,6 @@ export interface NativeBinding {
   HeavyKeeper: new (config: NativeHeavyKeeperConfig) => NativeHeavyKeeper
   heavyKeeperLayout: HeavyKeeperLayoutSizes
   murmur3(key: unknown, seed: number): number
+  /** Two random unsigned 32-bit words (never both 0): a new keyed table's secret seed. */
+  keyedSeed(): [number, number]
 }

@@ -4,6 +4,9 @@ import type { CircuitBreakerOptions } from '../../components/breakers/circuit-br
 import { SreBreaker } from '../../components/breakers/sre-breaker'
 import { InvalidArgumentError } from '../../foundation/errors/invalid-argument-error'
 import { KeyConcurrencyLimiter } from '../../components/key-limits/key-concurrency-limiter'
+import { keyLimitShape } from '../../components/key-limits/key-limit-region'
+import { KeyedLimiter } from '../../components/ratelimit/keyed-limiter'
+import { keyedLimiterShape } from '../../components/ratelimit/keyed-rate-limits'
 import { SlidingWindowLimiter } from '../../components/ratelimit/sliding-window-limiter'
 import { TokenBucket } from '../../components/ratelimit/token-bucket'
 import { splitRegionName } from '../../foundation/regions/namespace'
@@ -24,6 +27,7 @@ worker obeys within a second, with no restart. <component> is its region name (t
                    openDuration
   bbr              cpuThreshold, cooldown, minInFlight, queueDelay.target, queueDelay.interval
   key-concurrency-limiter   max
+  keyed-limiter    rate, burst
 
 Example: bulwark set bbr.api cpuThreshold=700 queueDelay.target=5`
 
@@ -74,13 +78,24 @@ const ATTACH: Record<string, (snapshot: RegionSnapshot) => Configurable> = {
     } as CircuitBreakerOptions)
   },
   // Its `max` is not in the fingerprint (members may differ until a rule is set): any valid value attaches.
-  'key-concurrency-limiter': (s) =>
-    new KeyConcurrencyLimiter({
+  'key-concurrency-limiter': (s) => {
+    const { overflowKeys, ...shape } = keyLimitShape(s.fingerprint)
+    const sharing = {
       shared: s.sharedName,
       namespace: s.namespace || undefined,
       maxMembers: s.fingerprint.number('lanes'),
-      max: 1,
-    }),
+    }
+    return new KeyConcurrencyLimiter({ ...sharing, ...shape, overflow: overflowKeys, max: 1 })
+  },
+  'keyed-limiter': (s) => {
+    const { overflowKeys, ...shape } = keyedLimiterShape(s.fingerprint)
+    const sharing = {
+      shared: s.sharedName,
+      namespace: s.namespace || undefined,
+      maxMembers: s.fingerprint.number('lanes'),
+    }
+    return new KeyedLimiter({ ...sharing, ...shape, overflow: overflowKeys })
+  },
   bbr: (s) =>
     new BbrLimiter({
       shared: s.sharedName,

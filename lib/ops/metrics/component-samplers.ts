@@ -160,13 +160,38 @@ function sampleLocalLimiter(name: string, limiter: TokenBucket | SlidingWindowLi
   )
 }
 
-function sampleKeyed(name: string, keyed: KeyedLimiter, emit: Emit): void {
-  const s = keyed.stats()
-  emit(METRIC.ratelimitKeys, s.size, { name })
-  emit(METRIC.ratelimitKeyEvents, s.created, { name, event: 'created' })
-  emit(METRIC.ratelimitKeyEvents, s.evicted, { name, event: 'evicted' })
-  emit(METRIC.ratelimitKeyEvents, s.expired, { name, event: 'expired' })
-  emit(METRIC.ratelimitKeyEvents, s.refused, { name, event: 'refused' })
+const TABLE_OUTCOMES = [
+  ['refused', 'refused'],
+  ['overflow-admitted', 'overflowAdmitted'],
+  ['overflow-refused', 'overflowRefused'],
+  ['contended', 'contended'],
+  ['long-key', 'longKeys'],
+] as const
+
+/**
+ * A KeyedLimiter: its keys and key events; the table form also its slots, its decisions in this process by outcome
+ * and, when topKeys asks (keys come from requests and can be personal data), the keys it refused most.
+ */
+function sampleKeyed(name: string, keyed: KeyedLimiter, emit: Emit, limits: SampleLimits): void {
+  const table = keyed.table
+  if (table === undefined) {
+    const s = keyed.stats()
+    emit(METRIC.ratelimitKeys, s.size, { name })
+    emit(METRIC.ratelimitKeyEvents, s.created, { name, event: 'created' })
+    emit(METRIC.ratelimitKeyEvents, s.evicted, { name, event: 'evicted' })
+    emit(METRIC.ratelimitKeyEvents, s.expired, { name, event: 'expired' })
+    emit(METRIC.ratelimitKeyEvents, s.refused, { name, event: 'refused' })
+    return
+  }
+  emit(METRIC.ratelimitKeys, table.size, { name })
+  emit(METRIC.ratelimitKeyEvents, table.own('created'), { name, event: 'created' })
+  emit(METRIC.ratelimitKeyEvents, table.own('reused'), { name, event: 'evicted' })
+  emit(METRIC.ratelimitTableSlots, table.capacity, { name })
+  for (const [outcome, counter] of TABLE_OUTCOMES)
+    emit(METRIC.ratelimitTableDecisions, table.own(counter), { name, outcome })
+  if (limits.topKeys === 0) return
+  for (const item of table.heaviest(limits.topKeys))
+    emit(METRIC.ratelimitHeavyKeyRefused, item.refused, { name, key: label(item.key) })
 }
 
 const REDIS_STATES = ['redis', 'insurance'] as const
@@ -191,7 +216,10 @@ function sampleRetryBudget(name: string, budget: RetryBudget, emit: Emit): void 
   emit(METRIC.retryBudgetAvailable, s.available, { name })
 }
 
-/** A KeyConcurrencyLimiter: its rule, this process's counts, and the keys with the most in flight (up to groupKeys). */
+/**
+ * A KeyConcurrencyLimiter: its rule, this process's counts, its table's keys and, when topKeys asks (keys come from
+ * requests and can be personal data), the keys with the most in flight (up to groupKeys).
+ */
 function sampleKeyConcurrency(name: string, limiter: KeyConcurrencyLimiter, emit: Emit, limits: SampleLimits): void {
   const s = limiter.stats()
   const n = { name }
@@ -200,6 +228,7 @@ function sampleKeyConcurrency(name: string, limiter: KeyConcurrencyLimiter, emit
   emit(METRIC.keyConcurrencyKeys, s.size, n)
   emit(METRIC.keyConcurrencyRequests, s.admitted, { name, outcome: 'admitted' })
   emit(METRIC.keyConcurrencyRequests, s.shed, { name, outcome: 'shed' })
+  if (limits.topKeys === 0) return
   const busy: Array<[string, number]> = []
   limiter.forEachKey((key, inFlight) => {
     if (inFlight > 0) busy.push([key, inFlight])

@@ -242,6 +242,27 @@ const defs = {
     ['name', 'event'],
     'Keyed limiters created, evicted (pool full, at rest), expired (idle, at rest) and new keys refused (pool full of keys not at rest).',
   ),
+  ratelimitTableSlots: gauge(
+    'ratelimit',
+    'table_slots',
+    '{slot}',
+    N,
+    "Slots of a KeyedLimiter's table (its table form): twice maxKeys, all made at construction.",
+  ),
+  ratelimitTableDecisions: counter(
+    'ratelimit',
+    'table_decisions',
+    '{decision}',
+    ['name', 'outcome'],
+    "Decisions of a KeyedLimiter's table in this process other than an admission on the key's own slot: refused (the key's own limit), overflow-admitted and overflow-refused (no slot: the limit keys without one share), contended (refused: a word kept changing), long-key (over maxKeyLength, decided on the overflow).",
+  ),
+  ratelimitHeavyKeyRefused: gauge(
+    'ratelimit',
+    'heavy_key_refused',
+    '{request}',
+    ['name', 'key'],
+    "Refusals (sampled) of each of the keys a KeyedLimiter's table refused most, host-wide when shared, up to topKeys.",
+  ),
   redisDecisions: counter(
     'ratelimit',
     'redis_decisions',
@@ -341,7 +362,7 @@ const defs = {
     'key_in_flight',
     '{request}',
     ['name', 'key'],
-    "A key's requests in flight (host-wide when shared), for the busiest keys.",
+    "A key's requests in flight (host-wide when shared), for this process's busiest keys, when topKeys asks.",
   ),
   hotParameterLimited: gauge(
     'hot_parameter',

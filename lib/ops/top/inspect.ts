@@ -6,7 +6,7 @@ import { checkOptions, optionalNumber } from '../../foundation/common/validate'
 import { inspectBbr } from './inspectors/bbr'
 import { inspectCircuit, inspectSre } from './inspectors/breakers'
 import { inspectHotKeys } from './inspectors/hot-keys'
-import { inspectKeyGauge, inspectKeyLimit } from './inspectors/key-concurrency'
+import { inspectKeyConcurrency, inspectKeyedLimiter } from './inspectors/keyed-tables'
 import { inspectSlidingWindow, inspectTokenBucket } from './inspectors/rate-limiters'
 import { inspectSwitches } from './inspectors/switches'
 import { RegionSnapshot } from './region-snapshot'
@@ -23,8 +23,8 @@ const INSPECTORS = new Map<string, Inspector>([
   ['token-bucket', inspectTokenBucket],
   ['sliding-window', inspectSlidingWindow],
   ['switches', inspectSwitches],
-  ['key-concurrency-limiter', inspectKeyLimit],
-  ['key-concurrency', inspectKeyGauge],
+  ['key-concurrency-limiter', inspectKeyConcurrency],
+  ['keyed-limiter', inspectKeyedLimiter],
 ])
 
 export interface InspectOptions {

@@ -32,9 +32,6 @@ export function printable(text: string): string {
   return text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
-// A limiter's row (`<ns>/api`) sorts just before its keys' (`<ns>/api.<key>.<hash>`).
-const byName = (a: string[], b: string[]) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)
-
 /** One frame of `bulwark top` as text: a section per kind of component, then the regions it cannot read. */
 export function renderFrame(frame: HostFrame, options: RenderOptions = {}): string {
   const width = options.width ?? Infinity
@@ -44,7 +41,7 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
     limits: [] as string[][],
     keys: [] as string[][],
     switches: [] as string[][],
-    perKey: [] as string[][],
+    tables: [] as string[][],
     other: [] as string[][],
     rules: [] as string[][],
   }
@@ -122,10 +119,18 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
         `${count(v.available)} / ${count(v.limit)}`,
         `${count(v.used)} used in ${seconds(v.window)}`,
       ])
-    } else if (v.type === 'key-concurrency-limiter') {
-      rows.perKey.push([label(r), 'limiter', members(r), '', `max ${count(v.max)} per key`])
-    } else if (v.type === 'key-in-flight') {
-      rows.perKey.push([label(r), 'key', members(r), count(v.inFlight), ''])
+    } else if (v.type === 'keyed-table') {
+      const heavy = v.heaviest.map((k) => `${printable(k.key)}${k.truncated ? '…' : ''} ${count(k.refused)}`)
+      rows.tables.push([
+        label(r),
+        v.component,
+        members(r),
+        `${count(v.size)} / ${count(v.capacity)}`,
+        count(v.reused),
+        `${count(v.overflow.admitted)} / ${count(v.overflow.refused)}`,
+        count(v.refused),
+        heavy.join(' · ') || '(none yet)',
+      ])
     } else if (v.type === 'switches') {
       for (const sw of v.switches)
         rows.switches.push([r.name, sw.target, sw.mode, new Date(sw.since).toISOString().slice(0, 19) + 'Z'])
@@ -162,7 +167,12 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
     ),
     ...section('BREAKERS', ['kind', 'members', 'state', 'drop', 'failed', 'requests', ''], rows.breakers, width),
     ...section('RATE LIMITS', ['kind', 'members', 'available', ''], rows.limits, width),
-    ...section('KEY CONCURRENCY', ['kind', 'members', 'in flight', ''], rows.perKey.sort(byName), width),
+    ...section(
+      'KEYED TABLES (one region for every key)',
+      ['component', 'members', 'keys / slots', 'reused', 'overflow ok / refused', 'refused', 'refused most (sampled)'],
+      rows.tables,
+      width,
+    ),
     ...section('HOT KEYS', ['members', 'counted/s', 'counted', 'top keys'], rows.keys, width),
     ...section('RULES', ['version', 'values'], rows.rules, width),
     ...section('OTHER REGIONS', ['kind', 'members', 'size', 'note'], rows.other, width),
