@@ -1,6 +1,6 @@
 // Loaded at first use (scripts/pack-cjs.js): node:http2 loads tls and crypto, which a process that never serves
 // HTTP/2 should not pay for (docs/guide/install.md), and only a stream cut mid-response reads its constants.
-import { constants, type IncomingHttpHeaders, type ServerHttp2Stream } from 'http2' // bulwark:lazy
+import { constants, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'http2' // bulwark:lazy
 
 import { InvalidArgumentError } from '../../foundation/errors/invalid-argument-error'
 import { runWithDeadline } from '../../guards/inbound/deadline-context'
@@ -10,7 +10,7 @@ import { awaitSlot } from '../../guards/inbound/await-slot'
 import { InboundGuard, QUEUED, type RequestAccess } from '../../guards/inbound/inbound-guard'
 import type { InboundGuardOptions } from '../../guards/inbound/inbound-options'
 import { streamReleaser } from '../../guards/inbound/response-release'
-import { respondShed } from '../../guards/inbound/shed-reply'
+import { respondShed, withFields } from '../../guards/inbound/shed-reply'
 import { attachSignal } from '../../guards/inbound/request-signal'
 
 /**
@@ -34,6 +34,21 @@ export type GuardedStreamListener = StreamListener & { readonly guard: InboundGu
 const streamAccess: RequestAccess<Http2StreamRequest> = {
   header: (request, name) => request.headers[name],
   address: (request) => request.stream.session?.socket?.remoteAddress,
+  method: (request) => request.headers[':method'],
+  url: (request) => request.headers[':path'],
+}
+
+type Respond = (this: ServerHttp2Stream, headers?: OutgoingHttpHeaders, ...rest: unknown[]) => unknown
+
+/** The rate limit's fields added to whatever headers the listener answers the stream with (copied: kept past now). */
+function answerWithFields(stream: ServerHttp2Stream, fields: readonly string[]): void {
+  const kept = fields.slice()
+  for (const name of ['respond', 'respondWithFD', 'respondWithFile'] as const) {
+    const own = stream[name] as unknown as Respond
+    ;(stream as unknown as Record<string, Respond>)[name] = function (headers, ...rest) {
+      return own.call(this, withFields(headers ?? {}, kept), ...rest)
+    }
+  }
 }
 
 function respondAnswer(stream: ServerHttp2Stream, head: boolean, answer: DegradedAnswer): void {
@@ -131,9 +146,11 @@ export function http2StreamGuard(
       request.headers = headers
       const answer = guard.fallback === undefined ? undefined : guard.answer(request, guard.reasonOf(token))
       request.stream = request.headers = undefined as never
-      return answer ? respondAnswer(stream, head, answer) : respondShed(stream, head, token, guard.retryAfter)
+      if (answer) return respondAnswer(stream, head, answer)
+      return respondShed(stream, head, token, guard.retryAfter, guard.limitHeaders)
     }
     bind(stream, token, stream.session)
+    if (guard.limitHeaders !== undefined) answerWithFields(stream, guard.limitHeaders)
     if (stream.destroyed) return guard.countClientGone() // reset by the client already: no listener runs
     if (plain) listener(stream, headers, flags, raw)
     else runDegraded(guard, listener, [stream, headers, flags, raw])

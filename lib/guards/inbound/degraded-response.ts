@@ -43,7 +43,7 @@ function writeAnswer(res: NodeResponse, answer: DegradedAnswer): void {
 export function refuse<Req>(guard: InboundGuard<Req>, request: Req, res: NodeResponse, code: number): void {
   const answer = guard.fallback === undefined ? undefined : guard.answer(request, guard.reasonOf(code))
   if (answer) writeAnswer(res, answer)
-  else writeShed(res, code, guard.retryAfter)
+  else writeShed(res, code, guard.retryAfter, guard.limitHeaders)
 }
 
 const noop = function (this: unknown): unknown {
