@@ -27,9 +27,14 @@ function sameSegment(folded: string, s: string, from: number, to: number): boole
   return true
 }
 
+/** Static children a node compares one by one (length, then characters) before it looks them up by hash. */
+const FEW = 8
+
 class RouteNode<T> {
   /** Static children by the folded hash of their segment; a collision chains through `sameHash`. */
   readonly statics = new Map<number, RouteNode<T>>()
+  /** The same children in a list while they are FEW or fewer (undefined past that). */
+  few: RouteNode<T>[] | undefined = []
   sameHash: RouteNode<T> | undefined = undefined
   param: RouteNode<T> | undefined = undefined
   /** Values of routes ending here, by method, and for any method. */
@@ -43,13 +48,25 @@ class RouteNode<T> {
 
   child(segment: string): RouteNode<T> {
     const h = foldedHash(segment, 0, segment.length)
-    let node = this.statics.get(h)
-    for (let n = node; n !== undefined; n = n.sameHash) if (n.segment === segment) return n
+    const first = this.statics.get(h)
+    for (let n = first; n !== undefined; n = n.sameHash) if (n.segment === segment) return n
     const made = new RouteNode<T>(segment)
-    made.sameHash = node
+    made.sameHash = first
     this.statics.set(h, made)
-    node = made
-    return node
+    this.few = this.few !== undefined && this.few.length < FEW ? [...this.few, made] : undefined
+    return made
+  }
+
+  /** The static child whose segment is `url[from, to)` (ASCII case folded), or undefined. */
+  find(url: string, from: number, to: number): RouteNode<T> | undefined {
+    const few = this.few
+    if (few !== undefined) {
+      for (let i = 0; i < few.length; i++) if (sameSegment(few[i].segment, url, from, to)) return few[i]
+      return undefined
+    }
+    for (let n = this.statics.get(foldedHash(url, from, to)); n !== undefined; n = n.sameHash)
+      if (sameSegment(n.segment, url, from, to)) return n
+    return undefined
   }
 }
 
@@ -121,12 +138,34 @@ export class RouteMatcher<T> {
       let end = url.indexOf('?')
       if (end < 0) end = url.length
       if (end > 1 && url.charCodeAt(end - 1) === SLASH) end-- // a trailing slash
-      value = this.walk(this.root, url, 1, end, method)
+      // The first branch at each segment, in one loop; only when it ends in no route, the search that backtracks.
+      value = this.descend(url, end, method)
+      if (value === undefined) value = this.walk(this.root, url, 1, end, method)
     }
     this.lastUrl = url
     this.lastMethod = method
     this.lastValue = value
     return value
+  }
+
+  /**
+   * Follows the first branch at each segment (a static child that matches, else the parameter, else the node's `*`):
+   * the route a backtracking search finds first, when it finds one down this branch; undefined when it does not.
+   */
+  private descend(url: string, end: number, method: string): T | undefined {
+    let node = this.root
+    let from = 1
+    while (from < end) {
+      let to = from
+      while (to < end && url.charCodeAt(to) !== SLASH) to++
+      let next = node.find(url, from, to)
+      if (next === undefined && to > from) next = node.param
+      if (next === undefined) return valueFor(node.restMethods, node.restAny, method)
+      node = next
+      from = to + 1
+    }
+    const here = valueFor(node.methods, node.any, method)
+    return here !== undefined ? here : valueFor(node.restMethods, node.restAny, method)
   }
 
   /** The route for the rest of the path from `from` (the start of a segment) under `node`, backtracking. */
@@ -137,12 +176,10 @@ export class RouteMatcher<T> {
     }
     let to = url.indexOf('/', from)
     if (to < 0 || to > end) to = end
-    if (node.statics.size > 0) {
-      for (let n = node.statics.get(foldedHash(url, from, to)); n !== undefined; n = n.sameHash) {
-        if (!sameSegment(n.segment, url, from, to)) continue
-        const found = this.walk(n, url, to + 1, end, method)
-        if (found !== undefined) return found
-      }
+    const n = node.find(url, from, to)
+    if (n !== undefined) {
+      const found = this.walk(n, url, to + 1, end, method)
+      if (found !== undefined) return found
     }
     if (node.param !== undefined && to > from) {
       const found = this.walk(node.param, url, to + 1, end, method)
