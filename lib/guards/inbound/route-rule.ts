@@ -105,7 +105,7 @@ export class RouteRule<Req> {
     let gate = defaults.gate
     if (p.rateLimit !== undefined) {
       const rateLimit = p.rateLimit === false ? undefined : resolveRateLimit<Req>(p.rateLimit, `${field}.rateLimit`)
-      gate = RequestGate.of({ ...o, rateLimit }, access)
+      gate = RequestGate.of({ ...o, rateLimit }, access, name)
     }
     const keys = resolveKeys<Req>(p, field, name)
     return new RouteRule<Req>(name, index, {
