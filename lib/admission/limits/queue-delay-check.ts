@@ -1,7 +1,7 @@
 import { cell, loopCell, signalCells } from '../../foundation/signals/signal-cells'
 import { loopTurnAge, loopTurnsMeasured } from '../../foundation/signals/loop-turn'
 import { eventLoopDelayRaw } from '../../foundation/signals/signals'
-import type { LoadSignal } from '../../components/bbr/bbr-options'
+import type { LoadSignal } from './load-signal'
 import { QueueDelayController, type QueueDelayOptions } from './queue-delay-controller'
 
 /** When the sampler last measured this thread's loop. */

@@ -1,6 +1,4 @@
 import { InvalidOptionError } from '../../foundation/errors/invalid-option-error'
-// Loaded at first use (scripts/pack-cjs.js): only limiters made with `fairness` track keys.
-import { HeavyKeeper } from '../../components/hotkeys/heavy-keeper' // bulwark:lazy
 import { checkOptions, optionalNumber } from '../../foundation/common/validate'
 
 /** BbrLimiter's `fairness` option (docs/rules/fairness.md). */
@@ -34,6 +32,22 @@ export function resolveFairness(value: unknown, shared: string | undefined): Res
 
 const FAIRNESS_SUFFIX = '-fairness'
 
+/** The name of the HeavyKeeper that counts a shared limiter's admitted keys (undefined: a local one). */
+export function fairnessKeeperName(shared: string | undefined): string | undefined {
+  return shared === undefined ? undefined : shared + FAIRNESS_SUFFIX
+}
+
+/**
+ * What FairShare needs of a top-k counter (a HeavyKeeper, which the limiter makes: a component, above this layer).
+ * Counts fade by half once per `fadingOnce` epoch.
+ */
+export interface AdmittedKeys {
+  add(key: string): unknown
+  fadingOnce(epoch: number): unknown
+  list(): readonly { readonly key: string; readonly count: number }[]
+  close(): void
+}
+
 /**
  * Light keys may fill the limit up to this share over it while heavy keys exist: room for them to pass while the
  * heavy keys' requests are shed, bounded so that keys minted freely cannot take the host past it.
@@ -60,7 +74,7 @@ const HEAVY_OVER_FAIR = 1.25
  * (within FAIR_HEADROOM), so that the heavy keys' requests are shed first.
  */
 export class FairShare {
-  private readonly keeper: HeavyKeeper
+  private readonly keeper: AdmittedKeys
   private readonly step: number
   private readonly halfLife: number
   private nextStepAt = -Infinity
@@ -68,11 +82,11 @@ export class FairShare {
   /** Requests of light keys decided while some key was heavy (the rules let them through within the headroom). */
   favoured = 0
 
-  constructor(options: ResolvedFairness, shared: string | undefined, maxMembers: number) {
+  /** `keeper` counts the top `options.k` keys; FairShare closes it. */
+  constructor(options: ResolvedFairness, keeper: AdmittedKeys) {
     this.step = options.step
     this.halfLife = options.halfLife
-    const name = shared === undefined ? undefined : shared + FAIRNESS_SUFFIX
-    this.keeper = new HeavyKeeper({ k: options.k, shared: name, maxMembers })
+    this.keeper = keeper
   }
 
   /** Counts an admitted request of `key`. */

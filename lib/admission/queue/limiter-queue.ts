@@ -1,9 +1,9 @@
 // Loaded at first use (scripts/pack-cjs.js): only limiters made with `maxWait` queue.
-import { runQueued } from '../run-queued' // bulwark:lazy
+import { runQueued } from './run-queued' // bulwark:lazy
 import type { GuardedFunction, Outcome } from '../run-guarded'
 import { AdmissionQueue, type Waiter } from './admission-queue' // bulwark:lazy
 import type { AdmissionQueueOptions } from './queue-options'
-import { Shed } from '../shed'
+import { Shed } from '../../foundation/errors/shed'
 import { setWaiterAsking } from '../limits/queue-delay-check'
 
 /** What a limiter's queue asks of its limiter. */

@@ -8,19 +8,7 @@ import { coarseNow } from '../../foundation/signals/clock'
 import { checkOptions, optionalFunction, optionalNumber } from '../../foundation/common/validate'
 import { DEFAULT_SHARES, PRIORITY_NAMES, type PriorityName } from '../../admission/priority'
 import type { QueueDelayOptions } from '../../admission/limits/queue-delay-controller'
-
-/** Where the limiter's load comes from. */
-export type LoadSignal =
-  | 'max'
-  | 'cpu'
-  | 'elu'
-  /** Permille; replaces every measured input (CPU, ELU and the queueing delay rule is off). */
-  | (() => number)
-  /**
-   * Inputs injected: load in permille, queueing delay in ms and how long the loop's current turn has run when a
-   * request is decided, ms (tests, simulations, custom signals; docs/rules/bbr.md).
-   */
-  | { load: () => number; delay?: () => number; turnAge?: () => number }
+import type { LoadSignal } from '../../admission/limits/load-signal'
 
 /** What BbrLimiter.execute takes: the caller's signal and the request's priority class. */
 export interface PriorityExecuteOptions extends ExecuteOptions {

@@ -2,12 +2,14 @@ import { overLimit } from '../../admission/in-flight-check'
 import { LatencyController } from '../../admission/limits/latency-controller'
 import type { Event } from '../../foundation/common/event-source'
 import type { AdmissionQueue } from '../../admission/queue/admission-queue'
-import { FAIR_HEADROOM, FAIR_MIN_FRACTION, FairShare } from '../../admission/queue/fair-share'
+import { FAIR_HEADROOM, FAIR_MIN_FRACTION, FairShare, fairnessKeeperName } from '../../admission/queue/fair-share'
+// Loaded at first use (scripts/pack-cjs.js): only limiters made with `fairness` track keys.
+import { HeavyKeeper } from '../hotkeys/heavy-keeper' // bulwark:lazy
 import { LiveRules, type RuleStats } from '../../foundation/live-rules/live-rules'
 import type { LaneCounter } from '../../foundation/regions/lane-counter'
 import type { RollingWindow } from '../../foundation/regions/rolling-window'
 import type { SharedRegion } from '../../foundation/regions/shared-region'
-import { Shed } from '../../admission/shed'
+import { Shed } from '../../foundation/errors/shed'
 import { type BbrPlacement, STAT } from './bbr-layout'
 import { BBR_RULE_FIELDS, type BbrLimiterRule, type ResolvedBbrOptions, resolveBbrRuleValues } from './bbr-options'
 import type { CapacityEstimator } from './capacity-estimator'
@@ -96,7 +98,13 @@ export class BbrRules {
     this.latencyCap = this.latencyRule === undefined ? -1 : this.latencyRule.capIndex
     this.f64[statsBase + STAT.admitFraction] = 1
     this.f64[statsBase + STAT.minInFlight] = o.minInFlight
-    this.fairness = o.fairness && new FairShare(o.fairness, o.shared, o.maxMembers)
+    const fair = o.fairness
+    this.fairness =
+      fair &&
+      new FairShare(
+        fair,
+        new HeavyKeeper({ k: fair.k, shared: fairnessKeeperName(o.shared), maxMembers: o.maxMembers }),
+      )
     this.live = new LiveRules(region, placement.rules, {
       fields: BBR_RULE_FIELDS,
       resolve: resolveBbrRuleValues,

@@ -8,7 +8,7 @@ import { BulkheadRejectedError } from '../../foundation/errors/bulkhead-rejected
 import { type GuardedFunction, type Outcome, runGuarded, startError } from '../../admission/run-guarded'
 import { TokenOutcomes } from '../../admission/token-outcomes'
 import type { PriorityExecuteOptions } from '../bbr/bbr-limiter'
-import { Shed } from '../../admission/shed'
+import { Shed } from '../../foundation/errors/shed'
 import { LaneCounter } from '../../foundation/regions/lane-counter'
 import type { LanePlacement } from '../../foundation/regions/region-layout'
 import { RollingWindow } from '../../foundation/regions/rolling-window'

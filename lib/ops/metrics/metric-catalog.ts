@@ -370,6 +370,10 @@ const defs = {
 
 export type MetricName = keyof typeof defs
 
+// Every metric has its OpenTelemetry name, and every OpenTelemetry name is a metric's: checked when compiled.
+const OTEL_BY_METRIC: Record<MetricName, readonly [name: string, instrument: OtelInstrument]> &
+  Record<Exclude<keyof typeof OTEL, MetricName>, never> = OTEL
+
 /** The catalogue, by name. */
 export const METRIC: Record<MetricName, MetricSpec> = Object.fromEntries(
   Object.entries(defs).map(([key, def], index) => [key, { ...def, key, index }]),
@@ -385,10 +389,10 @@ export function prometheusName(spec: MetricSpec, prefix: string): string {
 
 /** `bulwark.limiter.in_flight`, `bulwark.limiter.shed_requests`: the OpenTelemetry column (lib/ops/metrics/otel-names.ts). */
 export function openTelemetryName(spec: MetricSpec, prefix: string): string {
-  return `${prefix}${OTEL[spec.key][0]}`
+  return `${prefix}${OTEL_BY_METRIC[spec.key][0]}`
 }
 
 /** Counter, up-down counter or gauge (lib/ops/metrics/otel-names.ts). */
 export function openTelemetryInstrument(spec: MetricSpec): OtelInstrument {
-  return OTEL[spec.key][1]
+  return OTEL_BY_METRIC[spec.key][1]
 }
