@@ -83,7 +83,7 @@ async function runOne(contender, mode, load) {
             inFlight: limiter.shedInFlight,
             queueDelay: limiter.shedQueueDelay,
           },
-    latencyRule: limiter?.latency ?? limiter, // bulwark's latency rule, or a Netflix limit
+    latencyCheck: limiter?.latency ?? limiter, // bulwark's latency rule, or a Netflix limit
   }
 }
 

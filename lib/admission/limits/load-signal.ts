@@ -6,7 +6,7 @@ export type LoadSignal =
   | 'max'
   | 'cpu'
   | 'elu'
-  /** Permille; replaces every measured input (CPU, ELU and the queueing delay rule is off). */
+  /** Permille; replaces every measured input (CPU, ELU and the queueing delay check is off). */
   | (() => number)
   /**
    * Inputs injected: load in permille, queueing delay in ms and how long the loop's current turn has run when a

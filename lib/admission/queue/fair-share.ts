@@ -55,8 +55,8 @@ export interface AdmittedKeys {
 export const FAIR_HEADROOM = 1.5
 
 /**
- * Light keys pass the queueing-delay rule while its admit fraction is at least this: below it the heavy keys' requests
- * are nearly all shed already, so a delay that stays comes from the light keys, and the rule sheds them too.
+ * Light keys pass the queueing-delay check while its admit fraction is at least this: below it the heavy keys' requests
+ * are nearly all shed already, so a delay that stays comes from the light keys, and the check sheds them too.
  */
 export const FAIR_MIN_FRACTION = 0.05
 
@@ -70,7 +70,7 @@ const HEAVY_OVER_FAIR = 1.25
  * Who was recently admitted, and whether a key takes more than its fair share (docs/rules/fairness.md): a
  * HeavyKeeper (host-wide when the limiter is shared) counts each admitted request's key, halved every half-life;
  * every `step` the top-k is read and a key is heavy when its count is over 1.25 times the mean count there. While at
- * least one key is heavy, the other keys are light and a limiter lets them pass the rules that would shed them
+ * least one key is heavy, the other keys are light and a limiter lets them pass the checks that would shed them
  * (within FAIR_HEADROOM), so that the heavy keys' requests are shed first.
  */
 export class FairShare {
@@ -79,7 +79,7 @@ export class FairShare {
   private readonly halfLife: number
   private nextStepAt = -Infinity
   private heavy = new Set<string>()
-  /** Requests of light keys decided while some key was heavy (the rules let them through within the headroom). */
+  /** Requests of light keys decided while some key was heavy (the checks let them through within the headroom). */
   favoured = 0
 
   /** `keeper` counts the top `options.k` keys; FairShare closes it. */
@@ -94,7 +94,7 @@ export class FairShare {
     this.keeper.add(key)
   }
 
-  /** Whether `key` may pass a rule that would shed it: some key is heavy and this one is not. */
+  /** Whether `key` may pass a check that would shed it: some key is heavy and this one is not. */
   favours(key: string, now: number): boolean {
     if (now >= this.nextStepAt) this.refresh(now)
     if (this.heavy.size === 0 || this.heavy.has(key)) return false

@@ -21,7 +21,7 @@ import {
   type BbrLimiterRule,
   type PriorityExecuteOptions,
 } from './bbr-options'
-import { BbrRules } from './bbr-rules'
+import { BbrChecks } from './bbr-checks'
 import { type BbrLimiterStats, collectBbrStats } from './bbr-stats'
 import { CapacityEstimator } from './capacity-estimator'
 // Only a limiter with a queue (maxWait) runs it: loaded by the first such limiter.
@@ -38,10 +38,10 @@ export type { PriorityExecuteOptions } from './bbr-options'
 const EXECUTE_RETRY_AFTER = 1
 
 /**
- * The BBR adaptive limiter (docs/rules/bbr.md) with the queueing-delay rule for synchronous handlers, priorities,
+ * The BBR adaptive limiter (docs/rules/bbr.md) with the queueing-delay check for synchronous handlers, priorities,
  * and optional host-wide state. tryAcquire and release allocate nothing and never throw.
  *
- * This file holds the per-request path; the rules a request may be shed by, and what is due by time, are BbrRules.
+ * This file holds the per-request path; the checks a request may be shed by, and what is due by time, are BbrChecks.
  */
 export class BbrLimiter {
   declare private readonly region: SharedRegion
@@ -60,8 +60,8 @@ export class BbrLimiter {
   declare private readonly inFlightCounter: LaneCounter
   declare private readonly passes: RollingWindow
   declare private readonly capacity: CapacityEstimator
-  declare private readonly rules: BbrRules
-  /** What the usual verdict reads of BbrRules: the live rules' sequence cell, the last drop and latency cap cells. */
+  declare private readonly checks: BbrChecks
+  /** What the usual verdict reads of BbrChecks: the live rules' sequence cell, the last drop and latency cap cells. */
   declare private readonly ruleSequence: Int32Array
   declare private readonly ruleIndex: number
   declare private readonly lastDropIndex: number
@@ -77,7 +77,7 @@ export class BbrLimiter {
   declare private readonly rts: RollingWindow
   /**
    * Doubles of the request path, in a typed array: [0] when this instance last released a request (the
-   * queueing-delay rule asks; one in flight shows in ownInFlight); [1] the clock reading and [2] the load of the
+   * queueing-delay check asks; one in flight shows in ownInFlight); [1] the clock reading and [2] the load of the
    * request being decided, which the calls read here rather than take as arguments or return (decide, storeLoad,
    * the sampler's startAt, the window's recordAt). A double passed to or returned from a call V8 did not inline is
    * boxed, and which calls stay calls is V8's choice, process by process: 0, 16 or 32 bytes a pair before every
@@ -127,12 +127,12 @@ export class BbrLimiter {
       new LimiterQueue(o.queue, {
         now: this.now,
         tryAcquire: (p, key) => this.tryAcquire(p, key),
-        forgive: (p, code) => this.rules.forgive(p, code),
+        forgive: (p, code) => this.checks.forgive(p, code),
         expectedServiceMs: () => this.expectedServiceMs(),
-        waitBudget: () => this.rules.delayRule?.waitBudget() ?? Infinity,
+        waitBudget: () => this.checks.delayCheck?.waitBudget() ?? Infinity,
       })
     this.queue = this.waiting?.queue
-    this.rules = new BbrRules(o, {
+    this.checks = new BbrChecks(o, {
       region,
       placement,
       statsBase: this.statsBase,
@@ -143,19 +143,19 @@ export class BbrLimiter {
       sampler: this.sampler,
       queue: this.queue,
       // minRt as of now: the cached estimate moves only when something asks for the limit, and while the load stays
-      // under the threshold nothing else does (the rule's target would stay at the floor a fresh limiter starts with).
+      // under the threshold nothing else does (the check's target would stay at the floor a fresh limiter starts with).
       serviceTime: () => this.expectedServiceMs(),
       requestsSince: (since) => this.times[0] >= since || this.f64[this.ownInFlight] > 0,
     })
-    this.ruleSequence = this.rules.live.i32
-    this.ruleIndex = this.rules.live.index
-    this.lastDropIndex = this.rules.lastDropIndex
-    this.latencyCap = this.rules.latencyCap
+    this.ruleSequence = this.checks.live.i32
+    this.ruleIndex = this.checks.live.index
+    this.lastDropIndex = this.checks.lastDropIndex
+    this.latencyCap = this.checks.latencyCap
   }
 
   /** Told each live rule this member starts to obey, at its first call after the change (docs/rules/live-rules.md). */
   get onRuleChange(): Event<RuleStats> {
-    return this.rules.onChange
+    return this.checks.onChange
   }
 
   /**
@@ -163,7 +163,7 @@ export class BbrLimiter {
    * validates them, refused whole (InvalidOptionError) when a field is bad; every member obeys at its next call.
    */
   configure(rule: BbrLimiterRule): RuleStats {
-    return this.rules.configure(rule)
+    return this.checks.configure(rule)
   }
 
   /**
@@ -185,28 +185,28 @@ export class BbrLimiter {
     const f64 = this.f64
     f64[this.ownInFlight] += 1
     f64[this.admittedBase + p] += 1
-    if (key !== undefined) this.rules.admitted(key)
+    if (key !== undefined) this.checks.admitted(key)
     return token
   }
 
   /**
-   * Every rule's verdict on one request of class `p`: ADMIT, or the Shed code (the shed is counted). The usual cases
+   * Every check's verdict on one request of class `p`: ADMIT, or the Shed code (the shed is counted). The usual cases
    * are a few loads and compares, small enough for V8 to inline into the caller: no queue shedding, no fairness, no
    * latency cap, and either the load under the threshold with no drop to cool down from, or the load at or over it
-   * with fewer than two requests in flight, which the in-flight rule never sheds (a saturated loop running
-   * synchronous handlers: this path costs the same as the first). The rest is BbrRules.decide().
+   * with fewer than two requests in flight, which the in-flight check never sheds (a saturated loop running
+   * synchronous handlers: this path costs the same as the first). The rest is BbrChecks.decide().
    */
   private decide(p: number, key: string | undefined): number {
-    const rules = this.rules
+    const checks = this.checks
     // Read here, not passed in, and the load left in `times`: V8 may leave decide() or storeLoad() a call.
     const now = this.now()
     this.times[1] = now
     this.storeLoad()
     const load = this.times[2]
-    if (now >= rules.dueAt || this.ruleSequence[this.ruleIndex] !== rules.live.seen) this.tick()
+    if (now >= checks.dueAt || this.ruleSequence[this.ruleIndex] !== checks.live.seen) this.tick()
     const f64 = this.f64
-    // admitBelow is the threshold, or -Infinity while every request goes through BbrRules.decide().
-    const admitBelow = rules.admitBelow
+    // admitBelow is the threshold, or -Infinity while every request goes through BbrChecks.decide().
+    const admitBelow = checks.admitBelow
     const usual = load < admitBelow ? f64[this.lastDropIndex] < 0 : admitBelow > 0 && this.inFlightCounter.total() < 2
     // 0 is ADMIT (a literal: an imported name would cost the inliner's budget a property load).
     if (usual && !(f64[this.latencyCap] > 0)) return 0
@@ -214,23 +214,23 @@ export class BbrLimiter {
   }
 
   /**
-   * What is due by time (BbrRules.tick, at least once a bucket), and the `load` stat for watchers such as
+   * What is due by time (BbrChecks.tick, at least once a bucket), and the `load` stat for watchers such as
    * `bulwark top`: stored here, off the usual path, rather than per request.
    */
   private tick(): void {
     this.f64[this.loadIndex] = this.times[2]
-    this.rules.tick(this.times[1])
+    this.checks.tick(this.times[1])
   }
 
   /**
-   * BbrRules' verdict when the usual cases do not decide (the load stat stored when it changed: the request may be
+   * BbrChecks' verdict when the usual cases do not decide (the load stat stored when it changed: the request may be
    * shed; no costlier than storing it every time, callgrind, and no write to the shared line while it holds).
    */
   private ruled(p: number, key: string | undefined): number {
     const load = this.times[2]
     const f64 = this.f64
     if (f64[this.loadIndex] !== load) f64[this.loadIndex] = load
-    return this.rules.decide(p, this.times[1], key, load)
+    return this.checks.decide(p, this.times[1], key, load)
   }
 
   /**
@@ -247,7 +247,7 @@ export class BbrLimiter {
 
   /** Sheds a request of class `p`: this instance's token table is full (rare: kept out of tryAcquire). */
   private tableFull(p: number): number {
-    return this.rules.shed(p, STAT.shedInFlight, Shed.inFlight)
+    return this.checks.shed(p, STAT.shedInFlight, Shed.inFlight)
   }
 
   /** Counts a release() of a token that was not outstanding (rare: kept out of release()). */
@@ -267,8 +267,8 @@ export class BbrLimiter {
 
   /** Tells the queue's waiters a slot is free (kept out of finish(): only limiters with `maxWait` queue). */
   private slotFreed(): void {
-    // Until the waiters had the slot, arrivals go through BbrRules.decide(), which sees it is owed.
-    if (this.waiting?.slotFreed() === true) this.rules.admitBelow = -Infinity
+    // Until the waiters had the slot, arrivals go through BbrChecks.decide(), which sees it is owed.
+    if (this.waiting?.slotFreed() === true) this.checks.admitBelow = -Infinity
   }
 
   /** Records a sampled request's response time (rare: kept out of finish(), which V8 then inlines whole). */
@@ -285,7 +285,7 @@ export class BbrLimiter {
 
   /**
    * Runs `fn` if admitted at `options.priority` (releasing when it settles), else rejects with OverloadError
-   * (`reason` says which rule shed it). An aborted `options.signal` rejects with AbortedError before acquiring.
+   * (`reason` says which check shed it). An aborted `options.signal` rejects with AbortedError before acquiring.
    */
   execute<T>(fn: GuardedFunction<T>, options?: PriorityExecuteOptions): Promise<T> {
     const error = startError(fn, options)
@@ -301,7 +301,7 @@ export class BbrLimiter {
     }
     // The call's own outcome releases it, exactly once: no token is needed to guard that, except to carry the
     // start of a sampled call.
-    if (options?.key !== undefined) this.rules.admitted(options.key)
+    if (options?.key !== undefined) this.checks.admitted(options.key)
     const start = this.sampler.startAt(this.times, 1, NOT_SAMPLED)
     if (start === NOT_SAMPLED) {
       this.count(p)
@@ -328,7 +328,7 @@ export class BbrLimiter {
 
   /** Whether the limiter was made with `fairness` (keys passed to tryAcquire count). */
   get fair(): boolean {
-    return this.rules.fairness !== undefined
+    return this.checks.fairness !== undefined
   }
 
   /** Requests in flight, host-wide when shared. */
@@ -337,19 +337,19 @@ export class BbrLimiter {
   }
 
   stats(): BbrLimiterStats {
-    this.rules.live.obey()
+    this.checks.live.obey()
     const maxInFlight = this.capacity.limit(this.now())
     const counters = sumBbrCounters(this.region, this.statsPlacement)
     const load = this.readLoad()
     this.f64[this.loadIndex] = load
     const own = { load, inFlight: this.inFlight, maxInFlight, queue: this.queue?.stats() }
-    return collectBbrStats(this.rules, this.capacity, counters, own)
+    return collectBbrStats(this.checks, this.capacity, counters, own)
   }
 
   /** Detaches from a shared region, giving back this instance's requests in flight. Idempotent. */
   close(): void {
     this.queue?.close()
-    this.rules.fairness?.close()
+    this.checks.fairness?.close()
     this.region.close()
   }
 

@@ -23,18 +23,18 @@ export interface BbrLimiterOptions extends SharingOptions {
   window?: number
   /** Buckets per window (default 100); `window` must be a multiple of it. */
   buckets?: number
-  /** Load in permille at or above which the in-flight rule applies (default 800, 1..1000). */
+  /** Load in permille at or above which the in-flight check applies (default 800, 1..1000). */
   cpuThreshold?: number
-  /** After a drop, keep applying the in-flight rule for this long even below the threshold, ms (default 1000). */
+  /** After a drop, keep applying the in-flight check for this long even below the threshold, ms (default 1000). */
   cooldown?: number
   /** Floor on maxInFlight so a fresh or long-idle limiter does not shed everything (default 20). */
   minInFlight?: number
   /** Load signal (default 'max': the larger of container CPU and this thread's event-loop utilization). */
   signal?: LoadSignal
-  /** Shed on queueing delay (CoDel-style); false turns the rule off. Default { target: 10, interval: 100 }. */
+  /** Shed on queueing delay (CoDel-style); false turns the check off. Default { target: 10, interval: 100 }. */
   queueDelay?: Partial<QueueDelayOptions> | false
   /**
-   * Shed when requests in flight pass the limit learned from latency (the adaptive concurrency rule, for
+   * Shed when requests in flight pass the limit learned from latency (the adaptive concurrency check, for
    * gateways that wait on an upstream; docs/rules/latency.md); false turns the rule off.
    */
   latency?: Partial<LatencyOptions> | false

@@ -47,7 +47,7 @@ const INITIAL_TOKENS = 64
  * upstream's latency). Neither allocates nor throws. Shareable host-wide with `shared`.
  *
  * Response times are measured with the precise clock on a sample of calls that follows the traffic, as BbrLimiter
- * does (docs/rules/bbr.md, "Clocks and the cost per request"): every call when quiet or while the latency rule
+ * does (docs/rules/bbr.md, "Clocks and the cost per request"): every call when quiet or while the latency check
  * probes, 32 to 64 per half bucket when busy. With an injected `now`, every call is timed.
  */
 export class AdaptiveBulkhead {
@@ -131,7 +131,7 @@ export class AdaptiveBulkhead {
   }
 
   /**
-   * Whether the latency rule sheds a call of class `p` now (the rule's step first, when due). Reads the clock
+   * Whether the latency check sheds a call of class `p` now (the check's step first, when due). Reads the clock
    * itself and leaves the reading in times[0] (see `times`).
    */
   private refuses(p: number): boolean {
@@ -187,7 +187,7 @@ export class AdaptiveBulkhead {
     this.rts.recordAt(rt > 0 ? rt : 0, this.times, 1)
   }
 
-  /** The latency rule's step at times[0]; while it probes, every call is timed (it wants its samples soon). */
+  /** The latency check's step at times[0]; while it probes, every call is timed (it wants its samples soon). */
   private step(): void {
     this.stepAt = this.controller.step(this.times[0])
     this.sampler.timeAll(this.controller.probing)
