@@ -12,6 +12,7 @@ import { TokenBucket } from '../../components/ratelimit/token-bucket'
 import { splitRegionName } from '../../foundation/regions/namespace'
 import { listRegions } from '../../foundation/regions/regions'
 import { RegionSnapshot } from '../top/region-snapshot'
+import type { RegionKind } from '../kinds/component-kinds'
 import { nestRule, type FlatRule, type RuleStats } from '../../foundation/live-rules/live-rules'
 
 export const SET_USAGE = `Usage: bulwark set <component> <field>=<value> ...
@@ -37,7 +38,8 @@ interface Configurable {
   close(): void
 }
 
-const ATTACH: Record<string, (snapshot: RegionSnapshot) => Configurable> = {
+/** The kinds of region with live rules (ops/kinds lists every kind): how to attach to one as a member. */
+const ATTACH: { readonly [K in RegionKind]?: (snapshot: RegionSnapshot) => Configurable } = {
   'token-bucket': (s) =>
     new TokenBucket({
       shared: s.sharedName,
@@ -106,9 +108,17 @@ const ATTACH: Record<string, (snapshot: RegionSnapshot) => Configurable> = {
     }),
 }
 
+type Attach = (snapshot: RegionSnapshot) => Configurable
+
+/** How to attach to region `name`, by its kind; undefined for a kind without live rules. */
+function attacherOf(name: string): Attach | undefined {
+  const kind = name.slice(0, name.indexOf('.'))
+  return Object.hasOwn(ATTACH, kind) ? ATTACH[kind as RegionKind] : undefined
+}
+
 /** The one region `name` designates among those with live rules. */
 function findRegion(name: string): string {
-  const regions = listRegions().filter((r) => ATTACH[r.slice(0, r.indexOf('.'))] !== undefined)
+  const regions = listRegions().filter((r) => attacherOf(r) !== undefined)
   // A full region name, `kind.shared`, `namespace/shared` or the `shared` name (docs/guide/trust.md).
   const matches = regions.filter((r) => {
     const { kind, namespace, shared } = splitRegionName(r)
@@ -144,7 +154,7 @@ export function parseAssignments(args: readonly string[]): Record<string, unknow
 export function setRule(component: string, args: readonly string[]): { region: string } & RuleStats {
   const rule = parseAssignments(args)
   const region = findRegion(component)
-  const attached = ATTACH[region.slice(0, region.indexOf('.'))](new RegionSnapshot(region))
+  const attached = (attacherOf(region) as Attach)(new RegionSnapshot(region))
   try {
     return { region, ...attached.configure(rule) }
   } finally {
