@@ -76,7 +76,10 @@ function sampleLimiter(name: string, limiter: BbrLimiter, emit: Emit): void {
 }
 
 function sampleGuard(name: string, guard: InboundGuard<unknown>, emit: Emit, limits: SampleLimits): void {
-  emit(METRIC.guardRateLimited, guard.stats().rateLimited, { name })
+  const s = guard.stats()
+  emit(METRIC.guardRateLimited, s.rateLimited, { name })
+  emit(METRIC.guardApplicationErrors, s.callbackErrors, { name, source: 'callback' })
+  emit(METRIC.guardApplicationErrors, s.fallbackErrors, { name, source: 'fallback' })
   if (guard.limiter !== undefined) sampleLimiter(name, guard.limiter, emit)
   if (guard.keyConcurrency !== undefined) sampleKeyConcurrency(name, guard.keyConcurrency, emit, limits)
 }

@@ -167,6 +167,13 @@ const defs = {
     N,
     'Requests an inbound guard answered 429 because of its rate limit.',
   ),
+  guardApplicationErrors: counter(
+    'guard',
+    'application_errors',
+    '{request}',
+    ['name', 'source'],
+    "Requests an inbound guard answered plainly because the application's code failed: a function of its options threw (source callback), or the fallback threw or gave an answer Node could not write (source fallback).",
+  ),
   breakerState: gauge(
     'breaker',
     'state',

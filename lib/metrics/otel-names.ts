@@ -24,6 +24,7 @@ export const OTEL: Record<MetricName, readonly [name: string, instrument: OtelIn
   limiterQueuePending: ['limiter.queue.pending', 'updown'],
   limiterQueueTimeouts: ['limiter.queue.timeouts', 'counter'],
   guardRateLimited: ['guard.rate_limited_requests', 'counter'],
+  guardApplicationErrors: ['guard.application_errors', 'counter'],
   breakerState: ['breaker.state', 'gauge'],
   breakerDrop: ['breaker.drop.probability', 'gauge'],
   breakerFailure: ['breaker.failure.ratio', 'gauge'],

@@ -99,6 +99,8 @@ describe('PrometheusMetrics', () => {
     expect(v('retry_budget_requests', { name: 'retries' })).toBe(10)
     expect(v('retry_budget_retries', { name: 'retries' })).toBe(1)
     expect(v('guard_rate_limited_total', { name: 'edge' })).toBe(1)
+    expect(v('guard_application_errors_total', { name: 'edge', source: 'callback' })).toBe(1)
+    expect(v('guard_application_errors_total', { name: 'edge', source: 'fallback' })).toBe(1)
 
     expect(v('key_concurrency_max', { name: 'tenants' })).toBe(2)
     expect(v('key_concurrency_in_flight', { name: 'tenants' })).toBe(3)
