@@ -192,7 +192,10 @@ function sampleRetryBudget(name: string, budget: RetryBudget, emit: Emit): void 
   emit(METRIC.retryBudgetAvailable, s.available, { name })
 }
 
-/** A KeyConcurrencyLimiter: its rule, this process's counts, and the keys with the most in flight (up to groupKeys). */
+/**
+ * A KeyConcurrencyLimiter: its rule, this process's counts and, when topKeys asks (keys are tenants, accounts, API
+ * keys: personal data), the keys with the most in flight.
+ */
 function sampleKeyConcurrency(name: string, limiter: KeyConcurrencyLimiter, emit: Emit, limits: SampleLimits): void {
   const s = limiter.stats()
   const n = { name }
@@ -201,12 +204,13 @@ function sampleKeyConcurrency(name: string, limiter: KeyConcurrencyLimiter, emit
   emit(METRIC.keyConcurrencyKeys, s.size, n)
   emit(METRIC.keyConcurrencyRequests, s.admitted, { name, outcome: 'admitted' })
   emit(METRIC.keyConcurrencyRequests, s.shed, { name, outcome: 'shed' })
+  if (limits.topKeys === 0) return
   const busy: Array<[string, number]> = []
   limiter.forEachKey((key, inFlight) => {
     if (inFlight > 0) busy.push([key, inFlight])
   })
   busy.sort((a, b) => b[1] - a[1])
-  for (const [key, inFlight] of busy.slice(0, limits.groupKeys))
+  for (const [key, inFlight] of busy.slice(0, limits.topKeys))
     emit(METRIC.keyConcurrencyKeyInFlight, inFlight, { name, key: label(key) })
 }
 

@@ -341,7 +341,7 @@ const defs = {
     'key_in_flight',
     '{request}',
     ['name', 'key'],
-    "A key's requests in flight (host-wide when shared), for the busiest keys.",
+    "A key's requests in flight (host-wide when shared), for the busiest keys, up to topKeys.",
   ),
   hotParameterLimited: gauge(
     'hot_parameter',

@@ -108,7 +108,7 @@ describe('PrometheusMetrics', () => {
     expect(v('key_concurrency_requests_total', { name: 'tenants', outcome: 'admitted' })).toBe(3)
     expect(v('key_concurrency_requests_total', { name: 'tenants', outcome: 'shed' })).toBe(1)
     expect(v('key_concurrency_key_in_flight', { name: 'tenants', key: 'acme' })).toBe(2)
-    expect(v('key_concurrency_key_in_flight', { name: 'tenants', key: 'globex' })).toBe(1)
+    expect(v('key_concurrency_key_in_flight', { name: 'tenants', key: 'globex' })).toBeUndefined() // topKeys: 1
     c.perKey.configure({ max: 5 })
     expect(valueOf((await scrape()).samples, 'bulwark_key_concurrency_max', { name: 'tenants' })).toBe(5)
 
@@ -163,12 +163,14 @@ describe('PrometheusMetrics', () => {
     expect(await registry.metrics()).toBe('\n')
   })
 
-  it('reports no hot key or hot value as a label unless topKeys asks for them (keys can hold personal data)', async () => {
+  it('reports no hot key, hot value or busy key as a label unless topKeys asks for them (personal data)', async () => {
     const { metrics, c, scrape } = setup()
     metrics.add('products', c.topk)
     metrics.add('items', c.hotParameters)
+    metrics.add('tenants', c.perKey) // before: its 20 busiest keys (groupKeys) whatever topKeys said
     const { samples } = await scrape()
     expect(samples.filter((s) => s.labels.key !== undefined)).toEqual([])
+    expect(valueOf(samples, 'bulwark_key_concurrency_in_flight', { name: 'tenants' })).toBe(3)
     expect(valueOf(samples, 'bulwark_hotkeys_counted', { name: 'products' })).toBeGreaterThan(0)
     expect(valueOf(samples, 'bulwark_hot_parameter_limited_values', { name: 'items' })).toBe(2)
   })
