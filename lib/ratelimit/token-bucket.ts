@@ -1,7 +1,7 @@
 import type { Event } from '../events/event-source'
 import { DecideAgain } from '../rules/decide-again'
 import { LiveRules, type RuleStats } from '../rules/live-rules'
-import { placeRules, type RulePlacement } from '../rules/rule-block'
+import { lockBusyError, placeRules, type RulePlacement } from '../rules/rule-block'
 import type { RegionLayout } from '../shared/region-layout'
 import type { SharedRegion } from '../shared/shared-region'
 import type { Clock } from '../signals/clock'
@@ -111,7 +111,7 @@ export class TokenBucket implements Limiter {
    */
   configure(rule: TokenBucketRule): RuleStats {
     const lock = this.lock
-    lock?.acquire()
+    if (lock !== undefined && lock.acquire() === LOCK_TIMED_OUT) throw lockBusyError(this.region.name)
     try {
       return this.rules.configure(rule, ([rate, burst]) => {
         // The arrival time is counted in tokens: count it again at the new rate, for the same tokens available.
