@@ -32,12 +32,10 @@ export interface GrpcServerGuardOptions extends Omit<InboundGuardOptions<GrpcCal
 }
 
 /** What grpc-js tells an interceptor of the method: its path, and whether it answers with a stream. */
-interface MethodInfo {
-  path: string
-  responseStream?: boolean
-}
+type MethodInfo = { path: string; responseStream?: boolean }
 
-export type GrpcServerInterceptor = ((method: MethodInfo, call: any) => any) & {
+/** A grpc-js server interceptor (`interceptors: [guard]`), with the guard it runs. */
+export type GrpcServerInterceptor = ((method: { path: string; responseStream?: boolean }, call: any) => any) & {
   readonly guard: InboundGuard<GrpcCallInfo>
 }
 
