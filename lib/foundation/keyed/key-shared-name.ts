@@ -1,6 +1,4 @@
-// Loaded at first use (scripts/pack-cjs.js): crypto costs a process about 2.5 MB (docs/guide/install.md), and
-// only a shared group names the regions of its keys.
-import { createHash } from 'crypto' // bulwark:lazy
+import { sha256 } from '../common/sha256'
 
 // Characters a region name may hold; '.' is kept out of the readable part so it only ever separates.
 const unsafe = /[^A-Za-z0-9_-]/g
@@ -13,6 +11,6 @@ const READABLE_CHARS = 32
  */
 export function keySharedName(group: string, key: string): string {
   const readable = key.replace(unsafe, '_').slice(0, READABLE_CHARS)
-  const hash = createHash('sha256').update(key).digest('base64url').slice(0, 12)
+  const hash = sha256(key, 'base64url').slice(0, 12)
   return `${group}.${readable}.${hash}`
 }

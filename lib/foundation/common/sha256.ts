@@ -1,0 +1,13 @@
+import type { BinaryToTextEncoding } from 'crypto'
+
+// crypto is required at the first hash, not when bulwark loads: it costs a process about 2.5 MB and more than 10 ms
+// (docs/guide/install.md, "Entry points and what loading costs"), and only a long key, a shared keyed group's names
+// and a derived namespace are hashed.
+let createHash: typeof import('crypto').createHash | undefined
+
+/** The SHA-256 of `text` (UTF-8), in `encoding`. */
+export function sha256(text: string, encoding: BinaryToTextEncoding): string {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  createHash ??= (require('crypto') as typeof import('crypto')).createHash
+  return createHash('sha256').update(text).digest(encoding)
+}
