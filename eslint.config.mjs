@@ -5,7 +5,7 @@ import globals from 'globals'
 
 export default tseslint.config(
   {
-    ignores: ['dist/', 'build/', 'build-cmake*/', 'prebuilds/', 'node_modules/', 'docs/api/', 'test/fixtures/cgroup/'],
+    ignores: ['dist*/', 'build/', 'build-cmake*/', 'prebuilds/', 'node_modules/', 'docs/api/', 'test/fixtures/cgroup/'],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

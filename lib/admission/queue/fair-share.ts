@@ -1,6 +1,5 @@
 import { InvalidOptionError } from '../../foundation/errors/invalid-option-error'
-// Loaded at first use (scripts/pack-cjs.js): only limiters made with `fairness` track keys.
-import { HeavyKeeper } from '../../components/hotkeys/heavy-keeper' // bulwark:lazy
+import { HeavyKeeper } from '../../components/hotkeys/heavy-keeper'
 import { checkOptions, optionalNumber } from '../../foundation/common/validate'
 
 /** BbrLimiter's `fairness` option (docs/rules/fairness.md). */

@@ -24,8 +24,7 @@ import {
 import { BbrRules } from './bbr-rules'
 import { type BbrLimiterStats, collectBbrStats } from './bbr-stats'
 import { CapacityEstimator } from './capacity-estimator'
-// Only a limiter with a queue (maxWait) runs it: loaded by the first such limiter.
-import { LimiterQueue } from '../../admission/queue/limiter-queue' // bulwark:lazy
+import { LimiterQueue } from '../../admission/queue/limiter-queue'
 import { loadSource } from './load-source'
 import { Priority, priorityIndex, type PriorityName } from '../../admission/priority'
 import { RtSampler } from '../../admission/rt-sampler'
