@@ -1,6 +1,13 @@
 // 'bulwark/http': the inbound guard for node:http and node:http2, and the framework-neutral InboundGuard the other
 // inbound adapters are built on (for a server of your own). Loaded only by those who import it (docs/vocabulary.md).
-export { BYPASS, InboundGuard, PROBE_NOT_READY, PROBE_READY, QUEUED } from '../guards/inbound/inbound-guard'
+export {
+  BYPASS,
+  CALLBACK_FAILED,
+  InboundGuard,
+  PROBE_NOT_READY,
+  PROBE_READY,
+  QUEUED,
+} from '../guards/inbound/inbound-guard'
 export type { Waiter } from '../admission/queue/admission-queue'
 export type { InboundGuardStats, RequestAccess } from '../guards/inbound/inbound-guard'
 export type { GlobalRateLimiter, KeyedRateLimiter } from '../guards/inbound/inbound-options'

@@ -1,6 +1,6 @@
 // What the inbound guard checks before anything else (docs/guide/gateway.md, "Allow and deny lists, bans"): the
 // access list's entries for the client's address and the request's key, then the request's ban.
-import { Shed } from '../../admission/shed'
+import { Shed } from '../../foundation/errors/shed'
 import { AccessList, ALLOWED, DENIED, NO_ENTRY } from '../../components/access/access-list'
 import { BanList, type BanListOptions } from '../../components/access/ban-list'
 import { InvalidOptionError } from '../../foundation/errors/invalid-option-error'

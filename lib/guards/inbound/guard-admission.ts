@@ -2,7 +2,7 @@ import type { BbrLimiter } from '../../components/bbr/bbr-limiter'
 import { PRIORITY_NAMES } from '../../admission/priority'
 import type { Waiter } from '../../admission/queue/admission-queue'
 import { type Event, EventSource } from '../../foundation/common/event-source'
-import { Shed, shedReason, type ShedReason } from '../../admission/shed'
+import { Shed, shedReason, type ShedReason } from '../../foundation/errors/shed'
 import { ConnectionCount } from './connection-count'
 import { classOf, jittered } from './inbound-helpers'
 import { QUEUED, type RequestAccess, type ShedEvent } from './inbound-guard-types'
@@ -87,14 +87,16 @@ export class GuardAdmission<Req> {
         return this.shed(code, p)
       }
     }
+    // The fairness key before any slot is taken: a function that throws must find nothing held.
+    const fair = this.fairKey === undefined ? undefined : this.fairKey(request)
     const keys = rule.keys
-    if (keys === undefined) return this.admit(request, p, rule)
+    if (keys === undefined) return this.admit(p, fair, rule)
     const key = String(keys.key(request)) // as the rate limit's key: never refused for its type
     const keyToken = keys.limiter.tryAcquire(key)
     if (keyToken < 0) return this.shedKey(p)
     let token = NO_TOKEN
     if (this.limiter !== undefined) {
-      token = this.admit(request, p, rule)
+      token = this.admit(p, fair, rule)
       if (token < 0) {
         // Refused, or queued: a waiting request holds no slot of its key (it takes one when admitted).
         keys.limiter.release(keyToken)
@@ -113,10 +115,9 @@ export class GuardAdmission<Req> {
   }
 
   /** The adaptive limiter's decision: a token >= 0, or a Shed code (counted). */
-  private admit(request: Req, p: number, rule: RouteRule<Req>): number {
+  private admit(p: number, key: string | undefined, rule: RouteRule<Req>): number {
     const limiter = this.limiter
     if (limiter === undefined) return 0
-    const key = this.fairKey === undefined ? undefined : this.fairKey(request)
     const token = limiter.tryAcquire(p, key)
     if (token >= 0) return token
     const queue = limiter.queue

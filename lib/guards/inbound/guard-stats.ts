@@ -11,6 +11,7 @@ export interface GuardCounts {
   keys: number
   connections: number
   bypassed: number
+  callbackErrors: number
 }
 
 /** InboundGuardStats, the gates' counts summed over the guard's rules (routes may have gates of their own). */
@@ -36,6 +37,7 @@ export function guardStats<Req>(
     rateLimited,
     shedKeyConcurrency: counts.keys,
     shedConnectionConcurrency: counts.connections,
+    callbackErrors: counts.callbackErrors,
     shedForced,
     shedDeadline,
     clientGone: answers.clientGone,

@@ -1,5 +1,5 @@
 import { INVALID } from '../../admission/token-table'
-import { Shed } from '../../admission/shed'
+import { Shed } from '../../foundation/errors/shed'
 import type { KeyConcurrencyLimiter } from '../../components/key-limits/key-concurrency-limiter'
 import { registerComponent } from '../../foundation/common/component-registry'
 import { type AccessScreen, BYPASS, countsTowardBan, PASS } from './access-screen'
@@ -8,7 +8,13 @@ import { isProbe, resolveGateway } from './gateway-options'
 import { GuardAdmission } from './guard-admission'
 import { GuardAnswers } from './guard-answers'
 import { guardStats } from './guard-stats'
-import { type InboundGuardStats, PROBE_NOT_READY, PROBE_READY, type RequestAccess } from './inbound-guard-types'
+import {
+  CALLBACK_FAILED,
+  type InboundGuardStats,
+  PROBE_NOT_READY,
+  PROBE_READY,
+  type RequestAccess,
+} from './inbound-guard-types'
 import { type InboundGuardOptions, resolveInboundOptions } from './inbound-options'
 import type { Readiness } from './readiness'
 import { RequestGate } from './request-gate'
@@ -16,7 +22,7 @@ import { RouteRule } from './route-rule'
 import type { RouteTable } from './route-table'
 import { RouteTokens } from './route-tokens'
 
-export { FALLBACK_FAILED, PROBE_NOT_READY, PROBE_READY, QUEUED } from './inbound-guard-types'
+export { CALLBACK_FAILED, FALLBACK_FAILED, PROBE_NOT_READY, PROBE_READY, QUEUED } from './inbound-guard-types'
 export type { InboundGuardStats, RequestAccess, ShedEvent } from './inbound-guard-types'
 export { BYPASS } from './access-screen'
 
@@ -51,6 +57,7 @@ export class InboundGuard<Req> extends GuardAdmission<Req> {
   declare private readonly probePath: string | undefined
   declare private readonly ownsLimiter: boolean
   private bypassed = 0
+  private callbackErrorCount = 0
 
   constructor(options: InboundGuardOptions<Req> | undefined, access: RequestAccess<Req>) {
     const o = resolveInboundOptions<Req>(options, access.remaining !== undefined)
@@ -96,25 +103,31 @@ export class InboundGuard<Req> extends GuardAdmission<Req> {
   /**
    * Decides one request: a token >= 0 to release when its response is over (BYPASS for a request an allow entry or
    * a skipped route lets past), a Shed code (negative), QUEUED, or for the readiness path PROBE_READY or
-   * PROBE_NOT_READY (answer them with `shedReply`). `connection`: its socket or HTTP/2 session, whose admitted
-   * requests `connectionConcurrency` bounds.
+   * PROBE_NOT_READY (answer them with `shedReply`), or CALLBACK_FAILED when a function of the options threw
+   * (docs/guide/trust.md): answer it plainly, nothing is held. `connection`: its socket or HTTP/2 session, whose
+   * admitted requests `connectionConcurrency` bounds.
    */
   tryAcquire(request: Req, connection?: object): number {
-    if (this.probePath !== undefined && isProbe(this.access.url?.(request), this.probePath))
-      return (this.readiness as Readiness).ready() ? PROBE_READY : PROBE_NOT_READY
-    if (this.writesHeaders) this.limitHeaders = undefined
-    const screen = this.screen
-    if (screen !== undefined) {
-      const verdict = screen.check(request)
-      if (verdict !== PASS) return verdict === BYPASS ? this.bypass() : this.refuseScreened(verdict, screen)
+    try {
+      if (this.probePath !== undefined && isProbe(this.access.url?.(request), this.probePath))
+        return (this.readiness as Readiness).ready() ? PROBE_READY : PROBE_NOT_READY
+      if (this.writesHeaders) this.limitHeaders = undefined
+      const screen = this.screen
+      if (screen !== undefined) {
+        const verdict = screen.check(request)
+        if (verdict !== PASS) return verdict === BYPASS ? this.bypass() : this.refuseScreened(verdict, screen)
+      }
+      const table = this.table
+      const rule = table === undefined ? this.defaults : table.match(request)
+      if (rule.skip) return this.bypass()
+      const token = this.decide(request, connection, rule)
+      if (token >= 0) return this.tokens === undefined ? token : this.admitted(rule, token, this.pendingClass)
+      if (screen !== undefined && countsTowardBan(token)) screen.strike()
+      return token
+    } catch {
+      this.callbackErrorCount++ // every such function runs before a slot is taken: nothing to give back
+      return CALLBACK_FAILED
     }
-    const table = this.table
-    const rule = table === undefined ? this.defaults : table.match(request)
-    if (rule.skip) return this.bypass()
-    const token = this.decide(request, connection, rule)
-    if (token >= 0) return this.tokens === undefined ? token : this.admitted(rule, token, this.pendingClass)
-    if (screen !== undefined && countsTowardBan(token)) screen.strike()
-    return token
   }
 
   /**
@@ -168,6 +181,12 @@ export class InboundGuard<Req> extends GuardAdmission<Req> {
     return reason === NO_FALLBACK ? undefined : this.answers.answer(request, reason)
   }
 
+  /** @internal Passes on whether a fallback answer was written, counting one Node refused (answer plainly). */
+  fallbackWritten(written: boolean): boolean {
+    if (!written) this.answers.unwritable()
+    return written
+  }
+
   /** @internal The fallback reason of a refusal: 'forced' for a fallback switch, 'rate-limit', else 'overload'. */
   reasonOf(code: number): FallbackReason {
     if (code === Shed.denied || code === Shed.banned || code === PROBE_READY || code === PROBE_NOT_READY)
@@ -199,6 +218,7 @@ export class InboundGuard<Req> extends GuardAdmission<Req> {
       keys: this.shedKeyConcurrencyCount,
       connections: this.shedConnectionCount,
       bypassed: this.bypassed,
+      callbackErrors: this.callbackErrorCount,
     }
     return guardStats(rules, this.answers, this.screen, counts, this.limiter, this.keyConcurrency)
   }
