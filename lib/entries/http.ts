@@ -10,7 +10,7 @@ export {
 } from '../guards/inbound/inbound-guard'
 export type { Waiter } from '../admission/queue/admission-queue'
 export type { InboundGuardStats, RequestAccess } from '../guards/inbound/inbound-guard'
-export type { GlobalRateLimiter, KeyedRateLimiter } from '../guards/inbound/inbound-options'
+export type { GlobalRateLimiter, KeyedRateLimiter } from '../guards/inbound/gateway-options'
 export * from '../guards/inbound/inbound-exports'
 export { httpGuard } from '../adapters/http/http'
 export type { GuardedListener, NodeRequest, NodeResponse, RequestListener } from '../adapters/http/http'

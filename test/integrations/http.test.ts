@@ -61,6 +61,19 @@ describe('httpGuard (node:http)', () => {
     await s.close()
   })
 
+  it('matches ranges against a forwarded address only when access.address reads it', async () => {
+    const list = new AccessList({ entries: { '203.0.113.0/24': 'deny' } })
+    const fromProxy = { 'x-real-ip': '203.0.113.9' }
+    const plain = await start({ limiter: false, access: list }, async () => 'ok')
+    expect((await get(plain.port, fromProxy)).status).toBe(200) // the header alone changes nothing
+    const address = (req: http.IncomingMessage) => req.headers['x-real-ip'] as string | undefined
+    const proxied = await start({ limiter: false, access: { list, address } }, async () => 'ok')
+    expect((await get(proxied.port, fromProxy)).status).toBe(403)
+    expect((await get(proxied.port)).status).toBe(200) // no header: an address that matches no range
+    await Promise.all([plain.close(), proxied.close()])
+    list.close()
+  })
+
   it('reports sheds to onShed listeners, and the guard counts rate-limited requests', async () => {
     const c = controlledLimiter(1)
     const perClient = new KeyedLimiter(() => new TokenBucket({ rate: 1, burst: 1, now: () => 0 }))

@@ -2,31 +2,17 @@
 // access list's entries for the client's address and the request's key, then the request's ban.
 import { Shed } from '../../foundation/errors/shed'
 import { AccessList, ALLOWED, DENIED, NO_ENTRY } from '../../components/access/access-list'
-import { BanList, type BanListOptions } from '../../components/access/ban-list'
+import { BanList } from '../../components/access/ban-list'
 import { InvalidOptionError } from '../../foundation/errors/invalid-option-error'
 import { checkOptions, optionalFunction } from '../../foundation/common/validate'
 import { addressKey, retrySeconds } from './inbound-helpers'
+import type { AccessOptions, BanOptions } from './gateway-options'
 import type { RequestAccess } from './inbound-guard-types'
 
 /** What the guard answers for a request an allow entry (or a skipped route) lets past every limit: a token >= 0. */
 export const BYPASS = 2 ** 30 - 1
 /** The screen's verdict for a request that goes on to the limits. */
 export const PASS = 0
-
-/** The guard's `access` option: an AccessList, and the request's key for its `key:` entries. */
-export interface AccessOptions<Req> {
-  list: AccessList
-  /** The request's key for the list's `key:` entries (an API key, an account; default: none, addresses only). */
-  key?: (request: Req) => string
-}
-
-/** The guard's `bans` option: a BanList of your own, or options to make one; and the key a ban applies to. */
-export interface BanOptions<Req> extends BanListOptions {
-  /** A list of your own (shared between guards, say); the other options are then left out. */
-  list?: BanList
-  /** The key refusals count against (default: the rate limit's key, else the client's address as it keys it). */
-  key?: (request: Req) => string
-}
 
 /** Refusals that count toward a ban: those about the client's own share (429), never the server's load (503). */
 export function countsTowardBan(code: number): boolean {
@@ -47,6 +33,7 @@ export class AccessScreen<Req> {
   declare readonly bans: BanList | undefined
   declare private readonly ownsBans: boolean
   declare private readonly listKey: ((request: Req) => string) | undefined
+  declare private readonly addressOf: ((request: Req) => string | undefined) | undefined
   declare private readonly banKey: ((request: Req) => string) | undefined
   declare private readonly access: RequestAccess<Req>
   private lastAddress: unknown = undefined
@@ -75,14 +62,17 @@ export class AccessScreen<Req> {
     if (accessOption instanceof AccessList) {
       this.list = accessOption
       this.listKey = undefined
+      this.addressOf = undefined
     } else if (accessOption !== undefined) {
       const a = checkOptions<AccessOptions<Req>>(accessOption, 'access')
       if (!(a.list instanceof AccessList)) throw new InvalidOptionError('access.list', a.list, 'an AccessList')
       this.list = a.list
       this.listKey = optionalFunction<(request: Req) => string>('access.key', a.key)
+      this.addressOf = optionalFunction<(request: Req) => string | undefined>('access.address', a.address)
     } else {
       this.list = undefined
       this.listKey = undefined
+      this.addressOf = undefined
     }
     if (bansOption === undefined) {
       this.bans = undefined
@@ -106,7 +96,8 @@ export class AccessScreen<Req> {
   check(request: Req): number {
     const list = this.list
     if (list !== undefined) {
-      let mode = list.matchAddress(this.access.address(request))
+      const addressOf = this.addressOf
+      let mode = list.matchAddress(addressOf === undefined ? this.access.address(request) : addressOf(request))
       const keyOf = this.listKey
       if (keyOf !== undefined && mode !== DENIED) {
         const byKey = list.matchKey(keyOf(request))

@@ -4,7 +4,7 @@ import type { KeyConcurrencyLimiter } from '../../components/key-limits/key-conc
 import { registerComponent } from '../../foundation/common/component-registry'
 import { type AccessScreen, BYPASS, countsTowardBan, PASS } from './access-screen'
 import type { DegradedAnswer, Fallback, FallbackReason } from './fallback'
-import { isProbe, resolveGateway } from './gateway-options'
+import { isProbe, resolveGateway } from './resolve-gateway'
 import { GuardAdmission } from './guard-admission'
 import { GuardAnswers } from './guard-answers'
 import { guardStats } from './guard-stats'

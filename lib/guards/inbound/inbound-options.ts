@@ -8,7 +8,7 @@ import { KeyConcurrencyPort, type KeyConcurrencyOptions } from './key-concurrenc
 import { type DegradeOptions, type ResolvedDegrade, resolveDegradeOptions } from './degrade-options'
 import { checkOneOf, checkOptions, optionalFunction, optionalNumber } from '../../foundation/common/validate'
 import { checkHeaders } from './rate-limit-headers'
-import type { GatewayOptions } from './gateway-options'
+import type { GatewayOptions, RateLimitOptions } from './gateway-options'
 
 /** The longest Retry-After announced, s: a day. */
 export const MAX_RETRY_AFTER = 86_400
@@ -19,36 +19,6 @@ export const MAX_RETRY_AFTER = 86_400
  * its own never meets it.
  */
 export const DEFAULT_CONNECTION_CONCURRENCY = 100
-
-/** A limiter whose limit is per key: a KeyedLimiter, or anything that answers `tryAcquire(key)`. */
-export interface KeyedRateLimiter {
-  /** Present on a KeyedLimiter: it makes the limiter keyed (by the client's address) without a `key` function. */
-  get?(key: string): unknown
-  tryAcquire(key: string): boolean
-  /** Milliseconds until `key` may pass again; without it, the 429 says `retryAfter` seconds. */
-  retryAfterMs?(key: string): number
-}
-
-/** One limit for every request (a TokenBucket, a SlidingWindowLimiter, any `Limiter`). */
-export interface GlobalRateLimiter {
-  tryAcquire(n?: number): boolean
-  retryAfterMs(n?: number): number
-}
-
-export interface RateLimitOptions<Req> {
-  /**
-   * A KeyedLimiter (or an object with `get(key)`), or any limiter with a `key` function: one limit per key, and
-   * `tryAcquire(key)` decides. Without either, it is one limit for all requests: `tryAcquire()` decides.
-   */
-  limiter: KeyedRateLimiter | GlobalRateLimiter
-  /** The request's key (default for a keyed limiter: the client's address). */
-  key?: (request: Req) => string
-  /**
-   * The IETF `RateLimit` and `RateLimit-Policy` fields on admitted and refused responses (true), or the
-   * `X-RateLimit-*` trio ('legacy'); default false: none (docs/guide/gateway.md, "Rate-limit headers").
-   */
-  headers?: boolean | 'legacy'
-}
 
 export interface InboundGuardOptions<Req> extends DegradeOptions<Req>, GatewayOptions<Req> {
   /** The adaptive limiter: an instance, or options to create one (closed by `guard.close()`); false for none. */

@@ -1,5 +1,5 @@
 // The rate limit's header fields (docs/guide/gateway.md, "Rate-limit headers"): the IETF `RateLimit-Policy` and
-// `RateLimit` fields of draft-ietf-httpapi-ratelimit-headers-11 (quota `q` over window `w` seconds; remaining `r`,
+// `RateLimit` fields of draft-ietf-httpapi-ratelimit-headers-10 (quota `q` over window `w` seconds; remaining `r`,
 // seconds `t` until more quota), or the older `X-RateLimit-Limit / -Remaining / -Reset` trio. Computed only for a
 // guard that asks for them; the strings are made once per value and kept (bounded).
 import { InvalidOptionError } from '../../foundation/errors/invalid-option-error'

@@ -4,7 +4,8 @@ import { MODE } from '../../components/switches/switch-layout'
 import type { Switchboard } from '../../components/switches/switchboard'
 import { addressKey, deadlineReader, jittered, retrySeconds } from './inbound-helpers'
 import type { RequestAccess } from './inbound-guard-types'
-import type { GlobalRateLimiter, KeyedRateLimiter, ResolvedInboundOptions } from './inbound-options'
+import type { GlobalRateLimiter, KeyedRateLimiter } from './gateway-options'
+import type { ResolvedInboundOptions } from './inbound-options'
 import { RateLimitHeaders } from './rate-limit-headers'
 
 const MODE_NONE = 0

@@ -6,27 +6,10 @@ import { checkNumber, checkOptions, optionalFunction } from '../../foundation/co
 import { resolveTimeout } from './degrade-options'
 import type { Fallback } from './fallback'
 import type { RequestAccess } from './inbound-guard-types'
-import { type RateLimitOptions, resolveRateLimit, type ResolvedInboundOptions } from './inbound-options'
-import { KeyConcurrencyPort, type KeyConcurrencyOptions } from './key-concurrency-port'
+import type { RoutePolicy } from './gateway-options'
+import { resolveRateLimit, type ResolvedInboundOptions } from './inbound-options'
+import { KeyConcurrencyPort } from './key-concurrency-port'
 import { RequestGate } from './request-gate'
-
-/** What a route declares; every field left out is the guard's own. */
-export interface RoutePolicy<Req> {
-  /** No limit, queue or timeout for this route (health checks, metrics): deny entries and bans still apply. */
-  skip?: boolean
-  /** The route's priority class, or a function of the request (replacing the guard's `priority`). */
-  priority?: PriorityName | number | ((request: Req) => number | PriorityName)
-  /** The route's own rate limit (`{ limiter, key, headers }`), or false for none. */
-  rateLimit?: RateLimitOptions<Req> | false
-  /** At most N of the route's requests per key in flight (`{ max | limiter, key }`), or false for none. */
-  keyConcurrency?: KeyConcurrencyOptions<Req> | false
-  /** At most N of the route's requests in flight in this guard (short for a keyConcurrency with one key). */
-  concurrency?: number
-  /** The route's fallback, or false for none (the plain answers). */
-  fallback?: Fallback<Req> | false
-  /** Milliseconds the route's handler has to answer, or false for no timeout. */
-  timeout?: number | false
-}
 
 /** A route's policy resolved: its admission settings, and where its degraded answers come from. */
 export class RouteRule<Req> {

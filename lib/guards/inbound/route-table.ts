@@ -6,10 +6,8 @@ import type { RequestAccess } from './inbound-guard-types'
 import type { ResolvedInboundOptions } from './inbound-options'
 import type { RequestGate } from './request-gate'
 import { RouteMatcher } from './route-matcher'
-import { type RoutePolicy, RouteRule } from './route-rule'
-
-/** The guard's `routes` option: `'METHOD /path'` or `'/path'` (any method) to a route's policy, or 'skip'. */
-export type RouteTableOptions<Req> = Record<string, RoutePolicy<Req> | 'skip'>
+import type { RouteTableOptions } from './gateway-options'
+import { RouteRule } from './route-rule'
 
 /** Where a framework keeps a matched route's definition (Fastify: its route's `config`, with `bulwark` in it). */
 export interface FrameworkRoute {
