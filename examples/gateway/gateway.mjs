@@ -10,7 +10,6 @@
 //   curl -i localhost:8080/api/products/42          RateLimit and RateLimit-Policy headers, a proxied answer
 //   curl -i localhost:8080/ready                    200 while the host keeps up, 503 once it has shed for a while
 //   curl -s localhost:8080/metrics | grep bulwark_  the guard, the limiter, the Redis limiter
-//   npx bulwark set access-list.gateway 203.0.113.0/24=deny     a deny entry, live, for every worker of the host
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer } from 'node:http'

@@ -46,6 +46,8 @@ describe.skipIf(!target)('the example gateway', () => {
     const metrics = await get(port, {}, '/metrics')
     expect(metrics.body).toMatch(/^bulwark_limiter_admitted_total\{name="gateway",priority="high"\} 1$/m)
     expect(metrics.body).toMatch(/^bulwark_ratelimit_redis_decisions_total\{name="api-keys",source="redis"\} 2$/m)
+    // /health and this /metrics request: skipped routes, let past every limit
+    expect(metrics.body).toMatch(/^bulwark_guard_access_total\{name="gateway",outcome="bypassed"\} 2$/m)
     expect(listRegions().filter((r) => r.includes(namespace))).not.toEqual([])
 
     const exited = new Promise<number | null>((resolve) => child?.once('exit', resolve))
