@@ -79,7 +79,7 @@ describe('TokenBucket.acquire: waiting for tokens with one timer', () => {
     bucket.close()
   })
 
-  it('rejects at maxWait with OverloadError (queue-timeout), and at once when the wait is known to be longer', async () => {
+  it('rejects at maxWait with OverloadError (queue-timeout); maxWait 0 refuses at once (rate-limit)', async () => {
     const bucket = new TokenBucket({ rate: 1, burst: 1, now })
     await bucket.acquire()
     const order: string[] = []
@@ -88,12 +88,14 @@ describe('TokenBucket.acquire: waiting for tokens with one timer', () => {
     track(order, 'far', bucket.acquire(1, { maxWait: 500 })) // the bucket alone needs 1 s
     track(order, 'now-or-never', bucket.acquire(1, { maxWait: 0 }))
     await vi.advanceTimersByTimeAsync(0)
-    expect(order).toEqual(['far!rate-limit', 'now-or-never!rate-limit'])
-    await vi.advanceTimersByTimeAsync(1000)
+    expect(order).toEqual(['now-or-never!rate-limit'])
+    await vi.advanceTimersByTimeAsync(500)
+    expect(order.slice(1)).toEqual(['far!queue-timeout'])
+    await vi.advanceTimersByTimeAsync(500)
     expect(order.slice(2)).toEqual(['first'])
     await vi.advanceTimersByTimeAsync(500)
     expect(order.slice(3)).toEqual(['second!queue-timeout'])
-    const error = await bucket.acquire(1, { maxWait: 10 }).catch((e: unknown) => e)
+    const error = await bucket.acquire(1, { maxWait: 0 }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(OverloadError)
     expect((error as OverloadError).retryAfter).toBe(1)
     bucket.close()

@@ -6,8 +6,8 @@ export interface AcquireOptions {
   /** Gives the caller's place up at once when aborted: the promise rejects with AbortedError. */
   signal?: AbortSignal
   /**
-   * The longest the caller waits, ms (default 30 000; 0: take now or refuse). Past it the promise rejects with
-   * OverloadError (reason 'queue-timeout'); a wait the limiter knows to be longer is refused at once ('rate-limit').
+   * The longest the caller waits, ms (default 30 000; 0: take now or refuse at once, OverloadError 'rate-limit').
+   * Past it the promise rejects with OverloadError (reason 'queue-timeout').
    */
   maxWait?: number
   /** Served before lower classes, FIFO within a class (Priority: 0 critical .. 3 low, or its name; default normal). */
@@ -48,5 +48,7 @@ export function checkAcquireOptions(options: AcquireOptions | undefined): number
 
 function isSignal(value: unknown): value is AbortSignal {
   const s = value as { aborted?: unknown; addEventListener?: unknown } | null
-  return typeof s === 'object' && s !== null && typeof s.aborted === 'boolean' && typeof s.addEventListener === 'function'
+  return (
+    typeof s === 'object' && s !== null && typeof s.aborted === 'boolean' && typeof s.addEventListener === 'function'
+  )
 }

@@ -84,7 +84,8 @@ export class PermitQueue {
     let maxWait: number
     let p: number
     try {
-      if (typeof n !== 'number' || !(n > 0 && n < Infinity)) throw new InvalidArgumentError('n', n, 'a finite number > 0')
+      if (typeof n !== 'number' || !(n > 0 && n < Infinity))
+        throw new InvalidArgumentError('n', n, 'a finite number > 0')
       const most = this.source.maxPermits()
       if (n > most) throw new InvalidArgumentError('n', n, `at most ${most}, the most one call can ever take`)
       maxWait = checkAcquireOptions(options)
@@ -99,7 +100,8 @@ export class PermitQueue {
       return reserve ? Promise.resolve(source.reservation(n)) : RESOLVED
     }
     const wait = source.retryAfterMs(n)
-    if (this.closed || maxWait === 0 || wait > maxWait || this.live >= this.maxQueue) {
+    // A wait longer than maxWait is still waited: permits given back (settled reservations) may come sooner.
+    if (this.closed || maxWait === 0 || this.live >= this.maxQueue) {
       this.counts.refused++
       return Promise.reject(new OverloadError('rate-limit', wait < Infinity ? wait / 1000 : 0))
     }
