@@ -6,6 +6,9 @@ import { boundedKey } from '../../foundation/common/bounded-key'
 import type { Limiter } from './limiter'
 import { validPermits } from './permits'
 import { registerComponent } from '../../foundation/common/component-registry'
+import type { AcquireOptions } from './waiting/acquire-options'
+import { waitOnKey, type WaitingLimiter } from './waiting/keyed-waiting'
+import type { Reservation } from './waiting/reservation'
 
 /**
  * Options of a KeyedLimiter. `maxKeys` defaults to 10 000; `idleTimeout` (default 60 000 ms) only drops a key whose
@@ -76,6 +79,20 @@ export class KeyedLimiter<L extends Limiter = Limiter> {
   }
 
   /**
+   * Takes `n` permits of `key`, waiting for them in the key's own queue (its limiter's `acquire`: TokenBucket and
+   * SlidingWindowLimiter wait, docs/guide/ratelimit.md "Waiting"). Rejects with OverloadError when the pool has no
+   * room for a new key (every key it holds still refilling) or at maxWait.
+   */
+  acquire(key: string, n = 1, options?: AcquireOptions): Promise<void> {
+    return waitOnKey(this.pool, this.typedKey(key), (limiter: WaitingLimiter) => limiter.acquire(n, options))
+  }
+
+  /** Reserves an estimate of `n` permits of `key` as acquire waits for them; settle the Reservation later. */
+  reserve(key: string, n: number, options?: AcquireOptions): Promise<Reservation> {
+    return waitOnKey(this.pool, this.typedKey(key), (limiter: WaitingLimiter) => limiter.reserve(n, options))
+  }
+
+  /**
    * Milliseconds until `key` could take `n` permits if nobody else takes any: its limiter's answer, or for a key the
    * pool had no room for, until an entry comes to rest (Infinity if never).
    */
@@ -116,6 +133,10 @@ export class KeyedLimiter<L extends Limiter = Limiter> {
 
   [Symbol.dispose](): void {
     this.close()
+  }
+
+  private typedKey(key: unknown): string | InvalidArgumentError {
+    return typeof key === 'string' ? boundedKey(key) : new InvalidArgumentError('key', key, 'a string')
   }
 
   /** 0 once the limiter has as many permits as when it was made, else the ms until it has them. */
