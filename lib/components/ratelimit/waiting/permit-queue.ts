@@ -5,11 +5,10 @@ import type { Clock } from '../../../foundation/signals/clock'
 import { type AcquireOptions, checkAcquireOptions, priorityClass } from './acquire-options'
 import { type Alarm, TimerAlarm } from './alarm'
 import { DeadlineHeap } from './deadline-heap'
-import type { PermitSource } from './permit-source'
+import type { AsyncTake, PermitSource } from './permit-source'
 import type { Reservation } from './reservation'
+import { type Settle, WaiterLists } from './waiter-lists'
 
-/** Priority classes: critical, high, normal, low. A waiter's id is its sequence in its class times 4, plus the class. */
-const CLASSES = 4
 /** While waiting on a limiter shared by the host, how often the head looks for permits given back elsewhere, ms. */
 export const GIVEBACK_POLL_MS = 10
 
@@ -27,8 +26,6 @@ export interface PermitQueueStats {
   /** Calls refused at once: a wait longer than maxWait, or the queue full (maxQueue). */
   refused: number
 }
-
-type Settle = (value?: unknown) => void
 
 /** Settles a promise as rejected through its resolve function alone (so that a waiter keeps one function, not two). */
 class Rejection {
@@ -48,13 +45,7 @@ const RESOLVED = Promise.resolve()
  * a waiter is its resolve function, its permit count and a deadline entry (docs/rules/waiting.md).
  */
 export class PermitQueue {
-  private readonly settles: Array<Array<Settle | undefined>> = [[], [], [], []]
-  /** Permits per waiter; negative for a reserve() (resolved with a Reservation). */
-  private readonly amounts: number[][] = [[], [], [], []]
-  private readonly heads = [0, 0, 0, 0]
-  /** The class sequence number of index 0 of each class's arrays. */
-  private readonly bases = [0, 0, 0, 0]
-  private live = 0
+  private readonly waiters = new WaiterLists()
   private readonly deadlines = new DeadlineHeap()
   private signals: Map<number, { signal: AbortSignal; listener: () => void }> | undefined
   private readonly alarm: Alarm
@@ -62,6 +53,8 @@ export class PermitQueue {
   private readyAt = Infinity
   private seenGivebacks: number | undefined = undefined
   private serving = false
+  /** An asynchronous take is in flight (a source with `take`): the queue waits for its answer. */
+  private taking = false
   private closed = false
   private readonly counts = { queued: 0, granted: 0, timedOut: 0, aborted: 0, refused: 0 }
 
@@ -76,7 +69,7 @@ export class PermitQueue {
   }
 
   get length(): number {
-    return this.live
+    return this.waiters.live
   }
 
   /** Takes `n` permits now, or waits for them (reserve: resolves with a Reservation). */
@@ -96,54 +89,46 @@ export class PermitQueue {
     const signal = options?.signal
     if (signal?.aborted) return Promise.reject(new AbortedError(signal.reason))
     const source = this.source
-    if (!this.closed && !this.waitingAhead(p) && source.tryAcquire(n)) {
+    const waiters = this.waiters
+    if (!this.closed && source.take === undefined && !this.waitingAhead(p) && source.tryAcquire(n)) {
       return reserve ? Promise.resolve(source.reservation(n)) : RESOLVED
     }
-    const wait = source.retryAfterMs(n)
+    const wait = source.take === undefined ? source.retryAfterMs(n) : 0
     // A wait longer than maxWait is still waited: permits given back (settled reservations) may come sooner.
-    if (this.closed || maxWait === 0 || this.live >= this.maxQueue) {
+    if (this.closed || maxWait === 0 || waiters.live >= this.maxQueue) {
       this.counts.refused++
       return Promise.reject(new OverloadError('rate-limit', wait < Infinity ? wait / 1000 : 0))
     }
     const now = this.now()
-    const list = this.settles[p]
-    const id = (this.bases[p] + list.length) * CLASSES + p
+    const list = waiters.list(p)
     const promise = new Promise<void | Reservation>((resolve) => {
       list.push(resolve as Settle)
     })
-    this.amounts[p].push(reserve ? -n : n)
+    const id = waiters.added(p, reserve ? -n : n)
     this.deadlines.push(now + maxWait, id)
-    this.live++
     this.counts.queued++
     if (signal !== undefined) this.watch(id, signal)
     // A new head (the first waiter, or ahead of every class waiting) sets the alarm for its own permits.
-    if (this.live === 1 || this.firstClass() === p) this.arm(now, wait)
+    if (source.take !== undefined) this.serve()
+    else if (waiters.live === 1 || waiters.firstClass() === p) this.arm(now, wait)
     else this.alarm.set(this.deadlines.soonest)
     return promise
   }
 
   /** Permits came back in this process (a settle or cancel): serve the head now. */
   given(): void {
-    if (this.live > 0) queueMicrotask(this.serveSoon)
+    if (this.waiters.live > 0) queueMicrotask(this.serveSoon)
   }
 
   stats(): PermitQueueStats {
-    return { waiting: this.live, ...this.counts }
+    return { waiting: this.waiters.live, ...this.counts }
   }
 
   /** Rejects every waiter (OverloadError 'queue-timeout') and refuses new ones. Idempotent. */
   close(): void {
     this.closed = true
     this.alarm.clear()
-    for (let c = 0; c < CLASSES; c++) {
-      const list = this.settles[c]
-      for (let i = this.heads[c]; i < list.length; i++) {
-        const settle = list[i]
-        if (settle !== undefined) settle(new Rejection(new OverloadError('queue-timeout')))
-      }
-      this.reset(c)
-    }
-    this.live = 0
+    this.waiters.clear((settle) => settle(new Rejection(new OverloadError('queue-timeout'))))
     this.deadlines.clear()
     this.unwatchAll()
   }
@@ -157,20 +142,14 @@ export class PermitQueue {
     try {
       const now = this.now()
       this.expire(now)
-      while (this.live > 0) {
-        const c = this.firstClass()
-        const i = this.heads[c]
-        const raw = this.amounts[c][i]
+      const waiters = this.waiters
+      while (waiters.live > 0) {
+        const c = waiters.firstClass()
+        const raw = waiters.headAmount(c)
         const n = raw < 0 ? -raw : raw
+        if (this.source.take !== undefined) return this.takeAsync(waiters.headId(c), n, raw < 0)
         if (!this.source.tryAcquire(n)) return this.arm(now, this.source.retryAfterMs(n))
-        const settle = this.settles[c][i] as Settle
-        this.settles[c][i] = undefined
-        this.heads[c] = i + 1
-        this.live--
-        this.counts.granted++
-        if (this.signals !== undefined) this.unwatch((this.bases[c] + i) * CLASSES + c)
-        if (i > 1024 && 2 * i > this.settles[c].length) this.compact(c)
-        settle(raw < 0 ? this.source.reservation(n) : undefined)
+        this.grant(waiters.headId(c), raw < 0 ? this.source.reservation(n) : undefined)
       }
       this.idle()
     } finally {
@@ -178,8 +157,39 @@ export class PermitQueue {
     }
   }
 
+  private grant(id: number, value: Reservation | undefined): void {
+    const settle = this.waiters.remove(id)
+    this.counts.granted++
+    if (this.signals !== undefined) this.unwatch(id)
+    settle(value)
+  }
+
+  /** Asks an asynchronous source for the head's permits, one head at a time. */
+  private takeAsync(id: number, n: number, reserve: boolean): void {
+    if (this.taking) return
+    this.taking = true
+    const take = (this.source.take as (n: number) => Promise<AsyncTake>)(n)
+    take.then(
+      (answer) => this.taken(id, reserve, answer),
+      () => this.taken(id, reserve, { reservation: undefined, waitMs: GIVEBACK_POLL_MS }),
+    )
+  }
+
+  private taken(id: number, reserve: boolean, answer: AsyncTake): void {
+    this.taking = false
+    const reservation = answer.reservation
+    if (reservation === undefined) {
+      if (this.waiters.live > 0) this.arm(this.now(), answer.waitMs)
+      return
+    }
+    // A waiter that left while its permits were being taken: they go back.
+    if (!this.waiters.isLive(id) || this.closed) reservation.cancel()
+    else this.grant(id, reserve ? reservation : undefined)
+    this.serve()
+  }
+
   private ring(): void {
-    if (this.live === 0) return
+    if (this.waiters.live === 0) return
     // A poll that finds nothing given back and the head not yet due only sets the alarm again.
     const givebacks = this.source.givebacks()
     const now = this.now()
@@ -200,52 +210,28 @@ export class PermitQueue {
 
   private expire(now: number): void {
     const heap = this.deadlines
+    const waiters = this.waiters
     while (heap.size > 0 && heap.soonest <= now) {
       const id = heap.soonestId
       heap.pop()
-      if (this.isLive(id)) this.drop(id, new OverloadError('queue-timeout'), 'timedOut')
+      if (waiters.isLive(id)) this.drop(id, new OverloadError('queue-timeout'), 'timedOut')
     }
     // Entries of waiters already served or gone: rebuilt away once they outnumber the live ones.
-    if (heap.size > 2 * this.live + 64) heap.rebuild((id) => this.isLive(id))
+    if (heap.size > 2 * waiters.live + 64) heap.rebuild((id) => waiters.isLive(id))
   }
 
   /** Settles a live waiter with `error` and frees its place. */
   private drop(id: number, error: Error, count: 'timedOut' | 'aborted'): void {
-    const c = id % CLASSES
-    const i = (id - c) / CLASSES - this.bases[c]
-    const settle = this.settles[c][i] as Settle
-    this.settles[c][i] = undefined
-    this.live--
+    const settle = this.waiters.remove(id)
     this.counts[count]++
     if (this.signals !== undefined) this.unwatch(id)
     settle(new Rejection(error))
-    if (this.live === 0) this.idle()
-  }
-
-  private isLive(id: number): boolean {
-    const c = id % CLASSES
-    const i = (id - c) / CLASSES - this.bases[c]
-    return i >= this.heads[c] && i < this.settles[c].length && this.settles[c][i] !== undefined
+    if (this.waiters.live === 0) this.idle()
   }
 
   /** Whether a live waiter of class `p` or higher waits: a new caller of class p then queues behind it. */
   private waitingAhead(p: number): boolean {
-    if (this.live === 0) return false
-    const first = this.firstClass()
-    return first <= p
-  }
-
-  /** The highest class with a live waiter (skipping the gone ones at each head); call with live > 0. */
-  private firstClass(): number {
-    for (let c = 0; c < CLASSES; c++) {
-      const list = this.settles[c]
-      let head = this.heads[c]
-      while (head < list.length && list[head] === undefined) head++
-      this.heads[c] = head
-      if (head < list.length) return c
-      if (list.length > 0) this.reset(c)
-    }
-    return CLASSES - 1
+    return this.waiters.live > 0 && this.waiters.firstClass() <= p
   }
 
   /** Nobody waits: the alarm stops, the storage is given back. */
@@ -253,31 +239,12 @@ export class PermitQueue {
     this.alarm.clear()
     this.readyAt = Infinity
     this.deadlines.clear()
-    for (let c = 0; c < CLASSES; c++) this.reset(c)
-  }
-
-  /** Empties class c's arrays (every entry in them is served or gone), moving its base past them. */
-  private reset(c: number): void {
-    const list = this.settles[c]
-    if (list.length === 0) return
-    this.bases[c] += list.length
-    list.length = 0
-    this.amounts[c].length = 0
-    this.heads[c] = 0
-  }
-
-  /** Drops class c's served head from its arrays (the ids of the waiters after it stay valid through `bases`). */
-  private compact(c: number): void {
-    const head = this.heads[c]
-    this.settles[c].splice(0, head)
-    this.amounts[c].splice(0, head)
-    this.bases[c] += head
-    this.heads[c] = 0
+    this.waiters.clear(() => undefined)
   }
 
   private watch(id: number, signal: AbortSignal): void {
     const listener = (): void => {
-      if (this.isLive(id)) {
+      if (this.waiters.isLive(id)) {
         this.drop(id, new AbortedError(signal.reason), 'aborted')
         this.given() // the head may have changed
       }
