@@ -222,6 +222,11 @@ export class TokenBucket implements Limiter {
     if (delta < 0) this.permits.givenBack()
   }
 
+  /** @internal The host's give-back count (undefined when not shared): waiters elsewhere poll it. */
+  givebacks(): number | undefined {
+    return this.permits.givebacks()
+  }
+
   /** Locks this member took over from a holder that died or stalled inside its critical section. */
   get lockTakeovers(): number {
     return this.lock === undefined ? 0 : this.lock.takeovers

@@ -4,9 +4,10 @@ import { InvalidArgumentError } from '../../../foundation/errors/invalid-argumen
 export interface Adjustable {
   /**
    * Moves the permits taken by `delta` (> 0: takes more, possibly beyond what is available now: an overdraw paid
-   * for by later callers' waits; < 0: gives back). `mark` is what the limiter noted when the permits were taken.
+   * for by later callers' waits; < 0: gives back). `mark` is what the limiter noted when the permits were taken;
+   * `cancelled` when the reservation was cancelled (a quota then gives its request back too).
    */
-  adjust(delta: number, mark: number): void
+  adjust(delta: number, mark: number, cancelled?: boolean): void
 }
 
 /**
@@ -44,7 +45,7 @@ export class Reservation {
   cancel(): void {
     if (!this.open) return
     this.open = false
-    this.owner.adjust(-this.amount, this.mark)
+    this.owner.adjust(-this.amount, this.mark, true)
   }
 
   [Symbol.dispose](): void {
