@@ -63,6 +63,8 @@ export class PermitQueue {
     private readonly now: Clock,
     readonly maxQueue: number,
     alarm?: (fire: () => void) => Alarm,
+    /** Told when the last waiter is gone (a keyed owner then drops the queue). */
+    private readonly onIdle?: () => void,
   ) {
     const fire = (): void => this.ring()
     this.alarm = alarm === undefined ? new TimerAlarm(now, fire) : alarm(fire)
@@ -93,6 +95,7 @@ export class PermitQueue {
     if (!this.closed && source.take === undefined && !this.waitingAhead(p) && source.tryAcquire(n)) {
       return reserve ? Promise.resolve(source.reservation(n)) : RESOLVED
     }
+    if (source.take !== undefined && maxWait === 0 && !this.closed) return this.takeNow(source.take(n), reserve)
     const wait = source.take === undefined ? source.retryAfterMs(n) : 0
     // A wait longer than maxWait is still waited: permits given back (settled reservations) may come sooner.
     if (this.closed || maxWait === 0 || waiters.live >= this.maxQueue) {
@@ -175,6 +178,15 @@ export class PermitQueue {
     )
   }
 
+  /** maxWait 0 on an asynchronous source: one ask, no place in the queue. */
+  private takeNow(take: Promise<AsyncTake>, reserve: boolean): Promise<void | Reservation> {
+    return take.then((answer) => {
+      if (answer.reservation !== undefined) return reserve ? answer.reservation : undefined
+      this.counts.refused++
+      throw new OverloadError('rate-limit', answer.waitMs / 1000)
+    })
+  }
+
   private taken(id: number, reserve: boolean, answer: AsyncTake): void {
     this.taking = false
     const reservation = answer.reservation
@@ -240,6 +252,7 @@ export class PermitQueue {
     this.readyAt = Infinity
     this.deadlines.clear()
     this.waiters.clear(() => undefined)
+    this.onIdle?.()
   }
 
   private watch(id: number, signal: AbortSignal): void {
