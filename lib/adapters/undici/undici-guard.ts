@@ -9,9 +9,16 @@ import { type BreakerChoice, noRoomBreaker, resolveBreakers } from '../../guards
 import { type BulkheadChoice, noRoomBulkhead, resolveBulkheads } from '../../guards/outbound/bulkhead-port'
 import type { Dispatch, GuardPolicy } from '../../guards/outbound/guarded-request'
 import { guardedRequest } from './undici-handler-api'
+import { type QuotaChoice, QuotaCall, resolveQuotas } from '../../guards/outbound/origin-quotas'
 
 /** Options of undiciGuard; `bulkheads` holds one adaptive bulkhead per origin (refusals: BulkheadRejectedError). */
 export interface UndiciGuardOptions<B extends Breaker = SreBreaker> extends BreakerChoice<B>, BulkheadChoice {
+  /**
+   * A quota per origin (`http://host:port`): a Quota (this host), a RedisQuota (the fleet), or an OriginQuota with
+   * the cost of each call. A call waits for its origin's quota (OverloadError when it cannot have it in time) and
+   * the answers' rate-limit headers slow the origin down (docs/guide/integrations.md, "Quotas per origin").
+   */
+  quotas?: QuotaChoice<UndiciDispatchOptions>
   /** Caps retries at a share of requests (default: a new RetryBudget, 10 % plus 10 per second); false: no cap. */
   budget?: RetryBudget | false
   /** Attempts per request at most, the first included (default 3; 1 turns retries off). */
@@ -46,6 +53,15 @@ export type UndiciInterceptor<B extends Breaker = SreBreaker> = ((
   close(): void
 }
 
+/** What a quota's `estimate` function is given: the call's undici dispatch options. */
+export interface UndiciDispatchOptions {
+  origin?: unknown
+  path?: string
+  method?: string
+  headers?: unknown
+  body?: unknown
+}
+
 const DEFAULT_METHODS = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']
 const serverError = (statusCode: number): boolean => statusCode >= 500
 
@@ -53,6 +69,19 @@ function originOf(origin: unknown): string {
   if (typeof origin === 'string') return origin
   const url = origin as { origin?: unknown } | null | undefined
   return typeof url?.origin === 'string' ? url.origin : String(origin)
+}
+
+function runLater(request: { run(): boolean; refuse(error: unknown): void }): void {
+  try {
+    request.run()
+  } catch (error) {
+    request.refuse(error) // from a promise callback, a throw would be an unhandled rejection
+  }
+}
+
+/** The caller's AbortSignal (undici's `signal` option may also be an EventEmitter, which is not waited on). */
+function abortSignalOf(signal: unknown): AbortSignal | undefined {
+  return signal instanceof AbortSignal ? signal : undefined
 }
 
 function replayableBody(body: unknown): boolean {
@@ -109,6 +138,7 @@ export function undiciGuard<B extends Breaker = SreBreaker>(options?: UndiciGuar
   }
   const { group, owns } = resolveBreakers(o, 'undici')
   const bulkheads = resolveBulkheads(o.bulkheads)
+  const quotas = resolveQuotas<UndiciDispatchOptions>(o.quotas)
 
   // undici checks that the composed dispatch takes exactly (options, handler).
   const interceptor =
@@ -120,7 +150,15 @@ export function undiciGuard<B extends Breaker = SreBreaker>(options?: UndiciGuar
       const bulkhead = bulkheads.pool === undefined ? undefined : (bulkheads.pool.get(origin) ?? noRoomBulkhead)
       const request = guardedRequest(handler, opts, policy, dispatch, opts, breaker, origin, replayable, bulkhead)
       policy.budget?.recordRequest()
-      return request.run()
+      const quota = quotas?.(origin)
+      if (quota === undefined) return request.run()
+      // Waits for the origin's quota first; the attempt starts once it is there.
+      const call = (request.quota = new QuotaCall(quota))
+      call.take(opts, abortSignalOf(opts.signal)).then(
+        () => runLater(request),
+        (error: unknown) => request.refuse(error),
+      )
+      return true
     }
   return Object.assign(interceptor, {
     breakers: group,
