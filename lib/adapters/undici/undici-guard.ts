@@ -10,6 +10,7 @@ import { type BulkheadChoice, noRoomBulkhead, resolveBulkheads } from '../../gua
 import type { Dispatch, GuardPolicy } from '../../guards/outbound/guarded-request'
 import { guardedRequest } from './undici-handler-api'
 import { type QuotaChoice, QuotaCall, resolveQuotas } from '../../guards/outbound/origin-quotas'
+import { type CoalesceChoice, coalescing } from '../../guards/outbound/coalescing'
 
 /** Options of undiciGuard; `bulkheads` holds one adaptive bulkhead per origin (refusals: BulkheadRejectedError). */
 export interface UndiciGuardOptions<B extends Breaker = SreBreaker> extends BreakerChoice<B>, BulkheadChoice {
@@ -19,6 +20,12 @@ export interface UndiciGuardOptions<B extends Breaker = SreBreaker> extends Brea
    * the answers' rate-limit headers slow the origin down (docs/guide/integrations.md, "Quotas per origin").
    */
   quotas?: QuotaChoice<UndiciDispatchOptions>
+  /**
+   * Concurrent identical requests share one upstream call (default false). true: GET and HEAD requests without a
+   * body, keyed by method, origin and path; or a function giving a request's key (undefined: not shared). Headers
+   * are not part of the default key: requests that differ by credentials need a key that says so.
+   */
+  coalesce?: CoalesceChoice<UndiciDispatchOptions>
   /** Caps retries at a share of requests (default: a new RetryBudget, 10 % plus 10 per second); false: no cap. */
   budget?: RetryBudget | false
   /** Attempts per request at most, the first included (default 3; 1 turns retries off). */
@@ -69,6 +76,12 @@ function originOf(origin: unknown): string {
   if (typeof origin === 'string') return origin
   const url = origin as { origin?: unknown } | null | undefined
   return typeof url?.origin === 'string' ? url.origin : String(origin)
+}
+
+function defaultCoalesceKey(opts: UndiciDispatchOptions & { upgrade?: unknown }): string | undefined {
+  const method = opts.method ?? 'GET'
+  if ((method !== 'GET' && method !== 'HEAD') || opts.body != null || opts.upgrade) return undefined
+  return `${method} ${originOf(opts.origin)}${opts.path ?? ''}`
 }
 
 function runLater(request: { run(): boolean; refuse(error: unknown): void }): void {
@@ -139,12 +152,18 @@ export function undiciGuard<B extends Breaker = SreBreaker>(options?: UndiciGuar
   const { group, owns } = resolveBreakers(o, 'undici')
   const bulkheads = resolveBulkheads(o.bulkheads)
   const quotas = resolveQuotas<UndiciDispatchOptions>(o.quotas)
+  const coalesce = coalescing<UndiciDispatchOptions>(o.coalesce, defaultCoalesceKey)
 
   // undici checks that the composed dispatch takes exactly (options, handler).
   const interceptor =
     (dispatch: Dispatch) =>
     (opts: any, handler: unknown): boolean => {
       const origin = originOf(opts.origin)
+      if (coalesce !== undefined) {
+        const joined = coalesce(opts, handler)
+        if (joined === true) return true // served by a call already in flight
+        if (joined !== false) handler = joined
+      }
       const replayable = methods.has(opts.method) && replayableBody(opts.body) && !opts.upgrade
       const breaker = group.get(origin) ?? noRoomBreaker
       const bulkhead = bulkheads.pool === undefined ? undefined : (bulkheads.pool.get(origin) ?? noRoomBulkhead)
