@@ -37,24 +37,28 @@ class CallbackSubscriber extends Subscriber {
   }
 }
 
+/** The controller a controller-API caller holds: abort leaves the call; pause and resume do nothing. */
+class SubscriberController implements DispatchController {
+  readonly paused = false
+  readonly reason = null
+  constructor(private readonly subscriber: Subscriber) {}
+  abort(reason?: unknown): void {
+    this.subscriber.leave(reason)
+  }
+  pause(): void {}
+  resume(): void {}
+  get aborted(): boolean {
+    return this.subscriber.detached
+  }
+}
+
 class ControllerSubscriber extends Subscriber {
-  private readonly controller: DispatchController
+  private readonly controller = new SubscriberController(this)
   constructor(
     call: CoalescedCall,
     private readonly handler: ControllerHandler,
   ) {
     super(call)
-    const self = this
-    this.controller = {
-      abort: (reason?: unknown) => self.leave(reason),
-      pause: noop,
-      resume: noop,
-      get aborted() {
-        return self.detached
-      },
-      paused: false,
-      reason: null,
-    }
   }
   play([kind, a, b, c]: Played): void {
     const h = this.handler
