@@ -10,7 +10,8 @@ import { Agent, request } from 'undici-v7'
 import { machine, writeTable } from '../harness.mjs'
 
 const require = createRequire(import.meta.url)
-const { Hedger } = require('../../dist/cjs/index.js')
+const { Hedger, RetryBudget } = require('../../dist/cjs/index.js')
+const { undiciGuard } = require('../../dist/cjs/entries/undici.js')
 const args = process.argv.slice(2)
 const CALLS = args.includes('--calls') ? Number(args[args.indexOf('--calls') + 1]) : 4000
 const CONCURRENCY = 8
@@ -57,8 +58,16 @@ const plain = await run(() => once())
 const hedger = new Hedger({ percentile: 0.95, budget: 0.05 })
 await run(() => hedger.run((signal) => once(signal))) // learns the latencies
 const hedged = await run(() => hedger.run((signal) => once(signal)))
+// The same inside undiciGuard: its retry budget at 5 % is the hedging budget.
+const budget = new RetryBudget({ ratio: 0.05, minPerSecond: 0 })
+const guard = undiciGuard({ hedging: true, budget, bulkheads: false, attempts: 1 })
+const guarded = new Agent({ connections: 64 }).compose(guard)
+const viaGuard = () => request(url, { dispatcher: guarded }).then((res) => res.body.text())
+await run(viaGuard) // learns the latencies
+const guardHedged = await run(viaGuard)
 server.close()
 await dispatcher.close()
+await guarded.close()
 
 const row = (name, r) => [
   name,
@@ -73,7 +82,12 @@ writeTable(
   [
     row('no hedging', plain),
     row('Hedger p95, 5 % budget', hedged),
-    ['p99 ratio', '', (plain.p99 / hedged.p99).toFixed(2) + 'x', '', ''],
+    row('undiciGuard hedging, 5 % budget', guardHedged),
+    [
+      'p99 ratio (Hedger, guard)',
+      '',
+      `${(plain.p99 / hedged.p99).toFixed(2)}x, ${(plain.p99 / guardHedged.p99).toFixed(2)}x`,
+    ],
   ],
   { note: `${CALLS} calls, ${CONCURRENCY} concurrent callers, undici 7. ${machine()}` },
 )

@@ -11,6 +11,8 @@ import type { Dispatch, GuardPolicy } from '../../guards/outbound/guarded-reques
 import { guardedRequest } from './undici-handler-api'
 import { type QuotaChoice, QuotaCall, resolveQuotas } from '../../guards/outbound/origin-quotas'
 import { type CoalesceChoice, coalescing } from '../../guards/outbound/coalescing'
+import { hedgedDispatch } from '../../guards/outbound/hedged-dispatch'
+import { type HedgerOptions, Hedger } from '../../components/resilience/hedger'
 
 /** Options of undiciGuard; `bulkheads` holds one adaptive bulkhead per origin (refusals: BulkheadRejectedError). */
 export interface UndiciGuardOptions<B extends Breaker = SreBreaker> extends BreakerChoice<B>, BulkheadChoice {
@@ -26,6 +28,12 @@ export interface UndiciGuardOptions<B extends Breaker = SreBreaker> extends Brea
    * are not part of the default key: requests that differ by credentials need a key that says so.
    */
   coalesce?: CoalesceChoice<UndiciDispatchOptions>
+  /**
+   * Hedged requests for the replayable ones (default false): a second attempt when the first has had no response
+   * for a percentile of its origin's recent latency, within the retry `budget` (shared) or, without one, 5 % of
+   * requests; the first response wins and the other attempt is aborted. true, or the Hedger options per origin.
+   */
+  hedging?: boolean | Omit<HedgerOptions, 'budget'>
   /** Caps retries at a share of requests (default: a new RetryBudget, 10 % plus 10 per second); false: no cap. */
   budget?: RetryBudget | false
   /** Attempts per request at most, the first included (default 3; 1 turns retries off). */
@@ -82,6 +90,28 @@ function defaultCoalesceKey(opts: UndiciDispatchOptions & { upgrade?: unknown })
   const method = opts.method ?? 'GET'
   if ((method !== 'GET' && method !== 'HEAD') || opts.body != null || opts.upgrade) return undefined
   return `${method} ${originOf(opts.origin)}${opts.path ?? ''}`
+}
+
+/** One Hedger per origin (at most 1 000 origins: past it, new origins share the last one made). */
+function resolveHedging(value: unknown, budget: RetryBudget | undefined): ((origin: string) => Hedger) | undefined {
+  if (value === undefined || value === false) return undefined
+  if (value !== true && (value === null || typeof value !== 'object')) {
+    throw new InvalidOptionError('hedging', value, 'a boolean, or Hedger options')
+  }
+  const options = value === true ? {} : (value as Omit<HedgerOptions, 'budget'>)
+  const make = () => new Hedger({ ...options, budget: budget ?? 0.05 })
+  make().close() // validates the options now, not at the first call
+  const hedgers = new Map<string, Hedger>()
+  let last: Hedger | undefined
+  return (origin) => {
+    let hedger = hedgers.get(origin)
+    if (hedger === undefined) {
+      if (hedgers.size >= 1000 && last !== undefined) return last
+      hedger = last = make()
+      hedgers.set(origin, hedger)
+    }
+    return hedger
+  }
 }
 
 function runLater(request: { run(): boolean; refuse(error: unknown): void }): void {
@@ -153,6 +183,7 @@ export function undiciGuard<B extends Breaker = SreBreaker>(options?: UndiciGuar
   const bulkheads = resolveBulkheads(o.bulkheads)
   const quotas = resolveQuotas<UndiciDispatchOptions>(o.quotas)
   const coalesce = coalescing<UndiciDispatchOptions>(o.coalesce, defaultCoalesceKey)
+  const hedgerFor = resolveHedging(o.hedging, policy.budget)
 
   // undici checks that the composed dispatch takes exactly (options, handler).
   const interceptor =
@@ -167,7 +198,8 @@ export function undiciGuard<B extends Breaker = SreBreaker>(options?: UndiciGuar
       const replayable = methods.has(opts.method) && replayableBody(opts.body) && !opts.upgrade
       const breaker = group.get(origin) ?? noRoomBreaker
       const bulkhead = bulkheads.pool === undefined ? undefined : (bulkheads.pool.get(origin) ?? noRoomBulkhead)
-      const request = guardedRequest(handler, opts, policy, dispatch, opts, breaker, origin, replayable, bulkhead)
+      const send = hedgerFor !== undefined && replayable ? hedgedDispatch(dispatch, hedgerFor(origin)) : dispatch
+      const request = guardedRequest(handler, opts, policy, send, opts, breaker, origin, replayable, bulkhead)
       policy.budget?.recordRequest()
       const quota = quotas?.(origin)
       if (quota === undefined) return request.run()

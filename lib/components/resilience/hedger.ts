@@ -72,6 +72,23 @@ export class Hedger {
     this.samples.add(ms)
   }
 
+  /** @internal A guard hedging a call itself: may it send the second attempt (spends one of the budget)? */
+  tryHedge(): boolean {
+    if (!this.budget.tryAcquire()) {
+      this.counts.denied++
+      return false
+    }
+    this.counts.hedged++
+    return true
+  }
+
+  /** @internal A guard's hedged call got its answer after `ms`; `byHedge` when the second attempt won. */
+  answered(ms: number, byHedge: boolean): void {
+    this.counts.calls++
+    if (byHedge) this.counts.hedgeWon++
+    this.samples.add(ms)
+  }
+
   /**
    * Runs `attempt` and, if it has not settled within delayMs() and the budget allows, a second one; resolves or
    * rejects with whichever settles first, and aborts the other. `signal` aborts both.
