@@ -97,10 +97,10 @@ export class QuotaCall<Request> implements CallQuota {
     })
   }
 
-  /** The answer's status and headers: learn what they say, and settle when they tell the cost. */
+  /** The answer's status and headers (or a lookup over them): learn what they say, and settle when they tell the cost. */
   answered(statusCode: number, headers: unknown): void {
     const p = this.policy
-    const header = headerLookup(headers)
+    const header = typeof headers === 'function' ? (headers as HeaderLookup) : headerLookup(headers)
     if (p.learn !== false) {
       const limits = upstreamLimits(statusCode, header, Date.now())
       if (limits !== undefined) p.quota.observe(limits)
