@@ -1,13 +1,9 @@
+import { CLOCK } from './redis-scripts'
+
 // Settling a reservation made through RedisRateLimiter (docs/guide/ratelimit.md, "Reserve, then settle"): one
 // key, ARGV = the limit's two parameters, the time (ms, or '' for the server's TIME), then the delta in permits
 // (> 0 takes more, < 0 gives back). Replies 1.
-const PREAMBLE = `
-local now = tonumber(ARGV[3])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
-end
-local delta = tonumber(ARGV[4])
+const PREAMBLE = `${CLOCK}local delta = tonumber(ARGV[4])
 `
 
 /**
