@@ -2,10 +2,21 @@
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 import globals from 'globals'
+import vitest from '@vitest/eslint-plugin'
 
 export default tseslint.config(
   {
-    ignores: ['dist/', 'build/', 'build-cmake*/', 'prebuilds/', 'node_modules/', 'docs/api/', 'test/fixtures/cgroup/'],
+    ignores: [
+      'dist*/',
+      'build/',
+      'build-cmake*/',
+      'build-coverage/',
+      'coverage/',
+      'prebuilds/',
+      'node_modules/',
+      'docs/api/',
+      'test/fixtures/cgroup/',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
@@ -30,5 +41,18 @@ export default tseslint.config(
     // Benchmarks, fixtures and demos burn CPU with empty spin loops on purpose.
     files: ['bench/**', 'scripts/**', 'test/**'],
     rules: { 'no-empty': 'off' },
+  },
+  {
+    // Tests that cannot fail: no assertion, an assertion only on one branch, a title asserted twice.
+    files: ['test/**/*.ts'],
+    plugins: { vitest },
+    rules: {
+      ...vitest.configs.recommended.rules,
+      // Helpers named expect… / assert… assert for the test that calls them.
+      'vitest/expect-expect': ['error', { assertFunctionNames: ['expect', 'expect*', 'assert*'] }],
+      // expect(value, message): vitest's second argument names what failed.
+      'vitest/valid-expect': ['error', { maxArgs: 2 }],
+      'vitest/no-standalone-expect': ['error', { additionalTestBlockFunctions: ['itWithFiles'] }],
+    },
   },
 )

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# npm test under each Node major the package supports (default: 20 22 24 26), one after the other, then a table of
-# the exact version, the tests passed and the duration of each. A major other than the system Node's comes from the
-# npm registry (node-linux-<arch>@<major> holds bin/node), unpacked once into a cache directory. The addon is built
-# once: it is Node-API, so the one binary loads in every major.
+# npm test under each Node major the package runs on (default: 20 22 24 26; 22, 24 and 26 are supported, 20 is past
+# its end of life and kept while it works), one after the other, then a table of the exact version, the tests passed
+# and the duration of each. A major other than the system Node's comes from the npm registry (node-linux-<arch>@<major>
+# holds bin/node), unpacked once into a cache directory. The addon is built once: it is Node-API, so the one binary
+# loads in every major.
 #   scripts/node-majors.sh [major ...]
 # Exits non-zero when any major fails. BULWARK_NODE_CACHE: where the Node binaries go (default: $TMPDIR).
 set -euo pipefail

@@ -69,8 +69,8 @@ describe('signals', () => {
 
   it('keeps a coarse clock that the loop and the sampler move, never ahead of the precise one', async () => {
     const before = preciseNow()
-    await new Promise((r) => setTimeout(r, 20))
-    // The loop has been through poll since `before`: the coarse clock is no older than that.
+    await new Promise((r) => setImmediate(r))
+    // An immediate runs after poll: the loop has been through poll since `before`, the coarse clock is no older.
     const a = coarseNow()
     expect(a).toBeGreaterThanOrEqual(before)
     expect(a).toBeLessThanOrEqual(preciseNow() + 1) // 1 ms: the two clocks' offset is read once, at load
@@ -164,8 +164,9 @@ describe('the sampler thread and process exit', () => {
       // Idle loop ticks share the lease's wakeups (5 a second) and the CPU's (2) meet one of them each second: 6 in
       // all, where ticks out of step took 11. A late timer on a busy machine only lowers the count.
       expect(wakesPerSecond).toBeLessThan(7.5)
-      // The budget is the release build's: the sanitizer run (BULWARK_NATIVE names its instrumented build) costs 2x.
-      if (process.env.BULWARK_NATIVE === undefined) expect(shareOfCore).toBeLessThan(0.002)
+      // The budget is the release build's: the sanitizer run (BULWARK_NATIVE names its instrumented build) costs 2x
+      // and has none.
+      expect(shareOfCore).toBeLessThan(process.env.BULWARK_NATIVE === undefined ? 0.002 : Infinity)
     },
   )
 })

@@ -31,9 +31,11 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   InitRegion(env, exports);
   InitSignals(env, exports);
   InitHeavyKeeper(env, exports);
+  InitKeyed(env, exports);
 #ifdef BULWARK_TEST_NATIVES
   InitWindow(env, exports);
   InitCpuReader(env, exports);
+  InitKeyedTest(env, exports);
 #endif
   return exports;
 }

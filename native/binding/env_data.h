@@ -27,10 +27,13 @@ void InitRegion(Napi::Env env, Napi::Object exports);
 void InitSignals(Napi::Env env, Napi::Object exports);
 void InitLayout(Napi::Env env, Napi::Object exports);
 void InitHeavyKeeper(Napi::Env env, Napi::Object exports);
+void InitKeyed(Napi::Env env, Napi::Object exports);
 #ifdef BULWARK_TEST_NATIVES
-// Natives only the tests use (native/binding/test/), in development builds only: windowAdd, CpuReader.
+// Natives only the tests use (native/binding/test/), in development builds only: windowAdd, CpuReader, and the keyed
+// table's fingerprint and acquire.
 void InitWindow(Napi::Env env, Napi::Object exports);
 void InitCpuReader(Napi::Env env, Napi::Object exports);
+void InitKeyedTest(Napi::Env env, Napi::Object exports);
 #endif
 
 // Starts measuring this environment's event loop and registers the one cleanup hook that ends its native lifetime

@@ -2,9 +2,12 @@
 #include <napi.h>
 
 #include "binding/env_data.h"
+#include "core/hotkeys/heavy_keeper_front.h"
+#include "core/keyed/keyed_layout.h"
 #include "core/region/lane_window.h"
 #include "core/region/region_layout.h"
 #include "core/sampler/sampler.h"
+#include "core/util/raw_atomic.h"
 
 namespace bulwark {
 namespace binding {
@@ -69,10 +72,64 @@ void InitLayout(Napi::Env env, Napi::Object exports) {
   set(signals, "loopPollAt", sl::kLoopPollAt);
   set(signals, "size", sl::kSize);
 
+  namespace kl = keyed_layout;
+  Napi::Object keyed = Napi::Object::New(env);
+  set(keyed, "slotSize", kl::kSlotSize);
+  set(keyed, "tagWord", kl::kTagWord);
+  set(keyed, "checkWord", kl::kCheckWord);
+  set(keyed, "stateWord", kl::kStateWord);
+  set(keyed, "epochWord", kl::kEpochWord);
+  set(keyed, "slotWords", kl::kSlotWords);
+  set(keyed, "bucketSlots", kl::kBucketSlots);
+  set(keyed, "slotsPerKey", kl::kSlotsPerKey);
+  set(keyed, "maxBuckets", kl::kMaxBuckets);
+  set(keyed, "maxKeys", kl::kMaxKeys);
+  set(keyed, "ruleHeadroom", kl::kRuleHeadroom);
+  set(keyed, "maxTicksPerMs", kl::kMaxTicksPerMs);
+  set(keyed, "maxTau", kl::kMaxTau);
+  set(keyed, "maxDebt", kl::kMaxDebt);
+  set(keyed, "epochShift", kl::kEpochShift);
+  set(keyed, "freshEpochs", kl::kFreshEpochs);
+  set(keyed, "epochSkew", kl::kEpochSkew);
+  set(keyed, "returning", kl::kReturning);
+  set(keyed, "countBits", kl::kCountBits);
+  set(keyed, "rescans", kl::kRescans);
+  set(keyed, "claimSpins", kl::kClaimSpins);
+  set(keyed, "claimBreakMs", kl::kClaimBreakMs);
+  set(keyed, "casTries", kCasTries);
+  set(keyed, "heavyEntries", kl::kHeavyEntries);
+  set(keyed, "heavyEntrySize", kl::kHeavyEntrySize);
+  set(keyed, "heavyWords", kl::kHeavyWords);
+  set(keyed, "heavyTextUnits", kl::kHeavyTextUnits);
+  using Front = HeavyKeeperFront;
+  Napi::Object front = Napi::Object::New(env);
+  set(front, "dirtyCountWord", Front::kDirtyCountWord);
+  set(front, "seenWord", Front::kSeenWord);
+  set(front, "lastSlotWord", Front::kLastSlotWord);
+  set(front, "lastFingerprintWord", Front::kLastFingerprintWord);
+  set(front, "lastEstimateWord", Front::kLastEstimateWord);
+  set(front, "entriesOffsetWord", Front::kEntriesOffsetWord);
+  set(front, "pendingTotalOffset", Front::kPendingTotalOffset);
+  set(front, "thresholdOffset", Front::kThresholdOffset);
+  set(front, "randomOffset", Front::kRandomOffset);
+  set(front, "decayOffset", Front::kDecayOffset);
+  set(front, "decayTableSize", kDecayTableSize);
+  set(front, "headerSize", Front::kHeaderSize);
+  set(front, "entryAlign", Front::kEntryAlign);
+  set(front, "entryWords", Front::kEntryWords);
+  set(front, "entryEpoch", Front::kEntryEpoch);
+  set(front, "entryLearned", Front::kEntryLearned);
+  set(front, "entryFingerprint", Front::kEntryFingerprint);
+  set(front, "entryBuckets", Front::kEntryBuckets);
+  set(front, "entryPending", Front::kEntryPending);
+  set(front, "entryRows", Front::kEntryRows);
+
   Napi::Object layoutObj = Napi::Object::New(env);
   layoutObj.Set("region", region);
   layoutObj.Set("window", window);
   layoutObj.Set("signals", signals);
+  layoutObj.Set("keyed", keyed);
+  layoutObj.Set("heavyKeeperFront", front);
   exports.Set("layout", layoutObj);
 }
 

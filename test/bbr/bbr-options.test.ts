@@ -39,12 +39,15 @@ describe('BbrLimiter: option validation', () => {
   }
 
   it('names the field and keeps the value on the error', () => {
+    // A constructor that threw nothing would leave `caught` undefined and fail here.
+    let caught: unknown
     try {
       new BbrLimiter({ buckets: 0 })
     } catch (error) {
-      expect((error as InvalidOptionError).field).toBe('buckets')
-      expect((error as InvalidOptionError).value).toBe(0)
+      caught = error
     }
+    expect(caught).toBeInstanceOf(InvalidOptionError)
+    expect(caught).toMatchObject({ field: 'buckets', value: 0 })
   })
 
   it('accepts the documented defaults', () => {

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest'
 
 import { BbrLimiter, Shed } from '../../lib/index'
 import { ManualClock } from '../helpers/manual-clock'
+import { waitFor } from '../helpers/wait-for'
 import { simulateEventLoop } from './event-loop-sim'
 
 function budgeted(withTurnAge = true, maxWait?: number) {
@@ -128,8 +129,7 @@ describe('BbrLimiter: the turn budget of the queueing-delay rule', () => {
     await new Promise((resolve) => setImmediate(resolve))
     expect(finished).toBe(2)
     input.turnAge = 0 // early in a turn (a timer retry): the last waiter is admitted as an arrival would be
-    await new Promise((resolve) => setTimeout(resolve, 20))
-    expect(finished).toBe(3)
+    await waitFor(() => finished === 3, { what: "the queue's timer to admit the last waiter" })
     open()
     await expect(Promise.all(waiters)).resolves.toEqual(['ran', 'ran', 'ran'])
     input.turnAge = 30
@@ -158,8 +158,7 @@ describe('BbrLimiter: the turn budget of the queueing-delay rule', () => {
     // The waiter's exemption did not stay on: an arrival late in the turn is still budgeted.
     expect(offer(5, 1, 30)).toBe(0)
     input.turnAge = 0
-    await new Promise((resolve) => setTimeout(resolve, 20)) // the queue's timer retries it
-    await waiter
+    await waiter // the queue's timer retries it
     expect(ran).toBe(true)
   })
 

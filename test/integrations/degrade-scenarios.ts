@@ -4,6 +4,7 @@ import { afterEach, expect, it, vi } from 'vitest'
 
 import { BreakerOpenError, HotKeyCache, KeyedLimiter, Switchboard, TokenBucket } from '../../lib/index'
 import { type InboundGuardOptions } from '../../lib/entries/http'
+import { loopTurns } from '../helpers/loop-turns'
 import { waitFor } from '../helpers/wait-for'
 import type { AppHandler, ScenarioClient, StartServer, TestServer } from './inbound-scenarios'
 import { controlledLimiter } from './inbound-scenarios'
@@ -28,8 +29,6 @@ export function gatedApp(outcome: () => Promise<string> = async () => 'late') {
   }
   return app
 }
-
-const flush = () => new Promise((r) => setTimeout(r, 20))
 
 export function degradeScenarios(start: StartServer, client: ScenarioClient): void {
   const get = client.get
@@ -168,7 +167,7 @@ export function degradeScenarios(start: StartServer, client: ScenarioClient): vo
     app.open() // the handler answers now, too late: no "headers already sent", no crash
     await waitFor(() => app.done === 1, { what: 'the late handler to finish' })
     await waitFor(() => limiter.inFlight === 0, { what: 'the token to be released' })
-    await flush()
+    await loopTurns() // what the late answer set off after its handler settled
     expect(release).toHaveBeenCalledTimes(1)
     expect(release.mock.calls[0][1]).toBe(false) // a degraded answer's time is not the service's
     expect(limiter.stats()).toMatchObject({ admitted: 1, invalidReleases: 0 })

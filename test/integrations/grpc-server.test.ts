@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from 'vitest'
 
 import { KeyConcurrencyLimiter, KeyedLimiter, TokenBucket } from '../../lib/index'
 import { grpcServerGuard, type GrpcServerGuardOptions, GrpcStatus } from '../../lib/entries/grpc'
+import { loopTurns } from '../helpers/loop-turns'
 import { waitFor } from '../helpers/wait-for'
 import { call, closeAfterEach, EchoClient, startEcho, type Unary } from './grpc-service'
 import { controlledLimiter, priorityScenarios } from './inbound-scenarios'
@@ -94,7 +95,7 @@ describe('grpcServerGuard (grpc-js server interceptor)', () => {
     expect((await Promise.all(timedOut)).map((r) => r.code)).toEqual(Array(3).fill(GrpcStatus.DEADLINE_EXCEEDED))
     await waitFor(() => c.limiter.inFlight === 0, { what: 'cancelled and expired calls to give their tokens back' })
     pending.forEach((done) => done(null, {})) // late answers: no second release
-    await new Promise((r) => setTimeout(r, 20))
+    await loopTurns()
     const s = c.limiter.stats()
     expect(s.invalidReleases).toBe(0)
     expect(s.admitted).toBe(6)
@@ -151,7 +152,7 @@ describe('grpcServerGuard (grpc-js server interceptor)', () => {
       unary.cancel()
       await waitFor(() => limiter.stats().queue?.abandoned === 1, { what: 'the waiter to be abandoned' })
       releaseHeld()
-      await new Promise((r) => setTimeout(r, 20))
+      await loopTurns() // the queue retries its waiters in a microtask after a release: a kept waiter is admitted then
       expect(handled).toBe(0)
       expect(limiter.stats()).toMatchObject({ inFlight: 0, invalidReleases: 0, queue: { admitted: 0, length: 0 } })
       limiter.close()
@@ -195,7 +196,7 @@ describe('grpcServerGuard (grpc-js server interceptor)', () => {
     })
     pending.forEach((done) => done(null, {})) // late answers: no second release
     expect((await other).code).toBe(GrpcStatus.OK)
-    await new Promise((r) => setTimeout(r, 20))
+    await loopTurns()
     expect(keys.stats()).toMatchObject({ inFlight: 0, invalidReleases: 0, admitted: 3, shed: 1 })
     keys.close()
   })

@@ -6,26 +6,34 @@ import type { AddressInfo } from 'net'
 import { afterEach, expect, it, vi } from 'vitest'
 
 import { BbrLimiter, KeyedLimiter, TokenBucket } from '../../lib/index'
-import { type InboundGuardOptions } from '../../lib/entries/http'
+import { type InboundGuardOptions, type InboundGuardStats } from '../../lib/entries/http'
 import { ManualClock } from '../helpers/manual-clock'
+import { answerSafetyScenarios } from './answer-safety-scenarios'
 import { degradeScenarios } from './degrade-scenarios'
 import { queueScenarios } from './queue-scenarios'
 import { keyConcurrencyScenarios } from './key-concurrency-scenarios'
 import { slowClientScenarios } from './slow-client-scenarios'
 import { http1Slow, type SlowClient } from './slow-clients'
+import { loopTurns } from '../helpers/loop-turns'
 import { waitFor } from '../helpers/wait-for'
 
 export interface TestServer {
   port: number
   close(): Promise<void>
+  /** The guard's stats (the adapters' test files give them; scenarios that count need them). */
+  stats?: () => InboundGuardStats
 }
 
 /**
  * The application behind the guard: resolves with the body to answer 200 with; a rejection goes where the
  * framework sends a handler's errors.
  */
-/** The application under test; `signal` is the request's own, as its adapter hands it out (docs/guide/degrade.md). */
-export type AppHandler = (signal?: AbortSignal) => Promise<string>
+/**
+ * The application under test; `signal` is the request's own, as its adapter hands it out (docs/guide/degrade.md);
+ * `setHeader` sets a response header the framework's way, before the body.
+ */
+export type AppHandler = (signal?: AbortSignal, setHeader?: SetHeader) => Promise<string>
+export type SetHeader = (name: string, value: string) => void
 
 export type StartServer = (guard: InboundGuardOptions<any>, app: AppHandler) => Promise<TestServer>
 
@@ -195,9 +203,11 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
     const release = vi.spyOn(limiter, 'release')
     let open_: () => void = () => undefined
     const gate = new Promise<void>((r) => (open_ = r))
+    let answered = 0
     const port = await open({ limiter }, async () => {
       calls++
       await gate
+      answered++
       return 'late'
     })
     const requests = Array.from({ length: 5 }, () => client.start(port, '/work'))
@@ -206,7 +216,8 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
     requests.forEach((req) => req.abort())
     await waitFor(() => limiter.inFlight === 0, { what: 'aborted requests to give their tokens back' })
     open_() // the handlers now answer on closed connections: no second release
-    await new Promise((r) => setTimeout(r, 20))
+    await waitFor(() => answered === 5, { what: 'the handlers to answer' })
+    await loopTurns() // what their answers set off
     const s = limiter.stats()
     expect(s.inFlight).toBe(0)
     expect(s.invalidReleases).toBe(0)
@@ -235,6 +246,7 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
     })
 
   degradeScenarios(start, client)
+  answerSafetyScenarios(start, client)
   keyConcurrencyScenarios(start, client)
   slowClientScenarios(open, client)
 }

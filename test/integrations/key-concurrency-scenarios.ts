@@ -6,6 +6,7 @@ import { afterEach, expect, it } from 'vitest'
 
 import { KeyConcurrencyLimiter } from '../../lib/index'
 import { type InboundGuardOptions } from '../../lib/entries/http'
+import { loopTurns } from '../helpers/loop-turns'
 import { waitFor } from '../helpers/wait-for'
 import type { AppHandler, ScenarioClient, StartServer, TestServer } from './inbound-scenarios'
 import { controlledLimiter } from './inbound-scenarios'
@@ -31,7 +32,7 @@ export function keyConcurrencyScenarios(start: StartServer, client: ScenarioClie
   })
   const settled = async (k: KeyConcurrencyLimiter, key: string) => {
     await waitFor(() => k.inFlight(key) === 0, { what: `${key}'s slots to come back` })
-    await new Promise((r) => setTimeout(r, 20)) // any second release would have come by now
+    await loopTurns() // the responses' 'close' after their 'finish': a second release would have come by now
     expect(k.stats().invalidReleases).toBe(0)
   }
 

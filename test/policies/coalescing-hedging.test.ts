@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 
-import { Coalescer } from '../../lib/components/resilience/coalescer'
+import { Coalescer } from '../../lib/foundation/common/coalescer'
 import { Hedger } from '../../lib/components/resilience/hedger'
 import { RetryBudget } from '../../lib/components/resilience/retry-budget'
 import { HotKeyCache } from '../../lib/components/hotkeys/hot-key-cache'

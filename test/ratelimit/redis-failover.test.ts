@@ -135,7 +135,7 @@ describe.skipIf(!target)('RedisRateLimiter when Redis fails', () => {
     expect(probe.decision).toMatchObject({ allowed: true, source: 'redis' })
     expect(probe.decision.remaining).toBeLessThanOrEqual(99)
     expect(probe.decision.remaining).toBeGreaterThanOrEqual(100 - probe.tries)
-    if (states.length > 0) expect(states).toEqual(['insurance', 'redis'])
+    expect([[], ['insurance', 'redis']]).toContainEqual(states)
   })
 
   it('the default insurance gives each host its share of the limit (limit / hosts), per key', async () => {

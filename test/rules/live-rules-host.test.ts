@@ -140,7 +140,27 @@ describe('live rules across the host', () => {
     }
   })
 
-  it("bulwark set changes a KeyConcurrencyLimiter's max; bulwark top shows it and each key's requests in flight", async () => {
+  // Issue 32, item 9: a bare shared name matched in every namespace, so `bulwark set api` changed another
+  // application's limiter when this one had none of that name.
+  it("bulwark set with a bare shared name never changes another application's component", async () => {
+    const shared = uniqueName('rules-ns')
+    const theirs = new TokenBucket({ rate: 10, shared, namespace: 'another-app' })
+    try {
+      for (const name of [shared, `token-bucket.${shared}`]) {
+        const refused = await run(process.execPath, [cli, 'set', name, 'rate=99']).catch((e) => e)
+        expect(refused.code).toBe(2) // before: 0, and their rate was 99
+        expect(refused.stderr).toContain(`token-bucket.another-app.${shared}`) // named, to be named in full
+      }
+      expect(theirs.stats().rate).toBe(10)
+      const named = await run(process.execPath, [cli, 'set', `another-app/${shared}`, 'rate=20'])
+      expect(named.stdout).toBe(`token-bucket.another-app.${shared}: rule version 1: rate=20 burst=10\n`)
+      expect(theirs.stats().rate).toBe(20)
+    } finally {
+      theirs.close()
+    }
+  })
+
+  it("bulwark set changes a KeyConcurrencyLimiter's max; bulwark top shows it and its table", async () => {
     const shared = uniqueName('rules-keys-cli')
     const limiter = new KeyConcurrencyLimiter({ max: 2, shared })
     try {
@@ -159,18 +179,16 @@ describe('live rules across the host', () => {
 
       const top = await run(process.execPath, [cli, 'top', `${shared}*`, '--once', '--json', '--interval', '0.05'])
       const frame = JSON.parse(top.stdout.trim().split('\n').pop() as string)
-      const views = Object.fromEntries(frame.regions.map((r: { name: string; view: unknown }) => [r.name, r.view]))
-      expect(views[shared]).toEqual({
-        type: 'key-concurrency-limiter',
-        max: 3,
+      expect(frame.regions).toHaveLength(1) // every key in one table: no region per key
+      expect(frame.regions[0].view).toMatchObject({
+        type: 'keyed-table',
+        component: 'KeyConcurrencyLimiter',
+        size: 1,
+        capacity: 20_000,
         rules: { version: 1, values: { max: 3 } },
       })
-      const keys = frame.regions.filter((r: { kind: string }) => r.kind === 'key-concurrency')
-      expect(keys.map((r: { name: string; view: unknown }) => [r.name.split('.')[1], r.view])).toEqual([
-        ['acme', { type: 'key-in-flight', inFlight: 3 }],
-      ])
       const text = await run(process.execPath, [cli, 'top', `${shared}*`, '--once', '--interval', '0.05'])
-      expect(text.stdout).toMatch(/KEY CONCURRENCY[\s\S]*limiter[\s\S]*max 3 per key[\s\S]*key +1 +3/)
+      expect(text.stdout).toMatch(/KEYED TABLES[\s\S]*KeyConcurrencyLimiter +1 +1 \/ 20,000[\s\S]*RULES[\s\S]*max=3/)
     } finally {
       limiter.close()
     }

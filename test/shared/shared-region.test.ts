@@ -27,6 +27,7 @@ const L = native.layout.region
 // The file of the region a 'life' layout opens under `name` (the region is listed as life.<name>).
 const lifeFile = (name: string) => regionLocation(`life.${name}`)
 // Tests that write a region's file by hand: Windows keeps regions in named sections of the paging file, not files.
+// eslint-disable-next-line vitest/expect-expect -- defines a test function, is not a test
 const itWithFiles = it.skipIf(process.platform === 'win32')
 
 const children: ChildProcess[] = []

@@ -89,9 +89,9 @@ describe.each(makers)('%s', (_name, make, kind) => {
     const shared = uniqueName('life')
     const c = make(shared)
     const region = `${kind}.${defaultNamespace()}.${shared}` // its application namespace (docs/guide/trust.md)
-    if (kind !== undefined) expect(listRegions()).toContain(region)
+    expect(listRegions().includes(region)).toBe(kind !== undefined) // a shared component's region is listed
     c[Symbol.dispose]()
-    if (kind !== undefined) expect(listRegions()).not.toContain(region)
+    expect(listRegions()).not.toContain(region)
     expect(() => c.close()).not.toThrow()
     expect(() => c[Symbol.dispose]()).not.toThrow()
   })

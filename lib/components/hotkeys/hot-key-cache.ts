@@ -7,7 +7,7 @@ import { HeavyKeeper, type HeavyKeeperStats, type TopKItem } from './heavy-keepe
 import { defaultWidth } from './heavy-keeper-options'
 import { LruTtlCache } from './lru-ttl-cache'
 import { registerComponent } from '../../foundation/common/component-registry'
-import { Coalescer } from '../resilience/coalescer'
+import { Coalescer } from '../../foundation/common/coalescer'
 
 export interface HotKeyCacheOptions extends SharingOptions {
   /** How many hot keys to track (default 100). The sketch is 1024 * max(1, floor(ln k)) wide and 4 deep. */

@@ -7,9 +7,20 @@ import { checkFunction, checkOptions, optionalNumber } from '../../foundation/co
 import { InvalidOptionError } from '../../foundation/errors/invalid-option-error'
 import { registerComponent } from '../../foundation/common/component-registry'
 
+/** The limit each hot value gets in a HotParameterLimiter's keyed table: a token bucket per value. */
+export interface HotValueRule {
+  /** Permits per second each hot value gets (> 0). */
+  rate: number
+  /** Each hot value's capacity (default: one second's worth, at least 1). */
+  burst?: number
+}
+
 export interface HotParameterLimiterOptions extends SharingOptions {
-  /** The limit each hot value gets: a limiter made for the value when it turns hot (a TokenBucket, say). */
-  hot: (value: string) => Limiter
+  /**
+   * The limit each hot value gets: `{ rate, burst }`, a token bucket per hot value in one keyed table (host-wide
+   * with `shared`, docs/rules/keyed-table.md); or a factory of a limiter per value (this process's own).
+   */
+  hot: HotValueRule | ((value: string) => Limiter)
   /** One limit that every value that is not hot shares (default: none, they pass). */
   others?: Limiter
   /** How many hot values are tracked and limited (default 100): memory is bounded by it, whatever the values. */
@@ -24,7 +35,7 @@ export interface HotParameterLimiterOptions extends SharingOptions {
 }
 
 export interface HotParameterLimiterStats {
-  /** Hot values with a limiter now (at most k). */
+  /** Hot values holding a limit of their own now (a slot of the table, or a limiter of the factory's). */
   limited: number
   /** Calls refused, by hot values' limiters and by the shared limit of the others. */
   refusedHot: number
@@ -36,8 +47,10 @@ export interface HotParameterLimiterStats {
 /**
  * Sentinel-style parameter flow control (docs/rules/hot-parameters.md): a limit per value of a request parameter
  * (a user id, an item id) that costs memory only for the hot values. A HeavyKeeper counts every value and keeps
- * the k heaviest; those get their own limiter (made by `hot`, kept in a KeyedLimiter of k keys); the others pass,
- * or share the `others` limit. Usable as an inbound guard's `rateLimit: { limiter, key }` (refusals answer 429).
+ * the k heaviest; those get their own limit (`hot`: a token bucket each in a keyed table of k keys, or a limiter of
+ * the factory's); the others pass, or share the `others` limit. A value that turns hot while every slot holds a value
+ * still refilling is not refused outright: it takes from the table's overflow (the factory form: the `others` limit).
+ * Usable as an inbound guard's `rateLimit: { limiter, key }` (refusals answer 429).
  */
 export class HotParameterLimiter {
   readonly k: number
@@ -51,7 +64,7 @@ export class HotParameterLimiter {
 
   constructor(options: HotParameterLimiterOptions) {
     const o = checkOptions<HotParameterLimiterOptions>(options, 'options')
-    const hot = checkFunction<(value: string) => Limiter>('hot', o.hot)
+    const hot = o.hot
     const others = o.others as { tryAcquire?: unknown } | undefined
     if (others !== undefined && (others === null || typeof others.tryAcquire !== 'function'))
       throw new InvalidOptionError('others', others, 'a limiter with tryAcquire(), or undefined')
@@ -60,8 +73,16 @@ export class HotParameterLimiter {
     this.halfLife = optionalNumber('halfLife', o.halfLife, 10_000, { above: 0, max: 3_600_000 })
     const { shared, namespace, maxMembers, now } = resolveSharing(o)
     this.now = now ?? coarseNow
+    if (hot !== null && typeof hot === 'object') {
+      const rule = hot as HotValueRule
+      const table = { rate: rule.rate, burst: rule.burst, maxKeys: this.k, shared, namespace, maxMembers }
+      this.limiters = new KeyedLimiter({ ...table, now: this.now })
+    } else {
+      const factory = checkFunction<(value: string) => Limiter>('hot', hot)
+      // Twice k limiters: a value that turns hot while k others refill finds room (else it shares `others`).
+      this.limiters = new KeyedLimiter(factory, { maxKeys: 2 * this.k, idleTimeout: this.halfLife * 4, now: this.now })
+    }
     this.keeper = new HeavyKeeper({ k: this.k, shared, namespace, maxMembers })
-    this.limiters = new KeyedLimiter(hot, { maxKeys: this.k, idleTimeout: this.halfLife * 4, now: this.now })
   }
 
   /**
@@ -76,13 +97,14 @@ export class HotParameterLimiter {
     const now = this.now()
     if (now >= this.nextFadeAt) this.fade(now)
     if (this.keeper.add(value)) {
-      if (this.limiters.tryAcquire(value, n)) return true
+      const limiters = this.limiters
+      if (limiters.tryAcquire(value, n)) return true
+      // The factory form's pool had no room (every limiter refilling): the value shares the others' limit.
+      if (limiters.table === undefined && !limiters.has(value)) return this.other(n)
       this.counts.refusedHot++
       return false
     }
-    if (this.others === undefined || this.others.tryAcquire(n)) return true
-    this.counts.refusedOthers++
-    return false
+    return this.other(n)
   }
 
   /** Milliseconds until `value` may pass again (0 when it may now). */
@@ -108,6 +130,13 @@ export class HotParameterLimiter {
 
   [Symbol.dispose](): void {
     this.close()
+  }
+
+  /** The limit the values that are not hot share (none: they pass). */
+  private other(n: number): boolean {
+    if (this.others === undefined || this.others.tryAcquire(n)) return true
+    this.counts.refusedOthers++
+    return false
   }
 
   private fade(now: number): void {

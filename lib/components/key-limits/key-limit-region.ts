@@ -1,8 +1,14 @@
-// The KeyConcurrencyLimiter's own region: the rule block that holds `max` for every member of the host (the keys'
-// counts live in regions of their own, one per key: key-gauge.ts).
+// The KeyConcurrencyLimiter's region: every key's count in one keyed table (docs/rules/keyed-table.md, "Count
+// slots"), the rule block that holds `max` for every member of the host, and, when shared, each member's journal of
+// what it holds (so that a dead member's counts come back).
+import { CountTable } from '../../foundation/keyed-table/count-table'
+import { HolderJournal, placeJournal } from '../../foundation/keyed-table/holder-journal'
+import type { FingerprintFunction } from '../../foundation/keyed-table/keyed-table'
+import { type KeyedTablePlacement, placeKeyedTable } from '../../foundation/keyed-table/keyed-table-layout'
+import { native } from '../../foundation/native/load-native'
 import { LiveRules } from '../../foundation/live-rules/live-rules'
 import { placeRules, type RulePlacement } from '../../foundation/live-rules/rule-block'
-import { RegionLayout } from '../../foundation/regions/region-layout'
+import { type LanePlacement, RegionLayout } from '../../foundation/regions/region-layout'
 import { SharedRegion } from '../../foundation/regions/shared-region'
 import type { ResolvedSharing } from '../../foundation/regions/sharing-options'
 import { checkNumber } from '../../foundation/common/validate'
@@ -13,32 +19,82 @@ export const KEY_LIMIT_KIND = 'key-concurrency-limiter'
 /** The rule's one field. */
 export const KEY_LIMIT_FIELDS = ['max'] as const
 
+/** The most requests in flight a key may have: a count slot holds 20 bits. */
+export const MAX_PER_KEY = 2 ** 20 - 1
+
 /** `max`, validated (the constructor's check, and live rules'). */
 export function resolveMax(value: unknown): number {
-  return checkNumber('max', value, { integer: true, min: 1, max: 2 ** 30 })
+  return checkNumber('max', value, { integer: true, min: 1, max: MAX_PER_KEY })
+}
+
+/** What sizes a limiter's table; its members agree on it (its region's fingerprint). */
+export interface KeyLimitShape {
+  maxKeys: number
+  overflowKeys: number
+  maxKeyLength: number
+}
+
+export interface KeyLimitPlacement {
+  layout: RegionLayout
+  table: KeyedTablePlacement
+  rules: RulePlacement
+  /** Each member's journal (shared regions only). */
+  journal: LanePlacement | undefined
 }
 
 /**
- * The layout of the limiter's region and where its rule sits. The fingerprint leaves `max` out: members may be
- * made with different values (each obeys its own until the first `configure`, then the rule), as before live rules.
+ * The layout of the limiter's region. The fingerprint leaves `max` out: members may be made with different values
+ * (each obeys its own until the first `configure`, then the rule), as before live rules.
  */
-export function placeKeyLimit(lanes: number, max: number): { layout: RegionLayout; rules: RulePlacement } {
-  const layout = new RegionLayout(KEY_LIMIT_KIND, lanes).describe('v1 rules')
-  return { layout, rules: placeRules(layout, [max]) }
+export function placeKeyLimit(lanes: number, shared: boolean, s: KeyLimitShape, max: number): KeyLimitPlacement {
+  const layout = new RegionLayout(KEY_LIMIT_KIND, lanes).describe(
+    `v2 rules keys=${s.maxKeys} overflow=${s.overflowKeys} keyLength=${s.maxKeyLength}`,
+  )
+  const table = placeKeyedTable(layout, {
+    maxKeys: s.maxKeys,
+    seed: native.keyedSeed(),
+    origin: 0,
+    ticksPerMs: 1,
+    overflowTicksPerMs: 1,
+  })
+  const rules = placeRules(layout, [max])
+  return { layout, table, rules, journal: shared ? placeJournal(layout) : undefined }
+}
+
+/** The shape a limiter region's fingerprint names. */
+export function keyLimitShape(f: { number(key: string): number }): KeyLimitShape {
+  return { maxKeys: f.number('keys'), overflowKeys: f.number('overflow'), maxKeyLength: f.number('keyLength') }
+}
+
+export interface KeyLimitRegion {
+  region: SharedRegion
+  table: CountTable
+  rules: LiveRules
+  journal: HolderJournal | undefined
 }
 
 /** Opens (or attaches to) the limiter's region; `apply` is told each `max` the live rule makes this member obey. */
 export function openKeyLimitRegion(
   sharing: ResolvedSharing,
   max: number,
+  shape: KeyLimitShape,
   apply: (max: number) => void,
-): { region: SharedRegion; rules: LiveRules } {
-  const { layout, rules } = placeKeyLimit(sharing.lanes, max)
-  const region = SharedRegion.forComponent(sharing.shared, layout, sharing.namespace)
-  const live = new LiveRules(region, rules, {
+  hash?: FingerprintFunction,
+): KeyLimitRegion {
+  const placed = placeKeyLimit(sharing.lanes, sharing.shared !== undefined, shape, max)
+  const region = SharedRegion.forComponent(sharing.shared, placed.layout, sharing.namespace)
+  const table = new CountTable(region, placed.table, shape.maxKeyLength, hash)
+  const rules = new LiveRules(region, placed.rules, {
     fields: KEY_LIMIT_FIELDS,
     resolve: (rule) => [resolveMax(rule.max)],
-    apply: (values) => apply(values[0]),
+    apply: (values) => {
+      table.overflowMax = Math.min(MAX_PER_KEY, values[0] * shape.overflowKeys)
+      apply(values[0])
+    },
   })
-  return { region, rules: live }
+  table.overflowMax = Math.min(MAX_PER_KEY, max * shape.overflowKeys)
+  const giveBack = (slot: number) => table.give(slot)
+  const journal = placed.journal && new HolderJournal(region, placed.journal, giveBack)
+  if (journal !== undefined) table.useJournal(journal)
+  return { region, table, rules, journal }
 }

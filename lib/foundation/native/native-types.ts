@@ -61,6 +61,37 @@ export interface SignalsLayoutOffsets {
   size: number
 }
 
+/** The keyed table's slot format and bounds (native/core/keyed/keyed_layout.h, docs/rules/keyed-table.md). */
+export interface KeyedLayoutConstants {
+  slotSize: number
+  tagWord: number
+  checkWord: number
+  stateWord: number
+  epochWord: number
+  slotWords: number
+  bucketSlots: number
+  slotsPerKey: number
+  maxBuckets: number
+  maxKeys: number
+  ruleHeadroom: number
+  maxTicksPerMs: number
+  maxTau: number
+  maxDebt: number
+  epochShift: number
+  freshEpochs: number
+  epochSkew: number
+  returning: number
+  countBits: number
+  rescans: number
+  claimSpins: number
+  claimBreakMs: number
+  casTries: number
+  heavyEntries: number
+  heavyEntrySize: number
+  heavyWords: number
+  heavyTextUnits: number
+}
+
 /** The sampler's settings as the native side takes them (ms and decays per sample). */
 export interface SamplerSettings {
   cpuInterval?: number
@@ -163,9 +194,44 @@ export interface NativeHeavyKeeper {
   contentionTimeouts(): number
 }
 
+/** The memory a local HeavyKeeper shares with its JavaScript front (native/core/hotkeys/heavy_keeper_front.h). */
+export interface HeavyKeeperFrontLayout {
+  /** u32 word indexes of the header. */
+  dirtyCountWord: number
+  seenWord: number
+  lastSlotWord: number
+  lastFingerprintWord: number
+  lastEstimateWord: number
+  entriesOffsetWord: number
+  /** Byte offsets: the f64 pending total and heap threshold, the random state, native code's decay table. */
+  pendingTotalOffset: number
+  thresholdOffset: number
+  randomOffset: number
+  decayOffset: number
+  decayTableSize: number
+  headerSize: number
+  /** The entries start at a multiple of this many bytes. */
+  entryAlign: number
+  /** An entry's u32 words, and the index of each field in it. */
+  entryWords: number
+  entryEpoch: number
+  entryLearned: number
+  entryFingerprint: number
+  entryBuckets: number
+  entryPending: number
+  /** Rows an entry holds a bucket of: the deepest sketch the front serves. */
+  entryRows: number
+}
+
 export interface NativeBinding {
   napiVersion: number
-  layout: { region: RegionLayoutOffsets; window: WindowLayoutOffsets; signals: SignalsLayoutOffsets }
+  layout: {
+    region: RegionLayoutOffsets
+    window: WindowLayoutOffsets
+    signals: SignalsLayoutOffsets
+    keyed: KeyedLayoutConstants
+    heavyKeeperFront: HeavyKeeperFrontLayout
+  }
   setThreadId(threadId: number): void
   regionOpen(spec: NativeRegionSpec): NativeRegion
   regionClose(handle: number): void
@@ -186,4 +252,6 @@ export interface NativeBinding {
   HeavyKeeper: new (config: NativeHeavyKeeperConfig) => NativeHeavyKeeper
   heavyKeeperLayout: HeavyKeeperLayoutSizes
   murmur3(key: unknown, seed: number): number
+  /** Two random unsigned 32-bit words (never both 0): a new keyed table's secret seed. */
+  keyedSeed(): [number, number]
 }

@@ -1,6 +1,7 @@
 // What `bulwark top` reports for each region (also its --json output). Counters are host-wide totals since the
 // region was created; `rates` are per second between the last two samples.
 import type { BbrLimiterStats } from '../../components/bbr/bbr-limiter'
+import type { HeavyKey } from '../../foundation/keyed-table/heavy-keys'
 import type { RuleStats } from '../../foundation/live-rules/live-rules'
 
 /**
@@ -76,19 +77,24 @@ export interface SlidingWindowView {
   rules: RuleStats
 }
 
-/** A KeyConcurrencyLimiter's own region (docs/rules/key-concurrency.md): the `max` every member obeys. */
-export interface KeyConcurrencyLimiterView {
-  type: 'key-concurrency-limiter'
-  max: number
-  /** The live rule (its value is the max in force). */
+/** A keyed table (docs/rules/keyed-table.md): one region for every key of a KeyedLimiter or KeyConcurrencyLimiter. */
+export interface KeyedTableView {
+  type: 'keyed-table'
+  component: 'KeyedLimiter' | 'KeyConcurrencyLimiter'
+  /** Keys holding a slot, of `capacity` slots (twice maxKeys). */
+  size: number
+  capacity: number
+  maxKeys: number
+  /** Slots given to a new key from one at rest. */
+  reused: number
+  /** Decisions made on the overflow limit (keys that found no slot). */
+  overflow: { admitted: number; refused: number }
+  /** Requests refused by their key's own limit, and requests with a key over the length bound. */
+  refused: number
+  longKeys: number
+  /** The keys refused most, sampled (their text is what requests sent: escaped when shown). */
+  heaviest: HeavyKey[]
   rules: RuleStats
-}
-
-/** One key of a shared KeyConcurrencyLimiter (region `key-concurrency.<namespace>.<limiter>.<key>.<hash>`). */
-export interface KeyInFlightView {
-  type: 'key-in-flight'
-  /** The key's requests in flight, summed over the live members. */
-  inFlight: number
 }
 
 /** An operators' switchboard: its active switches (docs/guide/degrade.md, "Manual switches"). */
@@ -105,8 +111,7 @@ export type ComponentView =
   | TokenBucketView
   | SlidingWindowView
   | SwitchesView
-  | KeyConcurrencyLimiterView
-  | KeyInFlightView
+  | KeyedTableView
 
 export interface MemberView {
   pid: number

@@ -1,5 +1,5 @@
-import { InvalidArgumentError } from '../../foundation/errors/invalid-argument-error'
-import { checkOptions, optionalNumber } from '../../foundation/common/validate'
+import { InvalidArgumentError } from '../errors/invalid-argument-error'
+import { checkOptions, optionalNumber } from './validate'
 
 export interface CoalescerOptions {
   /** Keys with a call in flight at once (default 10 000): past it, calls run on their own, not shared. */
