@@ -3,18 +3,11 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { AbortedError } from '../../../lib/foundation/errors/aborted-error'
 import { InvalidArgumentError } from '../../../lib/foundation/errors/invalid-argument-error'
 import { OverloadError } from '../../../lib/foundation/errors/overload-error'
+import { track } from '../../helpers/settle-order'
 import { TokenBucket } from '../../../lib/components/ratelimit/token-bucket'
 
 // Fake timers drive both the one timer of the queue and the clock the bucket reads (Date.now is faked with them).
 const now = (): number => Date.now()
-
-/** Records the order in which promises settle, as 'label' or 'label!reason'. */
-function track(order: string[], label: string, promise: Promise<unknown>): void {
-  promise.then(
-    () => order.push(label),
-    (error: { reason?: string; name: string }) => order.push(`${label}!${error.reason ?? error.name}`),
-  )
-}
 
 describe('TokenBucket.acquire: waiting for tokens with one timer', () => {
   beforeEach(() => {

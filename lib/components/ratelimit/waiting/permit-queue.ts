@@ -27,6 +27,11 @@ export interface PermitQueueStats {
   refused: number
 }
 
+/** The waiters of several queues counted together (a keyed table's queues share one maxQueue). */
+export interface WaiterBudget {
+  waiting: number
+}
+
 /** Settles a promise as rejected through its resolve function alone (so that a waiter keeps one function, not two). */
 class Rejection {
   constructor(private readonly error: unknown) {}
@@ -65,6 +70,8 @@ export class PermitQueue {
     alarm?: (fire: () => void) => Alarm,
     /** Told when the last waiter is gone (a keyed owner then drops the queue). */
     private readonly onIdle?: () => void,
+    /** Counts this queue's waiters with other queues': maxQueue then bounds them all. */
+    private readonly budget: WaiterBudget = { waiting: 0 },
   ) {
     const fire = (): void => this.ring()
     this.alarm = alarm === undefined ? new TimerAlarm(now, fire) : alarm(fire)
@@ -98,7 +105,7 @@ export class PermitQueue {
     if (source.take !== undefined && maxWait === 0 && !this.closed) return this.takeNow(source.take(n), reserve)
     const wait = source.take === undefined ? source.retryAfterMs(n) : 0
     // A wait longer than maxWait is still waited: permits given back (settled reservations) may come sooner.
-    if (this.closed || maxWait === 0 || waiters.live >= this.maxQueue) {
+    if (this.closed || maxWait === 0 || waiters.live >= this.maxQueue || this.budget.waiting >= this.maxQueue) {
       this.counts.refused++
       return Promise.reject(new OverloadError('rate-limit', wait < Infinity ? wait / 1000 : 0))
     }
@@ -108,6 +115,7 @@ export class PermitQueue {
       list.push(resolve as Settle)
     })
     const id = waiters.added(p, reserve ? -n : n)
+    this.budget.waiting++
     this.deadlines.push(now + maxWait, id)
     this.counts.queued++
     if (signal !== undefined) this.watch(id, signal)
@@ -131,6 +139,7 @@ export class PermitQueue {
   close(): void {
     this.closed = true
     this.alarm.clear()
+    this.budget.waiting -= this.waiters.live
     this.waiters.clear((settle) => settle(new Rejection(new OverloadError('queue-timeout'))))
     this.deadlines.clear()
     this.unwatchAll()
@@ -162,6 +171,7 @@ export class PermitQueue {
 
   private grant(id: number, value: Reservation | undefined): void {
     const settle = this.waiters.remove(id)
+    this.budget.waiting--
     this.counts.granted++
     if (this.signals !== undefined) this.unwatch(id)
     settle(value)
@@ -235,6 +245,7 @@ export class PermitQueue {
   /** Settles a live waiter with `error` and frees its place. */
   private drop(id: number, error: Error, count: 'timedOut' | 'aborted'): void {
     const settle = this.waiters.remove(id)
+    this.budget.waiting--
     this.counts[count]++
     if (this.signals !== undefined) this.unwatch(id)
     settle(new Rejection(error))
