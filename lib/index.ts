@@ -39,6 +39,8 @@ export {
   eventLoopDelayRaw,
   eventLoopDelayMin,
 } from './foundation/signals/signals'
+export { memoryUsage, residentMemory } from './foundation/signals/memory-signals'
+export type { MemoryInfo } from './foundation/signals/memory-signals'
 export { loadInfo, configureSampler } from './foundation/signals/sampler-control'
 export type { LoadInfo, SamplerOptions } from './foundation/signals/sampler-control'
 export { coarseNow, preciseNow } from './foundation/signals/clock'
@@ -72,6 +74,8 @@ export { BbrLimiter } from './components/bbr/bbr-limiter'
 export type { BbrLimiterStats, PriorityExecuteOptions } from './components/bbr/bbr-limiter'
 export type { PriorityCounts } from './components/bbr/bbr-layout'
 export type { BbrLimiterOptions, BbrLimiterRule, LoadSignal } from './components/bbr/bbr-options'
+export type { MemoryOptions, MemorySignal } from './components/bbr/memory-options'
+export type { MemoryStats } from './components/bbr/memory-check'
 export type { FairnessOptions } from './admission/queue/fair-share'
 export type { AdmissionQueueStats } from './admission/queue/admission-queue'
 export { Priority } from './admission/priority'

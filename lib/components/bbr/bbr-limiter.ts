@@ -350,6 +350,7 @@ export class BbrLimiter {
   close(): void {
     this.queue?.close()
     this.rules.fairness?.close()
+    this.rules.memory?.close()
     this.region.close()
   }
 

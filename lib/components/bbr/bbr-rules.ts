@@ -14,6 +14,7 @@ import type { CapacityEstimator } from './capacity-estimator'
 import type { QueueDelayController } from '../../admission/limits/queue-delay-controller'
 import { queueRule } from '../../admission/limits/queue-delay-check'
 import type { RtSampler } from '../../admission/rt-sampler'
+import { MemoryCheck } from './memory-check'
 
 /** A verdict of BbrRules.decide for an admitted request. */
 export const ADMIT = 0
@@ -58,6 +59,10 @@ export class BbrRules {
   declare readonly delayRule: QueueDelayController | undefined
   declare readonly latencyRule: LatencyController | undefined
   declare readonly fairness: FairShare | undefined
+  /** The memory signals (undefined without the `memory` option): one over its threshold acts as a load over it. */
+  declare readonly memory: MemoryCheck | undefined
+  /** A memory signal was over its threshold at the last tick. */
+  private memoryOver = false
   declare private threshold: number
   declare private cooldown: number
   declare private readonly f64: Float64Array
@@ -97,6 +102,7 @@ export class BbrRules {
     this.f64[statsBase + STAT.admitFraction] = 1
     this.f64[statsBase + STAT.minInFlight] = o.minInFlight
     this.fairness = o.fairness && new FairShare(o.fairness, o.shared, o.maxMembers)
+    this.memory = o.memory && new MemoryCheck(o.memory)
     this.live = new LiveRules(region, placement.rules, {
       fields: BBR_RULE_FIELDS,
       resolve: resolveBbrRuleValues,
@@ -132,7 +138,10 @@ export class BbrRules {
     // The queueing-delay rule's fraction only changes at its steps, the threshold only with a live rule; a slot
     // owed to the queue's waiters makes finish() set admitBelow at once.
     const queue = this.parts.queue
+    const memory = this.memory
+    this.memoryOver = memory !== undefined && memory.update(now)
     const ruled =
+      this.memoryOver ||
       this.fairness !== undefined ||
       (delayRule !== undefined && delayRule.active) ||
       (queue !== undefined && queue.owed)
@@ -156,7 +165,7 @@ export class BbrRules {
       !delayRule.admit(p)
     )
       return this.shed(p, STAT.shedDelay, Shed.queueDelay)
-    if (load >= this.threshold) {
+    if (load >= this.threshold || this.memoryOver) {
       if (this.overLimit(now, p, fair)) {
         // Ours: every drop at or over the threshold refreshes the drop time (the reference keeps the first).
         this.f64[this.lastDropIndex] = now
