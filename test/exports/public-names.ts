@@ -393,6 +393,8 @@ export const publicNames: Record<string, readonly string[]> = {
     'MissingPeerDependencyError',
     'OpenTelemetryMetrics',
     'OpenTelemetryMetricsOptions',
+    'OpenTelemetryTraces',
+    'OpenTelemetryTracesOptions',
     'SeriesOptions',
   ],
   './top': [

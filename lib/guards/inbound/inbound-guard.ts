@@ -13,6 +13,7 @@ import { type KeyConcurrencyPort, NO_TOKEN } from './key-concurrency-port'
 import { RequestGate } from './request-gate'
 import { registerComponent } from '../../foundation/common/component-registry'
 import { ConnectionCount } from './connection-count'
+import type { GuardTracer } from './guard-tracer'
 
 export { FALLBACK_FAILED, QUEUED } from './inbound-guard-types'
 export type { InboundGuardStats, RequestAccess, ShedEvent } from './inbound-guard-types'
@@ -35,6 +36,8 @@ export class InboundGuard<Req> {
   declare readonly onShed: Event<ShedEvent>
   /** Seconds the last shed asks the client to wait before trying again. */
   retryAfter = 0
+  /** @internal Told of sheds, fallbacks and queue waits (OpenTelemetryTraces) */
+  tracer: GuardTracer | undefined = undefined
   /** @internal The last admitted request's deadline (Date.now() ms), NaN when it has none. */
   deadlineAt = NaN
   /** The fallback (undefined without one). */
@@ -173,12 +176,14 @@ export class InboundGuard<Req> {
     const deadlineAt = this.deadlineAt
     const limiter = this.limiter as BbrLimiter
     const concurrencyKey = this.pendingConcurrencyKey
+    const traced = this.tracer?.queued(p) // on the waiting request's context, not on the one that ends the wait
     const onSlot = (token: number): void => {
       this.deadlineAt = deadlineAt // the adapters read it for the request they admit
       if (token < 0) {
         this.retryAfter = jittered(this.overloadRetryAfter, this.jitter, this.random)
-        this.shed(token, p)
+        this.shed(token, p, traced !== undefined)
       }
+      traced?.end(token, this.retryAfter)
       done(token >= 0 && concurrencyKey !== undefined ? this.admitQueued(concurrencyKey, token, p) : token)
     }
     // A request with a deadline waits no longer than it leaves time to serve it (docs/rules/queue.md).
@@ -234,7 +239,9 @@ export class InboundGuard<Req> {
    * FALLBACK_FAILED (null) when it threw or returned something that is not an answer. Never throws.
    */
   answer(request: Req, reason: FallbackReason): DegradedAnswer | undefined | null {
-    return this.answers.answer(request, reason)
+    const answer = this.answers.answer(request, reason)
+    this.tracer?.fallback(reason, answer)
+    return answer
   }
 
   /** @internal The fallback reason of a refusal: 'forced' for a fallback switch, 'rate-limit', else 'overload'. */
@@ -288,7 +295,9 @@ export class InboundGuard<Req> {
     this.close()
   }
 
-  private shed(code: number, p: number): number {
+  private shed(code: number, p: number, traced?: boolean): number {
+    const tracer = this.tracer
+    if (tracer !== undefined && traced !== true) tracer.shed(code, p, this.retryAfter)
     if (this.sheds.hasListeners) {
       const reason = shedReason(code) as ShedReason
       this.sheds.emit({ reason, priority: PRIORITY_NAMES[p], retryAfter: this.retryAfter })
