@@ -122,7 +122,7 @@ pack(path.join(dist, 'cjs'), [
   { name: 'components', roots: ['index'], entry: true },
   {
     name: 'integrations',
-    roots: ['http', 'express', 'fastify', 'koa', 'grpc', 'undici'].map((entry) => `entries/${entry}`),
+    roots: ['http', 'express', 'fastify', 'koa', 'nestjs', 'hono', 'grpc', 'undici'].map((entry) => `entries/${entry}`),
   },
   { name: 'redis', roots: ['entries/redis'] },
   { name: 'exporters', roots: ['ops/metrics/prometheus', 'ops/metrics/opentelemetry'] },

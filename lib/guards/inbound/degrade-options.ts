@@ -58,7 +58,8 @@ export interface ResolvedDegrade<Req> {
 const HEADER = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 const MAX_TIMEOUT = 2 ** 31 - 1 // setTimeout's range
 
-function resolveTimeout<Req>(value: unknown): ResolvedDegrade<Req>['timeout'] {
+/** The `timeout` option, checked: 0 for none, ms, or a function of the request. */
+export function resolveTimeout<Req>(value: unknown): ResolvedDegrade<Req>['timeout'] {
   if (value === undefined) return 0
   if (typeof value === 'function') return value as (request: Req) => number | undefined
   return checkNumber('timeout', value, { integer: true, min: 1, max: MAX_TIMEOUT })

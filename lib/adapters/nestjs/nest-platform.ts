@@ -1,0 +1,56 @@
+import type { IncomingMessage, ServerResponse } from 'http'
+
+import type { DegradedAnswer } from '../../guards/inbound/fallback'
+import { DEGRADED } from '../../guards/inbound/degraded-response'
+
+/**
+ * A request as NestJS hands it to a guard: Express's request (an IncomingMessage with `ip`, honouring Express's
+ * `trust proxy`) or Fastify's (`raw`, `ip`, honouring Fastify's `trustProxy`).
+ */
+export type NestRequest = (IncomingMessage & { ip?: string; raw?: undefined }) | NestFastifyRequest
+
+interface NestFastifyRequest {
+  headers: IncomingMessage['headers']
+  ip?: string
+  raw: IncomingMessage
+}
+
+/** A response as NestJS hands it out: Express's (a ServerResponse) or Fastify's reply (`raw`, `code`, `header`). */
+export type NestResponse = ServerResponse | NestFastifyReply
+
+interface NestFastifyReply {
+  raw: ServerResponse
+  code(status: number): unknown
+  header(name: string, value: unknown): unknown
+  send(body: unknown): unknown
+}
+
+export const rawRequest = (request: NestRequest): IncomingMessage =>
+  (request as NestFastifyRequest).raw ?? (request as IncomingMessage)
+
+export const rawResponse = (response: NestResponse): ServerResponse =>
+  (response as NestFastifyReply).raw ?? (response as ServerResponse)
+
+const isReply = (response: NestResponse): response is NestFastifyReply =>
+  typeof (response as NestFastifyReply).code === 'function' && (response as NestFastifyReply).raw !== undefined
+
+/** Sets a header on the answer the platform will send (Fastify keeps its reply's headers apart from the raw ones). */
+export function setHeader(response: NestResponse, name: string, value: string): void {
+  if (isReply(response)) response.header(name, value)
+  else response.setHeader(name, value)
+}
+
+/** Sends `answer` now, through the platform (so that Fastify's hooks run), marked as given in the handler's place. */
+export function sendAnswer(response: NestResponse, answer: DegradedAnswer): void {
+  const raw = rawResponse(response) as ServerResponse & { [DEGRADED]?: boolean }
+  raw[DEGRADED] = true
+  if (raw.headersSent || raw.writableEnded) return
+  if (isReply(response)) {
+    response.code(answer.status)
+    for (const [name, value] of Object.entries(answer.headers)) response.header(name, value)
+    response.send(typeof answer.body === 'string' ? answer.body : Buffer.from(answer.body))
+    return
+  }
+  raw.writeHead(answer.status, answer.headers as Record<string, string>)
+  raw.end(answer.body)
+}
