@@ -1,7 +1,6 @@
 // 'bulwark/core': the components a gateway starts with (BbrLimiter, the two breakers, TokenBucket), their types,
-// and the errors and shed codes they answer with. The root entry exports the same classes (one instance of each):
-// both entries load a component's code when it is first read (require) or used (an ES module import, through the
-// stand-ins of scripts/build-ts.js; docs/guide/install.md, "Entry points and what loading costs").
+// and the errors and shed codes they answer with. The root entry exports all of it too: the same classes, from the
+// core chunk of the build (scripts/build-ts.mjs), so a process that loads both has one copy of each.
 
 // Errors: every one has a stable `code` and a type guard that works across copies of the package
 export { BulwarkError } from '../foundation/errors/bulwark-error'
@@ -34,8 +33,8 @@ export { SharedMemoryError } from '../foundation/errors/shared-memory-error'
 export { MissingPeerDependencyError } from '../foundation/errors/missing-peer-dependency-error'
 
 // Admission: shed codes, execution, events
-export { Shed, shedReason } from '../admission/shed'
-export type { ShedCode, ShedReason } from '../admission/shed'
+export { Shed, shedReason } from '../foundation/errors/shed'
+export type { ShedCode, ShedReason } from '../foundation/errors/shed'
 export type { ExecuteOptions, GuardedFunction } from '../admission/run-guarded'
 export type { Disposable } from '../foundation/common/disposable'
 export type { Event } from '../foundation/common/event-source'
@@ -45,7 +44,8 @@ export type { SharingOptions } from '../foundation/regions/sharing-options'
 export { BbrLimiter } from '../components/bbr/bbr-limiter'
 export type { BbrLimiterStats, PriorityExecuteOptions } from '../components/bbr/bbr-limiter'
 export type { PriorityCounts } from '../components/bbr/bbr-layout'
-export type { BbrLimiterOptions, BbrLimiterRule, LoadSignal } from '../components/bbr/bbr-options'
+export type { BbrLimiterOptions, BbrLimiterRule } from '../components/bbr/bbr-options'
+export type { LoadSignal } from '../admission/limits/load-signal'
 export type { MemoryOptions, MemorySignal } from '../components/bbr/memory-options'
 export type { MemoryStats } from '../components/bbr/memory-check'
 export type { FairnessOptions } from '../admission/queue/fair-share'

@@ -1,17 +1,20 @@
-// Loaded at first use (scripts/pack-cjs.js): node:http2 loads tls and crypto, which a process that never serves
-// HTTP/2 should not pay for (docs/guide/install.md), and only a stream cut mid-response reads its constants.
-import { constants, type IncomingHttpHeaders, type ServerHttp2Stream } from 'http2' // bulwark:lazy
+import type { IncomingHttpHeaders, ServerHttp2Stream } from 'http2'
 
 import { InvalidArgumentError } from '../../foundation/errors/invalid-argument-error'
 import { runWithDeadline } from '../../guards/inbound/deadline-context'
 import { DEGRADED, discardLateStreamWrites, type Marked, plainAnswer } from '../../guards/inbound/degraded-response'
 import { type DegradedAnswer, errorReason, type FallbackReason } from '../../guards/inbound/fallback'
 import { awaitSlot } from '../../guards/inbound/await-slot'
-import { InboundGuard, QUEUED, type RequestAccess } from '../../guards/inbound/inbound-guard'
+import { CALLBACK_FAILED, InboundGuard, QUEUED, type RequestAccess } from '../../guards/inbound/inbound-guard'
 import type { InboundGuardOptions } from '../../guards/inbound/inbound-options'
 import { streamReleaser } from '../../guards/inbound/response-release'
 import { respondShed } from '../../guards/inbound/shed-reply'
 import { attachSignal } from '../../guards/inbound/request-signal'
+
+// HTTP/2's error codes (RFC 9113, section 7; node:http2's constants.NGHTTP2_*), written here because node:http2
+// loads tls and crypto, which a process that never serves HTTP/2 should not pay for (docs/guide/install.md).
+const NO_ERROR = 0x0
+const INTERNAL_ERROR = 0x2
 
 /**
  * What the guard sees of an HTTP/2 stream, and what `priority` and `rateLimit.key` receive: the stream and its
@@ -36,10 +39,18 @@ const streamAccess: RequestAccess<Http2StreamRequest> = {
   address: (request) => request.stream.session?.socket?.remoteAddress,
 }
 
-function respondAnswer(stream: ServerHttp2Stream, head: boolean, answer: DegradedAnswer): void {
-  if (stream.destroyed) return
-  stream.respond({ ...answer.headers, ':status': answer.status }, { endStream: head })
+/** Responds with `answer`; false when node:http2 refused it (a header it cannot send), with nothing sent. */
+function respondAnswer(stream: ServerHttp2Stream, head: boolean, answer: DegradedAnswer): boolean {
+  if (stream.destroyed) return true
+  try {
+    stream.respond({ ...answer.headers, ':status': answer.status }, { endStream: head })
+  } catch {
+    if (!stream.headersSent) return false
+    stream.close(INTERNAL_ERROR) // cannot happen as respond checks first: cut, never hang
+    return true
+  }
   if (!head) stream.end(answer.body)
+  return true
 }
 
 /** Answers in the listener's place (it timed out or threw) and discards what it writes later. */
@@ -50,11 +61,13 @@ function answerInstead(
 ): void {
   const stream = request.stream
   if ((stream as Marked)[DEGRADED] === true || stream.destroyed) return
-  if (stream.headersSent) return void stream.close(constants.NGHTTP2_INTERNAL_ERROR) // mid-response: cut it
+  if (stream.headersSent) return void stream.close(INTERNAL_ERROR) // mid-response: cut it
   if (reason === 'timeout') guard.countTimeout()
   const answer = guard.answer(request, reason)
   ;(stream as Marked)[DEGRADED] = true
-  respondAnswer(stream, request.headers[':method'] === 'HEAD', answer ?? plainAnswer(reason, answer === null))
+  const head = request.headers[':method'] === 'HEAD'
+  if (answer == null || !guard.fallbackWritten(respondAnswer(stream, head, answer)))
+    respondAnswer(stream, head, plainAnswer(reason, answer !== undefined))
   discardLateStreamWrites(stream)
 }
 
@@ -77,7 +90,7 @@ function runDegraded(
     }, ms)
     stream.once('close', () => {
       clearTimeout(timer)
-      if (stream.rstCode !== constants.NGHTTP2_NO_ERROR) signal.clientGone() // reset: not an end it wrote
+      if (stream.rstCode !== NO_ERROR) signal.clientGone() // reset: not an end it wrote
     })
   }
   const failed = (error: unknown): void => answerInstead(guard, request, errorReason(error))
@@ -126,12 +139,14 @@ export function http2StreamGuard(
     token: number,
   ) => {
     const head = headers[':method'] === 'HEAD'
+    if (token === CALLBACK_FAILED) return void respondAnswer(stream, head, plainAnswer('error', false))
     if (token < 0) {
       request.stream = stream
       request.headers = headers
       const answer = guard.fallback === undefined ? undefined : guard.answer(request, guard.reasonOf(token))
       request.stream = request.headers = undefined as never
-      return answer ? respondAnswer(stream, head, answer) : respondShed(stream, head, token, guard.retryAfter)
+      if (answer && guard.fallbackWritten(respondAnswer(stream, head, answer))) return
+      return respondShed(stream, head, token, guard.retryAfter)
     }
     bind(stream, token, stream.session)
     if (stream.destroyed) return guard.countClientGone() // reset by the client already: no listener runs

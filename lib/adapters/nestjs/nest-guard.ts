@@ -1,6 +1,6 @@
 import type { Observable } from 'rxjs'
 
-import { shedReason } from '../../admission/shed'
+import { shedReason } from '../../foundation/errors/shed'
 import { awaitSlot } from '../../guards/inbound/await-slot'
 import { DEGRADED, plainAnswer, responseGone } from '../../guards/inbound/degraded-response'
 import { resolveTimeout, timeoutFor } from '../../guards/inbound/degrade-options'
@@ -59,7 +59,8 @@ function withRoutePolicy(o: NestGuardOptions): InboundGuardOptions<NestRequest> 
   const fallback = resolveTimeout<NestRequest>(timeout)
   return {
     ...rest,
-    priority: (request) => (request as Marked)[POLICY]?.priority ?? priority?.(request) ?? rest.defaultPriority,
+    priority: (request) =>
+      (request as Marked)[POLICY]?.priority ?? priority?.(request) ?? rest.defaultPriority ?? 'normal',
     timeout: (request) => (request as Marked)[POLICY]?.timeout ?? timeoutFor(fallback, request),
   }
 }

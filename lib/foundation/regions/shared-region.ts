@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { native } from '../native/load-native'
 import type { NativeMember } from '../native/native-types'
-import { toRegionError } from './region-errors' // bulwark:lazy
+import { toRegionError } from './region-errors'
 import { RegionLayout } from './region-layout'
 
 const regionLayout = native.layout.region
@@ -209,4 +209,10 @@ export class SharedRegion {
   [Symbol.dispose](): void {
     this.close()
   }
+}
+
+/** The region argument of a primitive (RollingWindow, LaneCounter, AtomicCounter) must be a SharedRegion. */
+export function checkRegion(value: unknown): SharedRegion {
+  if (!(value instanceof SharedRegion)) throw new InvalidArgumentError('region', value, 'a SharedRegion')
+  return value
 }

@@ -1,4 +1,5 @@
 import { BulwarkError } from '../../foundation/errors/bulwark-error'
+import { printableLines } from '../top/printable'
 import { SET_USAGE, setRule } from './set-command'
 import { GC_USAGE, runGc } from './gc-command'
 import { parseTopArgs, TOP_USAGE } from '../top/top-args'
@@ -15,6 +16,10 @@ Commands:
           ('bulwark gc --help' for its options: --namespace, --all-users)
   help    this text ('bulwark top --help' for top's options)`
 
+// What the commands print holds names and messages read from shared memory and /dev/shm: escaped for the terminal.
+const say = (text: string) => process.stdout.write(printableLines(text))
+const complain = (text: string) => process.stderr.write(printableLines(text))
+
 /** The `bulwark` command line. Resolves with the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv
@@ -30,7 +35,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     try {
       return runGc(rest)
     } catch (error) {
-      process.stderr.write(`bulwark gc: ${error instanceof Error ? error.message : String(error)}\n\n${GC_USAGE}\n`)
+      complain(`bulwark gc: ${error instanceof Error ? error.message : String(error)}\n\n${GC_USAGE}\n`)
       return 2
     }
   }
@@ -47,7 +52,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     return await runTop(parseTopArgs(rest))
   } catch (error) {
     if (!(error instanceof BulwarkError)) throw error
-    process.stderr.write(`bulwark top: ${error.message}\n\n${TOP_USAGE}\n`)
+    complain(`bulwark top: ${error.message}\n\n${TOP_USAGE}\n`)
     return 2
   }
 }
@@ -58,15 +63,15 @@ function set(args: readonly string[]): number {
     return args.length === 0 ? 2 : 0
   }
   // Switches hold names, not numbers: a switchboard has its own parser, the same validation as configure().
-  if (args[0].startsWith('switches.')) return setSwitches(args, (text) => process.stdout.write(text))
   try {
+    if (args[0].startsWith('switches.')) return setSwitches(args, say)
     const { region, version, values } = setRule(args[0], args.slice(1))
     const fields = Object.entries(values).map(([field, value]) => `${field}=${value}`)
-    process.stdout.write(`${region}: rule version ${version}: ${fields.join(' ')}\n`)
+    say(`${region}: rule version ${version}: ${fields.join(' ')}\n`)
     return 0
   } catch (error) {
     if (!(error instanceof BulwarkError)) throw error
-    process.stderr.write(`bulwark set: ${error.message}\n`)
+    complain(`bulwark set: ${error.message}\n`)
     return 2
   }
 }

@@ -4,7 +4,7 @@ import type { Disposable } from '../../foundation/common/disposable'
 import type { Event } from '../../foundation/common/event-source'
 import type { RuleStats } from '../../foundation/live-rules/live-rules'
 import { PRIORITY_NAMES } from '../../admission/priority'
-import { Shed, shedReason } from '../../admission/shed'
+import { Shed, shedReason } from '../../foundation/errors/shed'
 import { preciseNow } from '../../foundation/signals/clock'
 import type { GuardTracer, QueueWaitTrace } from '../../guards/inbound/guard-tracer'
 

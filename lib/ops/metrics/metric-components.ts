@@ -2,21 +2,16 @@ import { InvalidArgumentError } from '../../foundation/errors/invalid-argument-e
 import { type Disposable, toDisposable } from '../../foundation/common/disposable'
 import { checkOptions, optionalNumber } from '../../foundation/common/validate'
 import { isComponent } from '../../foundation/common/component-registry'
-import {
-  COMPONENT_KINDS,
-  COMPONENT_NAMES,
-  type ComponentKind,
-  type Labels,
-  type SampleLimits,
-} from './component-samplers'
+import { EXPORTED_KINDS, EXPORTED_NAMES, type ExportedKind } from '../kinds/component-kinds'
+import { type Labels, type SampleLimits, SAMPLERS } from './component-samplers'
 import type { MetricSpec } from './metric-catalog'
 
 /** Options every exporter takes about how many series a component may produce. */
 export interface SeriesOptions {
   /**
-   * Keys reported per top-k (HeavyKeeper, HotKeyCache), the heaviest first, each as a `key` label. Default 0: keys
-   * come from requests and can hold personal data (a user id, an email), so they reach a metrics backend only when
-   * asked for (docs/guide/trust.md).
+   * Keys reported per top-k (HeavyKeeper, HotKeyCache), keyed limiter table, hot-parameter or per-key concurrency
+   * limiter, the heaviest first, each as a `key` label. Default 0: keys come from requests and can hold personal data (a user id, an
+   * email), so they reach a metrics backend only when asked for (docs/guide/trust.md).
    */
   topKeys?: number
   /** Breakers reported per BreakerGroup, those not closed first (default 20). */
@@ -32,7 +27,7 @@ export interface Sample {
 interface Entry {
   name: string
   component: unknown
-  kind: ComponentKind
+  kind: ExportedKind
   warned: boolean
 }
 
@@ -69,8 +64,8 @@ export class MetricComponents {
       component instanceof Object && isComponent((component as { guard?: unknown }).guard, 'InboundGuard')
         ? (component as { guard: unknown }).guard
         : component
-    const kind = COMPONENT_KINDS.find((k) => isComponent(target, k.kind))
-    if (kind === undefined) throw new InvalidArgumentError('component', component, COMPONENT_NAMES)
+    const kind = EXPORTED_KINDS.find((k) => isComponent(target, k.name))
+    if (kind === undefined) throw new InvalidArgumentError('component', component, EXPORTED_NAMES)
     const key = `${kind.family}\u0000${name}`
     if (this.entries.has(key))
       throw new InvalidArgumentError('name', name, `a name no other ${kind.family} component was added under`)
@@ -101,7 +96,7 @@ export class MetricComponents {
   private sample(entry: Entry): Sample[] {
     const samples: Sample[] = []
     try {
-      entry.kind.sample(
+      SAMPLERS[entry.kind.name](
         entry.name,
         entry.component as never,
         (spec, value, labels) => samples.push({ spec, value, labels }),

@@ -11,21 +11,24 @@ import { inspectSlidingWindow, inspectTokenBucket } from './inspectors/rate-limi
 import { inspectSwitches } from './inspectors/switches'
 import { RegionSnapshot } from './region-snapshot'
 import type { ComponentView, RegionReport } from './views'
+import type { RegionKind } from '../kinds/component-kinds'
 
 type Inspector = (snapshot: RegionSnapshot, now: number, keys: number) => ComponentView
 
-/** One inspector per region kind: each lays the region out again from its fingerprint. */
-const INSPECTORS = new Map<string, Inspector>([
-  ['bbr', inspectBbr],
-  ['sre', inspectSre],
-  ['circuit', inspectCircuit],
-  ['heavykeeper', inspectHotKeys],
-  ['token-bucket', inspectTokenBucket],
-  ['sliding-window', inspectSlidingWindow],
-  ['switches', inspectSwitches],
-  ['key-concurrency-limiter', inspectKeyConcurrency],
-  ['keyed-limiter', inspectKeyedLimiter],
-])
+/** One inspector per kind of region (ops/kinds lists them): each lays the region out again from its fingerprint. */
+const INSPECTORS: { readonly [K in RegionKind]: Inspector | undefined } = {
+  bbr: inspectBbr,
+  sre: inspectSre,
+  circuit: inspectCircuit,
+  heavykeeper: inspectHotKeys,
+  'token-bucket': inspectTokenBucket,
+  'sliding-window': inspectSlidingWindow,
+  switches: inspectSwitches,
+  'key-concurrency-limiter': inspectKeyConcurrency,
+  'keyed-limiter': inspectKeyedLimiter,
+  // Not inspected yet: reported as a region of an unknown kind.
+  bulkhead: undefined,
+}
 
 export interface InspectOptions {
   /**
@@ -113,7 +116,7 @@ function inspectRegion(name: string, keys: number): RegionReport | undefined {
     createdAt: snapshot.createdAt,
     generation: snapshot.generation,
   }
-  const inspector = INSPECTORS.get(snapshot.kind)
+  const inspector = Object.hasOwn(INSPECTORS, snapshot.kind) ? INSPECTORS[snapshot.kind as RegionKind] : undefined
   if (inspector === undefined) {
     report.status = 'unknown'
     return report
