@@ -18,28 +18,25 @@ import { fullLimiter } from './queue-scenarios'
 
 // Hono 4 on Node, served by @hono/node-server: the middleware in front of one route that answers every path.
 function app(guard: Parameters<typeof honoGuard>[0], handler: AppHandler) {
-  return new Hono().use(honoGuard(guard)).all('*', async (c) => {
+  const middleware = honoGuard(guard)
+  const hono = new Hono().use(middleware).all('*', async (c) => {
     const signal = (c.req as { signal?: AbortSignal }).signal
-    return c.text(await handler(signal))
+    return c.text(await handler(signal, (name, value) => c.header(name, value)))
   })
+  return { fetch: hono.fetch, stats: () => middleware.guard.stats() }
 }
 
-const start: StartServer = async (guard, handler) =>
-  serving(serve({ fetch: app(guard, handler).fetch, port: 0, hostname: '127.0.0.1' }) as http.Server)
+const start: StartServer = async (guard, handler) => {
+  const { fetch, stats } = app(guard, handler)
+  return { ...(await serving(serve({ fetch, port: 0, hostname: '127.0.0.1' }) as http.Server)), stats }
+}
 
 describe('honoGuard (Hono 4, @hono/node-server, HTTP/2)', () => {
-  inboundScenarios(
-    async (guard, handler) =>
-      serving2(
-        serve({
-          fetch: app(guard, handler).fetch,
-          createServer: http2.createServer,
-          port: 0,
-          hostname: '127.0.0.1',
-        }) as unknown as http2.Http2Server,
-      ),
-    http2Client,
-  )
+  inboundScenarios(async (guard, handler) => {
+    const { fetch, stats } = app(guard, handler)
+    const server = serve({ fetch, createServer: http2.createServer, port: 0, hostname: '127.0.0.1' })
+    return { ...(await serving2(server as unknown as http2.Http2Server)), stats }
+  }, http2Client)
 })
 
 describe('honoGuard (Hono 4, @hono/node-server)', () => {

@@ -4,7 +4,15 @@
 import type * as http from 'http'
 import { describe, expect, it } from 'vitest'
 
-import { BulwarkModule, GuardPolicy, nestGuard, type NestGuardOptions, SkipGuard } from '../../lib/entries/nestjs'
+import {
+  BULWARK_GUARD,
+  BulwarkModule,
+  GuardPolicy,
+  type NestGuard,
+  nestGuard,
+  type NestGuardOptions,
+  SkipGuard,
+} from '../../lib/entries/nestjs'
 import {
   type AppHandler,
   controlledLimiter,
@@ -26,6 +34,7 @@ export interface NestKit {
     All(path?: string): Decorator
     Get(path?: string): Decorator
     Req(): ParamDecorator
+    Res(options?: { passthrough: boolean }): ParamDecorator
   }
   core: { NestFactory: { create(module: object, adapter: object, options?: object): Promise<NestApp> } }
   /** Each platform: its name, a new adapter, and its route path for every path. */
@@ -37,7 +46,16 @@ interface NestApp {
   getHttpServer(): http.Server
   useGlobalGuards(...guards: object[]): void
   useGlobalInterceptors(...interceptors: object[]): void
+  get(token: string): unknown
   close(): Promise<void>
+}
+
+/** Express's response (setHeader) or Fastify's reply (header). */
+type HeaderSetter = { setHeader?(name: string, value: string): void; header?(name: string, value: string): void }
+
+function setResponseHeader(response: HeaderSetter, name: string, value: string): void {
+  if (typeof response.header === 'function' && typeof response.setHeader !== 'function') response.header(name, value)
+  else response.setHeader?.(name, value)
 }
 
 function decorateMethod(decorator: Decorator, type: { prototype: object }, name: string): void {
@@ -50,11 +68,12 @@ export function nestSuite(kit: NestKit): void {
   /** A controller whose one route answers every path with `handler`, its request's signal handed to it. */
   function controllerFor(handler: AppHandler, everyPath: string) {
     class WorkController {
-      any(request: { signal?: AbortSignal }) {
-        return handler(request.signal)
+      any(request: { signal?: AbortSignal }, response: HeaderSetter) {
+        return handler(request.signal, (name, value) => setResponseHeader(response, name, value))
       }
     }
     common.Req()(WorkController.prototype, 'any', 0)
+    common.Res({ passthrough: true })(WorkController.prototype, 'any', 1)
     decorateMethod(common.All(everyPath), WorkController, 'any')
     common.Controller()(WorkController)
     return WorkController
@@ -65,7 +84,8 @@ export function nestSuite(kit: NestKit): void {
     setup?.(app)
     await app.listen(0, '127.0.0.1')
     const server = await serving(app.getHttpServer())
-    return { port: server.port, close: () => app.close() }
+    const stats = () => (app.get(BULWARK_GUARD) as NestGuard).guard.stats()
+    return { port: server.port, close: () => app.close(), stats }
   }
 
   for (const [platform, adapter, everyPath] of kit.adapters) {

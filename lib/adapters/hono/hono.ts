@@ -63,8 +63,14 @@ function answerError(guard: InboundGuard<HonoContextLike>, c: HonoContextLike, o
   const reason = errorReason(error)
   const answer = guard.answer(c, reason)
   if (answer === undefined) return // the fallback chose Hono's own answer
-  c.res = undefined // replaced whole, not merged with onError's headers
-  c.res = degradedResponse(reason, answer, outgoing)
+  replaceResponse(c, degradedResponse(guard, reason, answer, outgoing))
+}
+
+/** Sets the context's response whole: Hono would merge in the headers of the one it has (the handler's, onError's). */
+function replaceResponse(c: HonoContextLike, response: Response): Response {
+  c.res = undefined
+  c.res = response
+  return response
 }
 
 /** Runs the rest of the chain with what the options add: a timeout, the deadline's context, the error fallback. */
@@ -91,7 +97,8 @@ async function run(
   }
   work.then(undefined, () => undefined) // its late failure goes nowhere
   guard.countTimeout()
-  const answer = degradedResponse('timeout', guard.answer(c, 'timeout'), outgoing)
+  // From clean headers: nothing the handler set (a length, a cookie) goes with it.
+  const answer = replaceResponse(c, degradedResponse(guard, 'timeout', guard.answer(c, 'timeout'), outgoing))
   signal.timedOut(ms)
   return answer
 }

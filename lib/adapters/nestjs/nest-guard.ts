@@ -6,13 +6,21 @@ import { DEGRADED, plainAnswer, responseGone } from '../../guards/inbound/degrad
 import { resolveTimeout, timeoutFor } from '../../guards/inbound/degrade-options'
 import type { DegradedAnswer, FallbackReason } from '../../guards/inbound/fallback'
 import { checkOptions } from '../../foundation/common/validate'
-import { InboundGuard, QUEUED, type RequestAccess } from '../../guards/inbound/inbound-guard'
+import { CALLBACK_FAILED, InboundGuard, QUEUED, type RequestAccess } from '../../guards/inbound/inbound-guard'
 import type { InboundGuardOptions } from '../../guards/inbound/inbound-options'
 import { connectionOf, responseReleaser } from '../../guards/inbound/response-release'
 import { retryAfterText, shedReply } from '../../guards/inbound/shed-reply'
 import { nestCommon, type NestCommonModule, refusalClass } from './nest-exception'
 import { type CallHandlerLike, interceptWith, loadRx } from './nest-interceptor'
-import { rawRequest, rawResponse, sendAnswer, setHeader, type NestRequest, type NestResponse } from './nest-platform'
+import {
+  clearResponse,
+  rawRequest,
+  rawResponse,
+  sendAnswer,
+  setHeader,
+  type NestRequest,
+  type NestResponse,
+} from './nest-platform'
 import { type NestRoutePolicy, policyOf } from './nest-policy'
 
 /** The guard's options, and the `@nestjs/common` module to take HttpException from (default: the application's). */
@@ -85,12 +93,18 @@ export function nestGuard(options?: NestGuardOptions): NestGuard {
 
   /** The refusal of a request (a Shed code): the fallback's answer sent now, else the plain one left to Nest. */
   const refuse = (request: NestRequest, response: NestResponse, code: number) => {
+    if (code === CALLBACK_FAILED) {
+      const plain = plainAnswer('error', false) // a function of the options threw: nothing is held
+      return new Refusal(bodyOf(plain.body as string), plain.status, {
+        reason: 'error',
+        retryAfter: 0,
+        answered: false,
+      })
+    }
     const fields = { reason: shedReason(code) ?? 'in-flight', retryAfter: guard.retryAfter, answered: false }
     const answer = guard.fallback === undefined ? undefined : guard.answer(request, guard.reasonOf(code))
-    if (answer) {
-      sendAnswer(response, answer)
+    if (answer && guard.fallbackWritten(sendAnswer(response, answer)))
       return new Refusal({}, answer.status, { ...fields, answered: true })
-    }
     const r = shedReply(code)
     setHeader(response, 'retry-after', retryAfterText(guard.retryAfter))
     return new Refusal(bodyOf(r.body), r.status, fields)
@@ -103,12 +117,11 @@ export function nestGuard(options?: NestGuardOptions): NestGuard {
     answer: DegradedAnswer | null | undefined,
     cause?: unknown,
   ) => {
-    const fields = { reason, retryAfter: 0, answered: answer !== undefined && answer !== null }
-    if (fields.answered) {
-      sendAnswer(response, answer as DegradedAnswer)
-      return new Refusal({}, (answer as DegradedAnswer).status, fields, cause)
-    }
-    const plain = plainAnswer(reason, answer === null)
+    clearResponse(response) // from clean headers: nothing the handler set (a length, a cookie) goes with it
+    if (answer != null && guard.fallbackWritten(sendAnswer(response, answer)))
+      return new Refusal({}, answer.status, { reason, retryAfter: 0, answered: true }, cause)
+    const fields = { reason, retryAfter: 0, answered: false }
+    const plain = plainAnswer(reason, answer !== undefined)
     ;(rawResponse(response) as { [DEGRADED]?: boolean })[DEGRADED] = true // its time is not the service's
     return new Refusal(bodyOf(plain.body as string), plain.status, fields, cause)
   }

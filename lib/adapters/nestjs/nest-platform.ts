@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'http'
 
 import type { DegradedAnswer } from '../../guards/inbound/fallback'
-import { DEGRADED } from '../../guards/inbound/degraded-response'
+import { clearHeaders, DEGRADED } from '../../guards/inbound/degraded-response'
 
 /**
  * A request as NestJS hands it to a guard: Express's request (an IncomingMessage with `ip`, honouring Express's
@@ -22,6 +22,8 @@ interface NestFastifyReply {
   raw: ServerResponse
   code(status: number): unknown
   header(name: string, value: unknown): unknown
+  getHeaders(): Record<string, unknown>
+  removeHeader(name: string): unknown
   send(body: unknown): unknown
 }
 
@@ -40,17 +42,33 @@ export function setHeader(response: NestResponse, name: string, value: string): 
   else response.setHeader(name, value)
 }
 
-/** Sends `answer` now, through the platform (so that Fastify's hooks run), marked as given in the handler's place. */
-export function sendAnswer(response: NestResponse, answer: DegradedAnswer): void {
+/** Removes every header of the response (Fastify's reply's and its raw response's): an answer in the handler's place. */
+export function clearResponse(response: NestResponse): void {
+  if (isReply(response)) for (const name of Object.keys(response.getHeaders())) response.removeHeader(name)
+  clearHeaders(rawResponse(response))
+}
+
+/**
+ * Sends `answer` now, through the platform (so that Fastify's hooks run), marked as given in the handler's place;
+ * false when Node refused it (a header it cannot send), with nothing sent and the headers cleared. Never throws.
+ */
+export function sendAnswer(response: NestResponse, answer: DegradedAnswer): boolean {
   const raw = rawResponse(response) as ServerResponse & { [DEGRADED]?: boolean }
   raw[DEGRADED] = true
-  if (raw.headersSent || raw.writableEnded) return
-  if (isReply(response)) {
-    response.code(answer.status)
-    for (const [name, value] of Object.entries(answer.headers)) response.header(name, value)
-    response.send(typeof answer.body === 'string' ? answer.body : Buffer.from(answer.body))
-    return
+  if (raw.headersSent || raw.writableEnded) return true
+  try {
+    if (isReply(response)) {
+      response.code(answer.status)
+      for (const [name, value] of Object.entries(answer.headers)) response.header(name, value)
+      response.send(typeof answer.body === 'string' ? answer.body : Buffer.from(answer.body))
+      return true
+    }
+    raw.writeHead(answer.status, answer.headers as Record<string, string>)
+    raw.end(answer.body)
+    return true
+  } catch {
+    if (raw.headersSent) return true
+    clearResponse(response)
+    return false
   }
-  raw.writeHead(answer.status, answer.headers as Record<string, string>)
-  raw.end(answer.body)
 }
