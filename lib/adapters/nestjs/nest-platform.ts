@@ -7,25 +7,25 @@ import { clearHeaders, DEGRADED } from '../../guards/inbound/degraded-response'
  * A request as NestJS hands it to a guard: Express's request (an IncomingMessage with `ip`, honouring Express's
  * `trust proxy`) or Fastify's (`raw`, `ip`, honouring Fastify's `trustProxy`).
  */
-export type NestRequest = (IncomingMessage & { ip?: string; raw?: undefined }) | NestFastifyRequest
+export type NestRequest =
+  | (IncomingMessage & { ip?: string; raw?: undefined })
+  | { headers: IncomingMessage['headers']; ip?: string; raw: IncomingMessage }
 
-interface NestFastifyRequest {
-  headers: IncomingMessage['headers']
-  ip?: string
-  raw: IncomingMessage
-}
+type NestFastifyRequest = Extract<NestRequest, { raw: IncomingMessage }>
 
 /** A response as NestJS hands it out: Express's (a ServerResponse) or Fastify's reply (`raw`, `code`, `header`). */
-export type NestResponse = ServerResponse | NestFastifyReply
+export type NestResponse =
+  | ServerResponse
+  | {
+      raw: ServerResponse
+      code(status: number): unknown
+      header(name: string, value: unknown): unknown
+      getHeaders(): Record<string, unknown>
+      removeHeader(name: string): unknown
+      send(body: unknown): unknown
+    }
 
-interface NestFastifyReply {
-  raw: ServerResponse
-  code(status: number): unknown
-  header(name: string, value: unknown): unknown
-  getHeaders(): Record<string, unknown>
-  removeHeader(name: string): unknown
-  send(body: unknown): unknown
-}
+type NestFastifyReply = Exclude<NestResponse, ServerResponse>
 
 export const rawRequest = (request: NestRequest): IncomingMessage =>
   (request as NestFastifyRequest).raw ?? (request as IncomingMessage)

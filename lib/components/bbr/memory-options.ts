@@ -20,8 +20,8 @@ export interface MemoryOptions {
 }
 
 /** The memory signals, in the order MemoryStats reports them. */
-export const MEMORY_SIGNALS = ['heapUsed', 'rss', 'container', 'gcPause'] as const
-export type MemorySignal = (typeof MEMORY_SIGNALS)[number]
+export type MemorySignal = 'heapUsed' | 'rss' | 'container' | 'gcPause'
+export const MEMORY_SIGNALS: readonly MemorySignal[] = ['heapUsed', 'rss', 'container', 'gcPause']
 
 /** Thresholds in MEMORY_SIGNALS order; Infinity for a signal that is not watched. */
 export type ResolvedMemoryOptions = Float64Array
