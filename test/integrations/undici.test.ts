@@ -238,7 +238,7 @@ function undiciSuite(major: number, u: UndiciModule): void {
         expect(global.breakers.has(url(other, ''))).toBe(nodeFetchSeesGlobal(major))
         // get() would create the breaker: read its count only where the fetch made one.
         const key = url(other, '')
-        const accepts = global.breakers.has(key) ? global.breakers.get(key).stats().accepts : undefined
+        const accepts = global.breakers.has(key) ? global.breakers.get(key)?.stats().accepts : undefined
         expect(accepts).toBe(nodeFetchSeesGlobal(major) ? 1 : undefined)
       } finally {
         setGlobalDispatcher(previous)
