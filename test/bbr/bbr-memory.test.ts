@@ -88,7 +88,7 @@ describe('BbrLimiter: memory as a load signal', () => {
     clock.advance(100)
     expect(limiter.tryAcquire()).toBe(Shed.inFlight)
     expect(limiter.stats().memory).toMatchObject({ container: 812.5, over: 'container' })
-    // Back under: the cooldown since the last shed (1 s) still applies the in-flight rule, then admission resumes.
+    // Back under: the cooldown since the last shed (1 s) still applies the in-flight check, then admission resumes.
     fs.writeFileSync(path.join(root, 'sys/fs/cgroup/app.slice/web.service/memory.current'), `${256 * MiB}\n`)
     await waitFor(() => memoryUsage() === 375, { what: 'the cgroup back at 375 permille' })
     clock.advance(100)
