@@ -24,33 +24,14 @@ import { ScriptBatcher } from './script-batcher'
 import { Warmup } from './warmup'
 import { registerComponent } from '../../../foundation/common/component-registry'
 
+import type { RedisLimiterState, RedisRateLimiterStats } from './redis-stats'
+import type { AcquireOptions } from '../waiting/acquire-options'
+import type { Reservation } from '../waiting/reservation'
+import { RedisWaiting } from './redis-waiting'
+import { adjusterFor } from './redis-adjust'
+
 export type { RateLimitDecision } from './pending-decision'
-
-/** Where decisions are going: 'redis', or 'insurance' while Redis is skipped after failures. */
-export type RedisLimiterState = 'redis' | 'insurance'
-
-/** What RedisRateLimiter.stats() returns: counts since it was made, and what is pending now. */
-export interface RedisRateLimiterStats {
-  state: RedisLimiterState
-  /** Decisions Redis made. */
-  redis: number
-  /** Decisions refused on this host because Redis had just refused or emptied the key (source 'local'). */
-  local: number
-  /** Decisions the insurance limiter made. */
-  insurance: number
-  /** Decisions Redis did not answer within `timeout`. */
-  timeouts: number
-  /** Decisions whose script call failed (a Redis error, a reply that is not the script's). */
-  errors: number
-  /** Decisions that found the client not ready (disconnected, reconnecting, never connected). */
-  notReady: number
-  /** Script calls sent to Redis; each carries one or more decisions. */
-  calls: number
-  /** Decisions waiting for Redis now. */
-  pending: number
-  /** Keys refused locally now. */
-  refusedKeys: number
-}
+export type { RedisLimiterState, RedisRateLimiterStats } from './redis-stats'
 
 const SCRIPTS = [SLIDING_WINDOW_SCRIPT, GCRA_SCRIPT]
 
@@ -97,6 +78,7 @@ export class RedisRateLimiter {
   private readonly errorEvents = new EventSource<RedisError>()
   private readonly counts = { redis: 0, local: 0, insurance: 0, timeouts: 0, errors: 0, notReady: 0 }
   private closed = false
+  private readonly waiting: RedisWaiting
 
   constructor(options: RedisRateLimiterOptions) {
     const o = resolveRedisOptions(options)
@@ -140,6 +122,26 @@ export class RedisRateLimiter {
       (error) => this.errorEvents.emit(error),
     )
     this.warmup.start()
+    const adjustKey = adjusterFor(this.port, o, timeArg, (key) => this.keys.of(key, boundedKey(key)), this.errorEvents)
+    this.waiting = new RedisWaiting(
+      { consume: (key, n) => this.consume(key, n), adjustKey, maxCost: this.maxCost },
+      this.refusalClock,
+      o.maxQueue,
+      o.pollInterval,
+    )
+  }
+
+  /**
+   * Takes `n` permits of `key` for the fleet, waiting for them (AcquireOptions: maxWait, priority, signal): the
+   * callers of each key wait in one queue per process, whose head asks Redis and waits what Redis answers.
+   */
+  acquire(key: string, n = 1, options?: AcquireOptions): Promise<void> {
+    return this.waiting.acquire(key, n, options, false) as Promise<void>
+  }
+
+  /** Takes an estimate of `n` permits as acquire does; the Reservation settles the real cost in Redis. */
+  reserve(key: string, n: number, options?: AcquireOptions): Promise<Reservation> {
+    return this.waiting.acquire(key, n, options, true) as Promise<Reservation>
   }
 
   /**
@@ -212,6 +214,7 @@ export class RedisRateLimiter {
    */
   close(): void {
     this.closed = true
+    this.waiting.close()
     this.pending.expireAll()
     this.refusals?.clear()
   }
