@@ -6,6 +6,7 @@ const needTestNatives = [
   'test/cgroup-cpu.test.ts',
   'test/native-bad-input.test.ts',
   'test/shared/rolling-window.test.ts',
+  'test/signals/cgroup-memory.test.ts',
 ]
 
 export default defineConfig({

@@ -14,6 +14,8 @@ export {
   eventLoopDelayRaw,
   eventLoopDelayMin,
 } from './foundation/signals/signals'
+export { memoryUsage, residentMemory } from './foundation/signals/memory-signals'
+export type { MemoryInfo } from './foundation/signals/memory-signals'
 export { loadInfo, configureSampler } from './foundation/signals/sampler-control'
 export type { LoadInfo, SamplerOptions } from './foundation/signals/sampler-control'
 export { coarseNow, preciseNow } from './foundation/signals/clock'

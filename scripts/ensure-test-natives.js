@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 'use strict'
 // Run before the tests: they need a development build of the addon, which carries the natives only tests use
-// (native/binding/test/: windowAdd, CpuReader). `npm install` builds a release addon without them, so the first
+// (native/binding/test/: windowAdd, CpuReader, MemoryReader). `npm install` builds a release addon without them, so the first
 // `npm test` on a fresh clone rebuilds once with them (npm run build:native). BULWARK_NATIVE (a sanitizer or other
 // build chosen on purpose) is left alone.
 const { spawnSync } = require('child_process')
@@ -12,7 +12,8 @@ const addon = path.join(__dirname, '..', 'build', 'Release', 'bulwark.node')
 
 function hasTestNatives() {
   if (!fs.existsSync(addon)) return false
-  const r = spawnSync(process.execPath, ['-p', `typeof require(${JSON.stringify(addon)}).windowAdd`], {
+  // The newest test native: an addon built before it was added lacks it, and is rebuilt.
+  const r = spawnSync(process.execPath, ['-p', `typeof require(${JSON.stringify(addon)}).MemoryReader`], {
     encoding: 'utf8',
   })
   return r.stdout.trim() === 'function'

@@ -46,6 +46,8 @@ export type { BbrLimiterStats, PriorityExecuteOptions } from '../components/bbr/
 export type { PriorityCounts } from '../components/bbr/bbr-layout'
 export type { BbrLimiterOptions, BbrLimiterRule } from '../components/bbr/bbr-options'
 export type { LoadSignal } from '../admission/limits/load-signal'
+export type { MemoryOptions, MemorySignal } from '../components/bbr/memory-options'
+export type { MemoryStats } from '../components/bbr/memory-check'
 export type { FairnessOptions } from '../admission/queue/fair-share'
 export { Priority } from '../admission/priority'
 export type { PriorityName } from '../admission/priority'

@@ -35,6 +35,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
 #ifdef BULWARK_TEST_NATIVES
   InitWindow(env, exports);
   InitCpuReader(env, exports);
+  InitMemoryReader(env, exports);
   InitKeyedTest(env, exports);
 #endif
   return exports;

@@ -17,6 +17,7 @@ struct EnvData {
   int32_t threadId = 0;             // worker_threads threadId, 0 on the main thread
   EnvLifetime* lifetime = nullptr;  // owned by its cleanup hook
   Napi::FunctionReference cpuReaderConstructor;
+  Napi::FunctionReference memoryReaderConstructor;
   Napi::FunctionReference heavyKeeperConstructor;
 };
 
@@ -29,10 +30,11 @@ void InitLayout(Napi::Env env, Napi::Object exports);
 void InitHeavyKeeper(Napi::Env env, Napi::Object exports);
 void InitKeyed(Napi::Env env, Napi::Object exports);
 #ifdef BULWARK_TEST_NATIVES
-// Natives only the tests use (native/binding/test/), in development builds only: windowAdd, CpuReader, and the keyed
-// table's fingerprint and acquire.
+// Natives only the tests use (native/binding/test/), in development builds only: windowAdd, CpuReader, MemoryReader,
+// and the keyed table's fingerprint and acquire.
 void InitWindow(Napi::Env env, Napi::Object exports);
 void InitCpuReader(Napi::Env env, Napi::Object exports);
+void InitMemoryReader(Napi::Env env, Napi::Object exports);
 void InitKeyedTest(Napi::Env env, Napi::Object exports);
 #endif
 

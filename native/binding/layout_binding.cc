@@ -58,6 +58,12 @@ void InitLayout(Napi::Env env, Napi::Object exports) {
   set(signals, "cpuDecay", sl::kCpuDecay);
   set(signals, "loopDecay", sl::kLoopDecay);
   set(signals, "processNow", sl::kProcessNow);
+  set(signals, "memoryUsage", sl::kMemoryUsage);
+  set(signals, "memoryUsed", sl::kMemoryUsed);
+  set(signals, "memoryLimit", sl::kMemoryLimit);
+  set(signals, "resident", sl::kResident);
+  set(signals, "memorySource", sl::kMemorySource);
+  set(signals, "memorySamples", sl::kMemorySamples);
   set(signals, "loopSlots", sl::kLoopSlots);
   set(signals, "loopSlotSize", sl::kLoopSlotSize);
   set(signals, "maxLoops", sl::kMaxLoops);

@@ -4,6 +4,7 @@
 #include "binding/binding_util.h"
 #include "binding/cpu_info_object.h"
 #include "binding/env_data.h"
+#include "binding/memory_info_object.h"
 #include "core/platform/clock.h"
 #include "core/sampler/sampler.h"
 
@@ -72,7 +73,9 @@ Napi::Value SamplerConfigure(const Napi::CallbackInfo& info) {
 Napi::Value LoadInfo(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   CpuSourceInfo cpu = Sampler::Instance().cpuInfo();
-  return CpuInfoObject(env, cpu);
+  Napi::Object result = CpuInfoObject(env, cpu);
+  result.Set("memory", MemoryInfoObject(env, Sampler::Instance().memoryInfo()));
+  return result;
 }
 
 Napi::Value MonotonicNow(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), MonotonicMs()); }

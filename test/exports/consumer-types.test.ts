@@ -59,8 +59,8 @@ beforeAll(() => {
   fs.mkdirSync(installed, { recursive: true })
   fs.copyFileSync(path.join(root, 'package.json'), path.join(installed, 'package.json'))
   fs.cpSync(path.join(root, 'dist'), path.join(installed, 'dist'), { recursive: true })
-  // @types/node, and the peers whose types an entry names (prom-client, @opentelemetry/api): nothing else.
-  for (const dependency of ['@types/node', 'undici-types', 'prom-client', '@opentelemetry/api']) {
+  // @types/node, and the peers whose types an entry names (prom-client, @opentelemetry/api, rxjs): nothing else.
+  for (const dependency of ['@types/node', 'undici-types', 'prom-client', '@opentelemetry/api', 'rxjs']) {
     fs.mkdirSync(path.dirname(path.join(modules, dependency)), { recursive: true })
     fs.symlinkSync(path.join(root, 'node_modules', dependency), path.join(modules, dependency))
   }

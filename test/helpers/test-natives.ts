@@ -2,12 +2,18 @@
 // addon in build/ lacks them (scripts/ensure-test-natives.js). Their types live here, not in lib/: the release
 // build has no such exports, so the declarations the package ships do not name them.
 import { native } from '../../lib/foundation/native/load-native'
-import type { NativeLoadInfo } from '../../lib/foundation/native/native-types'
+import type { NativeLoadInfo, NativeMemoryInfo } from '../../lib/foundation/native/native-types'
 
 export interface NativeCpuReader {
   info(): NativeLoadInfo
   /** Raw permille since the previous call at wall time `wallNs`; null on the priming call or a failed read. */
   sample(wallNs: number): number | null
+}
+
+export interface NativeMemoryReader {
+  info(): NativeMemoryInfo
+  /** The figures now; null when no source gives used and limit figures. */
+  sample(): { used: number; limit: number; resident: number; limited: boolean } | null
 }
 
 interface TestNatives {
@@ -24,6 +30,8 @@ interface TestNatives {
   ): void
   /** A cgroup CPU reader of its own below `root` ("/" in production); affinityCpus replaces the affinity mask. */
   CpuReader: new (root: string, affinityCpus?: number) => NativeCpuReader
+  /** A cgroup memory reader of its own below `root` ("/" in production). */
+  MemoryReader: new (root: string) => NativeMemoryReader
 }
 
 function required<K extends keyof TestNatives>(name: K): TestNatives[K] {
@@ -36,3 +44,4 @@ function required<K extends keyof TestNatives>(name: K): TestNatives[K] {
 
 export const windowAdd = required('windowAdd')
 export const CpuReader = required('CpuReader')
+export const MemoryReader = required('MemoryReader')

@@ -7,7 +7,7 @@ import { type InboundGuardOptions } from '../../lib/entries/http'
 import { loopTurns } from '../helpers/loop-turns'
 import { waitFor } from '../helpers/wait-for'
 import type { AppHandler, ScenarioClient, StartServer, TestServer } from './inbound-scenarios'
-import { controlledLimiter } from './inbound-scenarios'
+import { controlledLimiter, headerOf, pathOf } from './inbound-scenarios'
 
 /** An application that waits at a gate (counting who reached it), then answers or fails as it is told. */
 export function gatedApp(outcome: () => Promise<string> = async () => 'late') {
@@ -47,8 +47,7 @@ export function degradeScenarios(start: StartServer, client: ScenarioClient): vo
     const port = await open(
       {
         limiter: false,
-        timeout: (req: any) =>
-          /slow/.test(req.url ?? req.raw?.url ?? req.headers?.[':path'] ?? req.req?.url ?? '') ? 60_000 : 50,
+        timeout: (req: any) => (/slow/.test(pathOf(req) ?? '') ? 60_000 : 50),
       },
       async (signal) => {
         signals.push(signal)
@@ -73,7 +72,7 @@ export function degradeScenarios(start: StartServer, client: ScenarioClient): vo
   it('a fallback answers shed and rate-limited requests in place of the 503 and the 429', async () => {
     const c = controlledLimiter(2)
     const perClient = new KeyedLimiter(() => new TokenBucket({ rate: 1, burst: 1, now: () => 0 }))
-    const key = (req: any) => String((req.headers ?? req.req?.headers ?? req.request?.headers ?? {})['x-client'])
+    const key = (req: any) => String(headerOf(req, 'x-client'))
     const reasons: string[] = []
     const fallback = (_req: unknown, reason: string) => {
       reasons.push(reason)
@@ -125,7 +124,6 @@ export function degradeScenarios(start: StartServer, client: ScenarioClient): vo
   it('a fallback serves the last good answer, kept in a HotKeyCache, while the limiter sheds', async () => {
     const c = controlledLimiter(2)
     const cache = new HotKeyCache<string>({ ttl: 60_000, allow: [{ pattern: '^/' }] })
-    const pathOf = (req: any): string => req.url ?? req.req?.url ?? req.raw?.url ?? req.headers?.[':path']
     let version = 0
     let lastPath = ''
     const port = await open(
@@ -177,7 +175,6 @@ export function degradeScenarios(start: StartServer, client: ScenarioClient): vo
 
   it('without a fallback answer, a timeout is a plain 503; a per-request timeout function picks the time', async () => {
     const app = gatedApp()
-    const pathOf = (req: any): string => req.url ?? req.req?.url ?? req.raw?.url ?? req.headers?.[':path']
     const timeout = (req: unknown) => (pathOf(req) === '/slow' ? 40 : undefined)
     const port = await open({ limiter: false, timeout, fallback: () => undefined }, app.handler)
     const r = await get(port, {}, '/slow')
@@ -228,8 +225,7 @@ export function degradeScenarios(start: StartServer, client: ScenarioClient): vo
   it('refuses at once a request whose trusted deadline is shorter than the expected service time', async () => {
     const c = controlledLimiter(20)
     let calls = 0
-    const trusted = (req: any) =>
-      (req.headers ?? req.req?.headers ?? req.request?.headers ?? {})['x-internal'] === 'yes'
+    const trusted = (req: any) => headerOf(req, 'x-internal') === 'yes'
     const port = await open({ limiter: c.limiter, deadline: { header: 'X-Deadline-Ms', trust: trusted } }, async () => {
       calls++
       return 'ok'
@@ -264,7 +260,6 @@ export function degradeScenarios(start: StartServer, client: ScenarioClient): vo
 
   it("an operator's switches: a class is shed (plain 503 'forced'), a route is answered from the fallback", async () => {
     const board = new Switchboard()
-    const pathOf = (req: any): string => req.url ?? req.req?.url ?? req.raw?.url ?? req.headers?.[':path']
     const reasons: string[] = []
     const port = await open(
       {

@@ -174,7 +174,7 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
       now: clock.now,
     })
     const c = controlledLimiter(20)
-    const key = (req: any) => String((req.headers ?? req.req?.headers ?? req.request?.headers ?? {})['x-client'])
+    const key = (req: any) => String(headerOf(req, 'x-client'))
     const port = await open({ limiter: c.limiter, rateLimit: { limiter: perClient, key } })
     const a = { 'x-client': 'a' }
     expect((await get(port, a)).status).toBe(200)
@@ -256,7 +256,15 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
 /** A request's header (gRPC: metadata) on any adapter's request object, for `priority` and `trustPriority`. */
 export function headerOf(request: any, name: string): unknown {
   if (request.metadata !== undefined) return request.metadata.get(name)[0] // gRPC
-  return (request.headers ?? request.req?.headers)?.[name] // node:http, http2, Express, Fastify; Koa's ctx
+  const headers = request.headers ?? request.req?.headers ?? request.request?.headers
+  if (headers !== undefined) return headers[name] // node:http, http2, Express, Fastify; Koa's ctx
+  return request.req?.header?.(name) // Hono's context
+}
+
+/** A request's path on any adapter's request object (Hono: its context), for options that choose by route. */
+export function pathOf(request: any): string {
+  if (typeof request.req?.path === 'string') return request.req.path // Hono's context
+  return request.url ?? request.req?.url ?? request.raw?.url ?? request.headers?.[':path']
 }
 
 /** Sends one request with these headers (gRPC: metadata); resolves whether it was admitted. */

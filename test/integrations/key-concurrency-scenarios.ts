@@ -9,12 +9,11 @@ import { type InboundGuardOptions } from '../../lib/entries/http'
 import { loopTurns } from '../helpers/loop-turns'
 import { waitFor } from '../helpers/wait-for'
 import type { AppHandler, ScenarioClient, StartServer, TestServer } from './inbound-scenarios'
-import { controlledLimiter } from './inbound-scenarios'
+import { controlledLimiter, pathOf } from './inbound-scenarios'
 import { gatedApp } from './degrade-scenarios'
 import { fullLimiter } from './queue-scenarios'
 
 /** The request's path: the key in these scenarios (a client started by `client.start` sends no headers). */
-const pathOf = (req: any): string => req.url ?? req.req?.url ?? req.raw?.url ?? req.headers?.[':path']
 
 export function keyConcurrencyScenarios(start: StartServer, client: ScenarioClient): void {
   const get = client.get

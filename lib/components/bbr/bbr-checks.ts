@@ -15,6 +15,7 @@ import type { CapacityEstimator } from './capacity-estimator'
 import type { QueueDelayController } from '../../admission/limits/queue-delay-controller'
 import { queueDelayCheck } from '../../admission/limits/queue-delay-check'
 import type { RtSampler } from '../../admission/rt-sampler'
+import { MemoryCheck } from './memory-check'
 
 /** A verdict of BbrChecks.decide for an admitted request. */
 export const ADMIT = 0
@@ -59,6 +60,10 @@ export class BbrChecks {
   declare readonly delayCheck: QueueDelayController | undefined
   declare readonly latencyCheck: LatencyController | undefined
   declare readonly fairness: FairShare | undefined
+  /** The memory signals (undefined without the `memory` option): one over its threshold acts as a load over it. */
+  declare readonly memory: MemoryCheck | undefined
+  /** A memory signal was over its threshold at the last tick. */
+  private memoryOver = false
   declare private threshold: number
   declare private cooldown: number
   declare private readonly f64: Float64Array
@@ -104,6 +109,7 @@ export class BbrChecks {
         fair,
         new HeavyKeeper({ k: fair.k, shared: fairnessKeeperName(o.shared), maxMembers: o.maxMembers }),
       )
+    this.memory = o.memory && new MemoryCheck(o.memory)
     this.live = new LiveRules(region, placement.rules, {
       fields: BBR_RULE_FIELDS,
       resolve: resolveBbrRuleValues,
@@ -139,7 +145,10 @@ export class BbrChecks {
     // The queueing-delay check's fraction only changes at its steps, the threshold only with a live rule; a slot
     // owed to the queue's waiters makes finish() set admitBelow at once.
     const queue = this.parts.queue
+    const memory = this.memory
+    this.memoryOver = memory !== undefined && memory.update(now)
     const ruled =
+      this.memoryOver ||
       this.fairness !== undefined ||
       (delayCheck !== undefined && delayCheck.active) ||
       (queue !== undefined && queue.owed)
@@ -163,7 +172,7 @@ export class BbrChecks {
       !delayCheck.admit(p)
     )
       return this.shed(p, STAT.shedDelay, Shed.queueDelay)
-    if (load >= this.threshold) {
+    if (load >= this.threshold || this.memoryOver) {
       if (this.overLimit(now, p, fair)) {
         // Ours: every drop at or over the threshold refreshes the drop time (the reference keeps the first).
         this.f64[this.lastDropIndex] = now

@@ -302,6 +302,7 @@ export class BbrLimiter extends AdmissionCore {
   override close(): void {
     this.queue?.close()
     this.checks.fairness?.close()
+    this.checks.memory?.close()
     super.close()
   }
 

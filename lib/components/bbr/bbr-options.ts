@@ -8,6 +8,7 @@ import { coarseNow } from '../../foundation/signals/clock'
 import { checkOptions, optionalFunction, optionalNumber } from '../../foundation/common/validate'
 import { DEFAULT_SHARES, PRIORITY_NAMES, type PriorityName } from '../../admission/priority'
 import type { QueueDelayOptions } from '../../admission/limits/queue-delay-controller'
+import { type MemoryOptions, type ResolvedMemoryOptions, resolveMemoryOptions } from './memory-options'
 import type { LoadSignal } from '../../admission/limits/load-signal'
 
 /** What BbrLimiter.execute takes: the caller's signal and the request's priority class. */
@@ -33,6 +34,12 @@ export interface BbrLimiterOptions extends SharingOptions {
   signal?: LoadSignal
   /** Shed on queueing delay (CoDel-style); false turns the check off. Default { target: 10, interval: 100 }. */
   queueDelay?: Partial<QueueDelayOptions> | false
+  /**
+   * Memory as a load signal (docs/rules/bbr.md, "Memory"): while the heap, the RSS, the container's memory or the
+   * time paused in GC is at or over its threshold, the limiter sheds as it does at a load over `cpuThreshold`.
+   * Default off.
+   */
+  memory?: MemoryOptions | false
   /**
    * Shed when requests in flight pass the limit learned from latency (the adaptive concurrency check, for
    * gateways that wait on an upstream; docs/rules/latency.md); false turns the rule off.
@@ -69,6 +76,8 @@ export interface ResolvedBbrOptions {
   minInFlight: number
   signal: LoadSignal
   queueDelay: QueueDelayOptions | false
+  /** Memory thresholds (docs/rules/bbr.md, "Memory"); undefined: memory is not watched. */
+  memory: ResolvedMemoryOptions | undefined
   latency: LatencyOptions | false
   fairness: ResolvedFairness | undefined
   queue: AdmissionQueueOptions | undefined
@@ -184,6 +193,7 @@ export function resolveBbrOptions(options: unknown): ResolvedBbrOptions {
     minInFlight,
     signal: resolveSignal(o.signal),
     queueDelay: resolveQueueDelay(o.queueDelay),
+    memory: resolveMemoryOptions(o.memory),
     latency: o.latency === false ? false : resolveLatencyOptions(o.latency, 'latency', o.now !== undefined),
     fairness: resolveFairness(o.fairness, shared),
     queue: resolveQueueOptions(o.maxWait, o.maxQueue),

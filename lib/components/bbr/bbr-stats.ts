@@ -4,6 +4,7 @@ import type { RuleStats } from '../../foundation/live-rules/live-rules'
 import type { BbrCounters, PriorityCounts } from './bbr-layout'
 import type { BbrChecks } from './bbr-checks'
 import type { CapacityEstimator } from './capacity-estimator'
+import type { MemoryStats } from './memory-check'
 import type { PriorityName } from '../../admission/priority'
 
 /** What BbrLimiter.stats() returns. */
@@ -42,6 +43,8 @@ export interface BbrLimiterStats {
   fairness: { heavyKeys: string[]; favoured: number } | undefined
   /** This process's admission queue (undefined without `maxWait`, docs/rules/queue.md). */
   queue: AdmissionQueueStats | undefined
+  /** The memory signals as this member last read them (undefined without the `memory` option). */
+  memory: MemoryStats | undefined
   /** release() calls with a token that was not outstanding (ignored). */
   invalidReleases: number
   /** Admitted and shed requests of each priority class, shed split by reason (host-wide when shared). */
@@ -55,7 +58,7 @@ export function collectBbrStats(
   counters: BbrCounters,
   own: Pick<BbrLimiterStats, 'load' | 'inFlight' | 'maxInFlight' | 'queue'>,
 ): BbrLimiterStats {
-  const { live, latencyCheck, delayCheck, fairness } = checks
+  const { live, latencyCheck, delayCheck, fairness, memory } = checks
   return {
     load: own.load,
     inFlight: own.inFlight,
@@ -69,5 +72,6 @@ export function collectBbrStats(
     rules: live.stats(),
     fairness: fairness && { heavyKeys: fairness.heavyKeys(), favoured: fairness.favoured },
     queue: own.queue,
+    memory: memory?.stats(),
   }
 }

@@ -46,6 +46,12 @@ export interface SignalsLayoutOffsets {
   cpuDecay: number
   loopDecay: number
   processNow: number
+  memoryUsage: number
+  memoryUsed: number
+  memoryLimit: number
+  resident: number
+  memorySource: number
+  memorySamples: number
   loopSlots: number
   loopSlotSize: number
   maxLoops: number
@@ -136,6 +142,16 @@ export interface NativeLoadInfo {
   quotaCores: number
   cpusetCpus: number
   affinityCpus: number
+  cgroupPath: string
+  usagePath: string
+  note: string
+  /** The memory source (native/core/memory/cgroup_memory.h); absent from CpuReader's info. */
+  memory?: NativeMemoryInfo
+}
+
+/** Where memory figures come from: the cgroup the reader found (or the host), and what it ignored. */
+export interface NativeMemoryInfo {
+  source: 'host' | 'cgroup-v1' | 'cgroup-v2'
   cgroupPath: string
   usagePath: string
   note: string

@@ -1,6 +1,7 @@
 import { checkNumber, checkOptions } from '../common/validate'
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { native } from '../native/load-native'
+import { type MemoryInfo, memoryInfo } from './memory-signals'
 import { cell, signalCells } from './signal-cells'
 
 // The sampler's state and settings, apart from the signals components read (signals.ts): a process that only makes
@@ -30,9 +31,11 @@ export interface LoadInfo {
   loopInterval: number
   cpuDecay: number
   loopDecay: number
+  /** Where memory figures come from, and the figures (docs/rules/signals.md, "Memory"). */
+  memory: MemoryInfo
 }
 
-/** Which CPU source is in use, the effective cores, and the sampler's state. */
+/** Which CPU and memory sources are in use, the effective cores, the memory figures, and the sampler's state. */
 export function loadInfo(): LoadInfo {
   const info = native.loadInfo()
   const source = sourceNames[signalCells[cell.source]] ?? info.source
@@ -47,6 +50,7 @@ export function loadInfo(): LoadInfo {
     loopInterval: signalCells[cell.loopInterval],
     cpuDecay: signalCells[cell.cpuDecay],
     loopDecay: signalCells[cell.loopDecay],
+    memory: memoryInfo(info.memory),
   }
 }
 
@@ -60,7 +64,7 @@ export interface SamplerOptions {
   cpuDecay?: number
   /** Event-loop EMA decay per sample (0 to 0.9999). Default 0.75: a saturated loop reads over 800 within about 400 ms. */
   loopDecay?: number
-  /** Read cgroup files below this directory instead of "/" (tests, unusual mounts). */
+  /** Read cgroup (and /proc) files below this directory instead of "/" (tests, unusual mounts): CPU and memory. */
   cgroupRoot?: string
 }
 

@@ -58,6 +58,7 @@ export interface ResolvedDegrade<Req> {
 const HEADER = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 const MAX_TIMEOUT = 2 ** 31 - 1 // setTimeout's range
 
+/** The `timeout` option, checked: 0 for none, ms, or a function of the request. */
 export function resolveTimeout<Req>(value: unknown, field = 'timeout'): ResolvedDegrade<Req>['timeout'] {
   if (value === undefined) return 0
   if (typeof value === 'function') return value as (request: Req) => number | undefined

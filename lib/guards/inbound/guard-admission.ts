@@ -4,6 +4,7 @@ import type { Waiter } from '../../admission/queue/admission-queue'
 import { type Event, EventSource } from '../../foundation/common/event-source'
 import { Shed, shedReason, type ShedReason } from '../../foundation/errors/shed'
 import { ConnectionCount } from './connection-count'
+import type { GuardTracer } from './guard-tracer'
 import { classOf, jittered } from './inbound-helpers'
 import { QUEUED, type RequestAccess, type ShedEvent } from './inbound-guard-types'
 import type { ResolvedInboundOptions } from './inbound-options'
@@ -26,6 +27,8 @@ export class GuardAdmission<Req> {
   retryAfter = 0
   /** @internal The last admitted request's deadline (Date.now() ms), NaN when it has none. */
   deadlineAt = NaN
+  /** @internal Told of sheds, fallbacks and queue waits (OpenTelemetryTraces) */
+  tracer: GuardTracer | undefined = undefined
   /** @internal The rate limit's header fields for the last decision ([name, value, ...]), undefined for none. */
   limitHeaders: string[] | undefined = undefined
   /** @internal Admitted requests per connection, for `connectionConcurrency` (undefined: no bound). */
@@ -146,13 +149,15 @@ export class GuardAdmission<Req> {
     const headers = this.limitHeaders?.slice() // later decisions refill the list
     const limiter = this.limiter as BbrLimiter
     const concurrencyKey = this.pendingConcurrencyKey
+    const traced = this.tracer?.queued(p) // on the waiting request's context, not on the one that ends the wait
     const onSlot = (token: number): void => {
       this.deadlineAt = deadlineAt // the adapters read it for the request they admit
       this.limitHeaders = headers
       if (token < 0) {
         this.retryAfter = jittered(this.overloadRetryAfter, this.jitter, this.random)
-        this.shed(token, p)
+        this.shed(token, p, traced !== undefined)
       }
+      traced?.end(token, this.retryAfter)
       const t = token >= 0 && concurrencyKey !== undefined ? this.admitQueued(rule, concurrencyKey, token, p) : token
       done(t >= 0 ? this.admitted(rule, t, p) : t)
     }
@@ -211,7 +216,9 @@ export class GuardAdmission<Req> {
     if (t >= 0) this.limiter?.release(t, measured)
   }
 
-  protected shed(code: number, p: number): number {
+  protected shed(code: number, p: number, traced?: boolean): number {
+    const tracer = this.tracer
+    if (tracer !== undefined && traced !== true) tracer.shed(code, p, this.retryAfter)
     if (this.sheds.hasListeners) {
       const reason = shedReason(code) as ShedReason
       this.sheds.emit({ reason, priority: PRIORITY_NAMES[p], retryAfter: this.retryAfter })

@@ -178,7 +178,10 @@ export class InboundGuard<Req> extends GuardAdmission<Req> {
    * is not an answer. Never throws.
    */
   answer(request: Req, reason: FallbackReason): DegradedAnswer | undefined | null {
-    return reason === NO_FALLBACK ? undefined : this.answers.answer(request, reason)
+    if (reason === NO_FALLBACK) return undefined
+    const answer = this.answers.answer(request, reason)
+    this.tracer?.fallback(reason, answer)
+    return answer
   }
 
   /** @internal Passes on whether a fallback answer was written, counting one Node refused (answer plainly). */

@@ -8,7 +8,7 @@ import type { RuleStats } from '../../foundation/live-rules/live-rules'
  * A BbrLimiter as its stats() would report it host-wide, except `load`, the highest load (permille) any live member
  * last measured, and `admitFraction`, the lowest queueing-delay admit fraction among them.
  */
-export interface LimiterView extends Omit<BbrLimiterStats, 'queueDelay' | 'fairness' | 'queue'> {
+export interface LimiterView extends Omit<BbrLimiterStats, 'queueDelay' | 'fairness' | 'queue' | 'memory'> {
   type: 'limiter'
   rates?: { admitted: number; shed: number; shedInFlight: number; shedQueueDelay: number; shedLatency: number }
 }

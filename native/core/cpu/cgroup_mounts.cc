@@ -70,6 +70,7 @@ void ParseMountinfoLine(std::string_view line, Mounts* mounts) {
     if (HasToken(superOptions, "cpu", ',')) RecordMount(&mounts->cpu, dir, root);
     if (HasToken(superOptions, "cpuacct", ',')) RecordMount(&mounts->cpuacct, dir, root);
     if (HasToken(superOptions, "cpuset", ',')) RecordMount(&mounts->cpuset, dir, root);
+    if (HasToken(superOptions, "memory", ',')) RecordMount(&mounts->memory, dir, root);
   }
 }
 
@@ -102,6 +103,7 @@ void ParseProcCgroupLine(std::string_view line, ProcCgroups* cgroups) {
   if (HasToken(controllers, "cpu", ',') && cgroups->cpu.empty()) cgroups->cpu = p;
   if (HasToken(controllers, "cpuacct", ',') && cgroups->cpuacct.empty()) cgroups->cpuacct = p;
   if (HasToken(controllers, "cpuset", ',') && cgroups->cpuset.empty()) cgroups->cpuset = p;
+  if (HasToken(controllers, "memory", ',') && cgroups->memory.empty()) cgroups->memory = p;
 }
 
 }  // namespace
@@ -116,6 +118,7 @@ Mounts FindMounts(const std::string& root) {
   FindDefaultMount(root, {"/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu"}, nullptr, &mounts.cpu);
   FindDefaultMount(root, {"/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpuacct"}, nullptr, &mounts.cpuacct);
   FindDefaultMount(root, {"/sys/fs/cgroup/cpuset"}, nullptr, &mounts.cpuset);
+  FindDefaultMount(root, {"/sys/fs/cgroup/memory"}, nullptr, &mounts.memory);
   return mounts;
 }
 

@@ -16,12 +16,12 @@ struct Mount {
 };
 
 struct Mounts {
-  Mount v2, cpu, cpuacct, cpuset;
+  Mount v2, cpu, cpuacct, cpuset, memory;
 };
 
 struct ProcCgroups {
   bool found = false;
-  std::string v2, cpu, cpuacct, cpuset;  // "" when /proc/self/cgroup has no line for that hierarchy
+  std::string v2, cpu, cpuacct, cpuset, memory;  // "" when /proc/self/cgroup has no line for that hierarchy
 };
 
 // The first mount of each hierarchy in <root>/proc/self/mountinfo; without mountinfo, the usual places.

@@ -126,33 +126,41 @@ SamplerOptions Sampler::options() {
   return options_;
 }
 
-void Sampler::SetCgroupRoot(const std::string& root) {
-  std::lock_guard<std::mutex> guard(mutex_);
+void Sampler::OpenReadersLocked(const std::string& root, bool replace) {
+  if (reader_ != nullptr && !replace) return;
   delete reader_;
+  delete memoryReader_;
   reader_ = new CgroupCpuReader(root.empty() ? "/" : root);
+  memoryReader_ = new CgroupMemoryReader(root.empty() ? "/" : root);
   StoreF64(block_ + kSource, static_cast<double>(reader_->info().kind));
   StoreF64(block_ + kCores, reader_->info().cores);
-  StoreF64(block_ + kCpuEma, 0);
-  StoreF64(block_ + kCpuRaw, 0);
   double primed = 0;
   reader_->Sample(MonotonicNs(), &primed);
+  TickMemory();
+}
+
+void Sampler::SetCgroupRoot(const std::string& root) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  OpenReadersLocked(root, true);
+  StoreF64(block_ + kCpuEma, 0);
+  StoreF64(block_ + kCpuRaw, 0);
 }
 
 CpuSourceInfo Sampler::cpuInfo() {
   std::lock_guard<std::mutex> guard(mutex_);
-  if (reader_ == nullptr) {
-    reader_ = new CgroupCpuReader("/");
-    StoreF64(block_ + kSource, static_cast<double>(reader_->info().kind));
-    StoreF64(block_ + kCores, reader_->info().cores);
-    double primed = 0;
-    reader_->Sample(MonotonicNs(), &primed);
-  }
+  OpenReadersLocked("/", false);
   return reader_->info();
+}
+
+MemorySourceInfo Sampler::memoryInfo() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  OpenReadersLocked("/", false);
+  return memoryReader_->info();
 }
 
 void Sampler::Run() {
   NameCurrentThread("bulwark-sampler");  // findable in /proc/<pid>/task/*/comm and in top -H
-  cpuInfo();                             // detect the CPU source and prime it off the JavaScript thread
+  cpuInfo();                             // detect the CPU and memory sources and prime them off the JavaScript thread
   StoreF64(block_ + kRunning, 1);
   uint64_t now = MonotonicNs();
   uint64_t nextLoop = now;
@@ -202,6 +210,23 @@ void Sampler::TickCpu(uint64_t nowNs) {
   }
   StoreF64(block_ + kSource, static_cast<double>(reader_->info().kind));
   StoreF64(block_ + kCores, reader_->info().cores);
+  TickMemory();
+}
+
+void Sampler::TickMemory() {
+  if (memoryReader_ == nullptr) return;
+  MemorySample sample;
+  bool known = memoryReader_->Sample(&sample);
+  StoreF64(block_ + kResident, sample.resident);
+  if (!known) return;  // the last known figures stay
+  // The source of the figures: the cgroup's when its limit binds, else the host's.
+  MemorySourceKind source = sample.limited ? memoryReader_->info().kind : MemorySourceKind::kHost;
+  StoreF64(block_ + kMemorySource, static_cast<double>(source));
+  double usage = sample.limit > 0 ? sample.used / sample.limit * 1000 : 0;
+  StoreF64(block_ + kMemoryUsage, usage > 1000 ? 1000 : usage);
+  StoreF64(block_ + kMemoryUsed, sample.used);
+  StoreF64(block_ + kMemoryLimit, sample.limit);
+  StoreF64(block_ + kMemorySamples, LoadF64(block_ + kMemorySamples) + 1);
 }
 
 }  // namespace bulwark

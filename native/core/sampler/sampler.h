@@ -3,6 +3,8 @@
 // It writes every signal into one block of process memory (the "signals block") that each JavaScript thread
 // views through a Float64Array, so reading a signal is one load and never crosses into C++:
 // - container CPU (permille, EMA), sampled every cpuInterval;
+// - container memory (the working set against the cgroup's limit, else the host's) and this process's resident set,
+//   at the same ticks (core/memory/cgroup_memory.h);
 // - for each registered event loop: utilization (ELU, permille, EMA), queueing delay (ms: how long the loop has
 //   gone without returning to poll, raw and EMA) and a coarse clock, every loopInterval;
 // - every 200 ms (kLeaseRenewMs) it renews the leases of the shared regions this process has open and reaps their
@@ -19,6 +21,7 @@
 #include <string>
 
 #include "core/cpu/cgroup_cpu.h"
+#include "core/memory/cgroup_memory.h"
 #include "core/platform/thread.h"
 
 namespace bulwark {
@@ -38,6 +41,16 @@ constexpr size_t kLoopInterval = 72;  // f64 ms
 constexpr size_t kCpuDecay = 80;      // f64
 constexpr size_t kLoopDecay = 88;     // f64
 constexpr size_t kProcessNow = 96;    // f64 monotonic ms at the last tick
+
+// Memory, written at each CPU tick.
+constexpr size_t kMemoryUsage = 104;  // f64 permille of the memory limit in use (used / limit)
+constexpr size_t kMemoryUsed = 112;   // f64 bytes in use against the limit
+constexpr size_t kMemoryLimit = 120;  // f64 bytes: the binding limit (0 when unknown)
+constexpr size_t kResident = 128;     // f64 bytes resident for this process
+// f64 MemorySourceKind of the figures: kHost when no cgroup limit binds
+constexpr size_t kMemorySource = 136;
+constexpr size_t kMemorySamples = 144;  // f64 count of memory samples
+
 constexpr size_t kLoopSlots = 256;
 constexpr size_t kLoopSlotSize = 128;
 constexpr size_t kMaxLoops = 1024;
@@ -101,9 +114,10 @@ class Sampler {
   // value.
   void Configure(const SamplerOptions& options);
   SamplerOptions options();
-  // Replaces the CPU reader (cgroup root for tests, or "/" again). Takes effect before the next CPU tick.
+  // Replaces the CPU and memory readers (cgroup root for tests, or "/" again). Takes effect before the next CPU tick.
   void SetCgroupRoot(const std::string& root);
   CpuSourceInfo cpuInfo();
+  MemorySourceInfo memoryInfo();
 
  private:
   Sampler();
@@ -115,6 +129,9 @@ class Sampler {
   // Returns true when some loop is busy enough to deserve the short interval.
   bool TickLoops(uint64_t nowNs);
   void TickCpu(uint64_t nowNs);
+  void TickMemory();
+  // Makes the readers for `root` if there are none yet (or replaces them: `replace`), and primes them.
+  void OpenReadersLocked(const std::string& root, bool replace);
 
   // No member initializers: zeroed memory is an unused slot, and RegisterLoop sets every field of the slot it
   // takes. A constructor that wrote all kMaxLoops slots (with the signals block, 230 KB) made each process that
@@ -158,6 +175,7 @@ class Sampler {
   bool configured_ = false;
   SamplerOptions options_;
   CgroupCpuReader* reader_ = nullptr;
+  CgroupMemoryReader* memoryReader_ = nullptr;
 };
 
 }  // namespace bulwark

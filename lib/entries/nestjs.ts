@@ -1,0 +1,11 @@
+// 'bulwark/nestjs': the inbound guard as a NestJS guard and interceptor (NestJS 11 and 12, on Express or Fastify).
+export * from '../guards/inbound/inbound-exports'
+export { nestGuard } from '../adapters/nestjs/nest-guard'
+export type { ExecutionContextLike, NestGuard, NestGuardOptions } from '../adapters/nestjs/nest-guard'
+export type { CallHandlerLike } from '../adapters/nestjs/nest-interceptor'
+export type { GuardRefusal } from '../adapters/nestjs/nest-exception'
+export type { NestRequest, NestResponse } from '../adapters/nestjs/nest-platform'
+export { GuardPolicy, SkipGuard } from '../adapters/nestjs/nest-policy'
+export type { NestRoutePolicy } from '../adapters/nestjs/nest-policy'
+export { BULWARK_GUARD, BulwarkModule } from '../adapters/nestjs/bulwark-module'
+export type { BulwarkDynamicModule } from '../adapters/nestjs/bulwark-module'
