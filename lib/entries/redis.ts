@@ -7,6 +7,7 @@ export type {
   RedisAlgorithm,
   RedisClient,
   RedisRateLimiterOptions,
+  RedisRateLimiterRule,
   RedisScriptClient,
 } from '../ratelimit/redis/redis-options'
 export type { NodeRedisClient, NodeRedisScriptOptions } from '../ratelimit/redis/clients/node-redis-port'

@@ -21,6 +21,7 @@ export type ComponentKindName =
   | 'RetryBudget'
   | 'KeyConcurrencyLimiter'
   | 'HotParameterLimiter'
+  | 'RulesFollower'
 
 type ComponentClass = abstract new (...args: never[]) => unknown
 

@@ -5,6 +5,7 @@ import { SreBreaker } from '../breakers/sre-breaker'
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { KeyConcurrencyLimiter } from '../policies/key-concurrency-limiter'
 import { SlidingWindowLimiter } from '../ratelimit/sliding-window-limiter'
+import { openRedisRule, redisRuleFields } from '../ratelimit/redis/redis-rule'
 import { TokenBucket } from '../ratelimit/token-bucket'
 import { splitRegionName } from '../shared/namespace'
 import { listRegions } from '../shared/regions'
@@ -24,16 +25,17 @@ worker obeys within a second, with no restart. <component> is its region name (t
                    openDuration
   bbr              cpuThreshold, cooldown, minInFlight, queueDelay.target, queueDelay.interval
   key-concurrency-limiter   max
+  redis-rate-limiter        limit, window, burst (GCRA)
 
 Example: bulwark set bbr.api cpuThreshold=700 queueDelay.target=5`
 
 /** A component with live rules, attached by its region's fingerprint (the options its members agree on). */
-interface Configurable {
+export interface Configurable {
   configure(rule: object): RuleStats
   close(): void
 }
 
-const ATTACH: Record<string, (snapshot: RegionSnapshot) => Configurable> = {
+export const ATTACH: Record<string, (snapshot: RegionSnapshot) => Configurable> = {
   'token-bucket': (s) =>
     new TokenBucket({
       shared: s.sharedName,
@@ -81,6 +83,14 @@ const ATTACH: Record<string, (snapshot: RegionSnapshot) => Configurable> = {
       maxMembers: s.fingerprint.number('lanes'),
       max: 1,
     }),
+  // The rule's own region: no Redis client is needed to change it.
+  'redis-rate-limiter': (s) => {
+    const algorithm = s.fingerprint.has('gcra') ? 'gcra' : 'sliding-window'
+    const sharing = { shared: s.sharedName, namespace: s.namespace || undefined, lanes: s.fingerprint.number('lanes') }
+    const initial = redisRuleFields(algorithm).map(() => 1)
+    const { region, rules } = openRedisRule(sharing, algorithm, initial, 1, () => undefined)
+    return { configure: (rule) => rules.configure(rule), close: () => region.close() }
+  },
   bbr: (s) =>
     new BbrLimiter({
       shared: s.sharedName,

@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { PRIORITY_NAMES } from '../bbr/priority'
+import { regionAttached } from '../rules/attach-hooks'
 import { RuleBlock } from '../rules/rule-block'
 import { SharedRegion } from '../shared/shared-region'
 import { resolveSharing, type SharingOptions } from '../shared/sharing-options'
@@ -106,6 +107,12 @@ export class Switchboard {
     this.versionIndex = this.block.sequenceIndex
     this.slotsBase = base + placement.slotsOffset
     this.slots = slots
+    // A new board of a host that follows a rule source takes the source's switches.
+    const region = this.region
+    if (region.name !== undefined)
+      regionAttached('switches', region.name, region.created, (changes: Record<string, SwitchMode | null>) =>
+        this.configure(changes),
+      )
   }
 
   /** Sets a switch (replacing the target's mode if it has one). Throws on a bad target or mode, or a full board. */
