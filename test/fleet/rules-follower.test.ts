@@ -4,9 +4,11 @@ import * as fs from 'fs'
 import * as os from 'os'
 import * as path from 'path'
 
+import { Registry } from 'prom-client'
 import { afterEach, describe, expect, it } from 'vitest'
 
 import { CircuitBreaker, Switchboard, TokenBucket } from '../../lib/index'
+import { PrometheusMetrics } from '../../lib/metrics/prometheus'
 import { setComponent, setSwitches } from '../../lib/ops/fleet/document-changes'
 import { emptyDocument, type RuleDocument } from '../../lib/ops/fleet/rule-document'
 import { followRules, type RulesFollower } from '../../lib/ops/fleet/rules-follower'
@@ -63,6 +65,14 @@ describe('RulesFollower: a host obeys its source', () => {
     expect(board.list().map((s) => `${s.target}=${s.mode}`)).toEqual(['priority:low=shed'])
     expect(log.some((l) => /obeys version 2 \(set by alice\)/.test(l))).toBe(true)
     expect(follower.stats()).toMatchObject({ version: 2, sourceUp: true, refused: 0, watching: true, fromDisk: false })
+    // The exporters report it with no code: nobody's code made it.
+    const registry = new Registry()
+    const metrics = keep(new PrometheusMetrics({ registry }))
+    const scraped = await registry.metrics()
+    expect(scraped).toContain(`bulwark_rules_version{name="${ns}"} 2`)
+    expect(scraped).toContain(`bulwark_rules_source_up{name="${ns}"} 1`)
+    expect(scraped).toContain(`bulwark_rules_refused_total{name="${ns}"} 0`)
+    expect(metrics).toBeDefined()
 
     // Made after: takes the rule in force with its region, before any call.
     const later = keep(new TokenBucket({ rate: 10, shared: 'gw2', namespace: ns }))

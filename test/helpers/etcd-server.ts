@@ -8,7 +8,6 @@ import * as path from 'path'
 import { freePort } from './redis-server'
 import { findBinary, ServerProcess } from './server-process'
 
-
 /** The etcd binary, or undefined to skip (an error under CI). */
 export function etcdTarget(): string | undefined {
   const binary = findBinary('etcd')

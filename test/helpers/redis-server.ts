@@ -15,7 +15,6 @@ export interface RedisTarget {
   binary?: string
 }
 
-
 function redisRequired(): boolean {
   return Boolean(process.env.CI) || Boolean(process.env.BULWARK_REQUIRE_REDIS)
 }

@@ -1,3 +1,4 @@
+import { createRequire } from 'module'
 import * as path from 'path'
 
 import type * as Etcd from 'etcd3'
@@ -31,9 +32,9 @@ type FaultHandling = NonNullable<Etcd.IOptions['faultHandling']>
  * timer), and a lost watch brought back every `retry` ms: built with the copy of cockatiel etcd3 itself loads.
  */
 function faultHandling(retry: number): FaultHandling {
-  const etcdDir = path.dirname(require.resolve('etcd3/package.json'))
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const c = require(require.resolve('cockatiel', { paths: [etcdDir] })) as {
+  const fromHere = createRequire(__filename)
+  const etcdDir = path.dirname(fromHere.resolve('etcd3/package.json'))
+  const c = fromHere(fromHere.resolve('cockatiel', { paths: [etcdDir] })) as {
     noop: unknown
     ConstantBackoff: new (ms: number) => unknown
   }

@@ -3,7 +3,7 @@ import { nestRule } from '../../rules/live-rules'
 import { setAttachHooks } from '../../rules/attach-hooks'
 import { splitRegionName } from '../../shared/namespace'
 import { preciseNow } from '../../signals/clock'
-import { registerComponent } from '../../metrics/component-registry'
+import { registerComponent, reportAutomatically } from '../../metrics/component-registry'
 import { FleetRegion, NUMBER } from './fleet-region'
 import { type FollowRulesOptions, type ResolvedFollowOptions, resolveFollowOptions } from './follower-options'
 import { HostApplier } from './host-applier'
@@ -11,9 +11,10 @@ import { HostElection } from './host-election'
 import { entryFor, type HostRules } from './host-rules'
 import { readStatus } from './host-status'
 import { LastGoodStore } from './last-good'
-import { openRuleSource } from './open-source'
+import { openRuleSource, splitSourceUrl } from './open-source'
 import type { RuleSource } from './rule-source'
 import { readHostRules, SourceWatcher } from './source-watcher'
+import { ThreadRuleSource } from './thread-rule-source'
 
 export type { FollowRulesOptions } from './follower-options'
 
@@ -76,9 +77,13 @@ export class RulesFollower {
   private watcher: SourceWatcher | undefined
   private source: RuleSource | undefined
   private lastCheck = -Infinity
+  /** When this member may try again to open a source that would not open, and what it said (said once). */
+  private retryAt = -Infinity
+  private openError = ''
   private cached: { sequence: number; rules: HostRules } | undefined
   private refusedHere = 0
   private closed = false
+  private readonly unreport: () => void
 
   constructor(options: FollowRulesOptions) {
     this.o = resolveFollowOptions(options)
@@ -94,6 +99,8 @@ export class RulesFollower {
     this.applier = new HostApplier(this.namespace)
     followers.set(this.namespace, this)
     installHooks()
+    // The metrics exporters report it with no code: nobody's code made it.
+    this.unreport = reportAutomatically(this, this.namespace)
     this.tick() // the first member of the host leads at once, and obeys the last good rules before any component
     this.timer = setInterval(() => this.tick(), Math.min(100, this.o.checkInterval))
     this.timer.unref()
@@ -148,6 +155,7 @@ export class RulesFollower {
     this.election.resign()
     this.region.close()
     followers.delete(this.namespace)
+    this.unreport()
     if (followers.size === 0) setAttachHooks(undefined)
   }
 
@@ -168,6 +176,7 @@ export class RulesFollower {
 
   private tick(): void {
     if (this.closed) return
+    if (this.source instanceof ThreadRuleSource && this.source.dead) this.stopWatching() // opened again below
     const leads = this.election.tick()
     if (leads && this.watcher === undefined) this.startWatching()
     else if (!leads && this.watcher !== undefined) this.stopWatching()
@@ -179,13 +188,19 @@ export class RulesFollower {
   }
 
   private startWatching(): void {
+    const now = this.o.wallClock()
+    if (now < this.retryAt) return this.election.resign()
     try {
-      this.source = this.o.source ?? openRuleSource(this.o.url as string, this.namespace).source
+      this.source = this.o.source ?? openUrl(this.o.url as string, this.namespace)
     } catch (error) {
-      this.o.log(`cannot open the rule source: ${error instanceof Error ? error.message : String(error)}`)
-      this.election.resign() // another member may do better; this one tries again at a later tick
+      const reason = error instanceof Error ? error.message : String(error)
+      if (reason !== this.openError) this.o.log(`cannot open the rule source: ${reason}`)
+      this.openError = reason
+      this.retryAt = now + this.o.checkInterval
+      this.election.resign() // another member may do better; this one tries again after a check interval
       return
     }
+    this.openError = ''
     this.watcher = new SourceWatcher({
       region: this.region,
       source: this.source,
@@ -209,6 +224,15 @@ export class RulesFollower {
   }
 }
 registerComponent('RulesFollower', RulesFollower)
+
+/**
+ * The source a URL names: in a thread of its own when bulwark runs from its build (its connections then never keep
+ * the process alive, nor load its event loop), else here.
+ */
+function openUrl(url: string, namespace: string): RuleSource {
+  const ns = splitSourceUrl(url).namespace ?? namespace // checks the URL now, where the error can be said
+  return ThreadRuleSource.available() ? new ThreadRuleSource(url, ns) : openRuleSource(url, ns).source
+}
 
 /** Starts following a rule source (docs/readme/fleet.md): what BULWARK_RULES does, from code. */
 export function followRules(options: FollowRulesOptions): RulesFollower {
