@@ -43,6 +43,7 @@ describe('parseRuleDocument: a document is checked whole before any host obeys i
     [{ ...valid, switches: { api: { 'breaker:pay': 'shed' } } }, /`mode`/],
     [{ ...valid, switches: { __proto__x: {}, ['__proto__']: { 'route:/a': 'shed' } } }, /board name/],
     [{ ...valid, format: 2 }, /`format`/],
+    [{ ...valid, routes: {} }, /`routes` must be absent \(a section of a later document format\?\)/],
     [{ ...valid, version: -1 }, /`version`/],
     [{ ...valid, canary: { version: 1, target: { share: 2 }, components: {} } }, /canary\.target\.share/],
     [{ ...valid, canary: { version: 1, target: {} } }, /a share, labels or both/],

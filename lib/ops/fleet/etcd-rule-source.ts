@@ -75,6 +75,8 @@ export class EtcdRuleSource implements RuleSource {
       dialTimeout: this.timeout,
       defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + this.timeout }),
       faultHandling: faultHandling(retry),
+      // gRPC's own reconnection waits 1 s, then longer: a host would hear etcd seconds after it is back.
+      grpcOptions: { 'grpc.initial_reconnect_backoff_ms': retry, 'grpc.max_reconnect_backoff_ms': retry },
     })
     this.description = `etcd ${o.hosts.join(',')} ${this.key}`
   }

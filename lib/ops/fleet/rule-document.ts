@@ -249,7 +249,11 @@ function history(value: unknown): ChangeRecord[] {
 
 /** Checks a document as parsed JSON; throws InvalidArgumentError naming the first bad field. */
 export function checkDocument(value: unknown): RuleDocument {
-  const d = object('document', value, 7)
+  const d = object('document', value, 6)
+  // A section this bulwark does not know is refused, not dropped: a writer would lose it when it writes back.
+  for (const key of Object.keys(d))
+    if (!['format', 'version', 'components', 'switches', 'canary', 'history'].includes(key))
+      throw new InvalidArgumentError(key, d[key], 'absent (a section of a later document format?)')
   if (d.format !== DOCUMENT_FORMAT)
     throw new InvalidArgumentError(
       'format',

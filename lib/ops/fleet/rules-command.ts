@@ -84,7 +84,7 @@ function sourceLines(doc: RuleDocument, description: string, hosts: HostReport[]
 /** `bulwark rules ...`: resolves with the exit code. */
 export async function runRules(args: readonly string[], out: (text: string) => void): Promise<number> {
   const [command, ...rest] = args
-  if (command === 'status' && !rest.includes('--source') && !process.env.BULWARK_RULES) {
+  if (command === 'status' && !rest.includes('--source')) {
     const ns = rest.indexOf('--namespace')
     const found = localStatus(ns >= 0 ? rest[ns + 1] : undefined)
     if (rest.includes('--json')) out(`${JSON.stringify(found)}\n`)

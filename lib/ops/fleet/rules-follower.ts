@@ -181,7 +181,9 @@ export class RulesFollower {
     if (leads && this.watcher === undefined) this.startWatching()
     else if (!leads && this.watcher !== undefined) this.stopWatching()
     const now = this.o.wallClock()
-    if (this.watcher !== undefined && now - this.lastCheck >= this.o.checkInterval) {
+    // A source that stopped answering is asked four times as often, so that the host hears it back soon.
+    const every = this.watcher?.sourceDown ? this.o.checkInterval / 4 : this.o.checkInterval
+    if (this.watcher !== undefined && now - this.lastCheck >= every) {
       this.lastCheck = now
       this.watcher.tick()
     }

@@ -38,7 +38,7 @@ export function parseCanary(spec: string): CanaryTarget {
 /** Parses the shared options out of `args`; throws InvalidArgumentError for a bad or missing one. */
 export function parseSourceArgs(args: readonly string[]): SourceArgs {
   const parsed: SourceArgs = {
-    source: process.env.BULWARK_RULES ?? '',
+    source: '', // always named: a pod's own BULWARK_RULES must not turn a command for one host into one for all
     namespace: process.env.BULWARK_NAMESPACE || undefined,
     author: process.env.BULWARK_AUTHOR || `${os.userInfo().username}@${os.hostname()}`,
     message: undefined,

@@ -14,7 +14,8 @@ Writes the change to the fleet's rule source (docs/guide/fleet.md): every host t
 second. <component> is <kind>.<shared> (kinds: ${RULE_KIND_NAMES.join(', ')}), or <kind>.<shared>.* for every key
 of a keyed collection; shadow=on|off sets its shadow flag. Switches take the same pairs as on one host.
 
-  --source <url>      redis://host:6379, redis+cluster://..., etcd://host:2379, file:///path (default: BULWARK_RULES)
+  --source <url>      redis://host:6379, redis+cluster://..., etcd://host:2379, file:///path: always named, so that
+                      a command meant for one host never reaches them all
   --namespace <ns>    the application (default: the URL's ?namespace=, else BULWARK_NAMESPACE)
   --canary <hosts>    only those hosts first: 10% of them, hosts with labels (zone=a), or both (10%,zone=a);
                       then 'bulwark rules promote' (all hosts) or 'bulwark rules abort'

@@ -114,6 +114,11 @@ export class SourceWatcher {
       .catch(() => undefined)
   }
 
+  /** Whether the source stopped answering: the follower then checks it more often, to hear it back soon. */
+  get sourceDown(): boolean {
+    return this.up === false
+  }
+
   stop(): void {
     this.subscription?.dispose()
     this.subscription = undefined
