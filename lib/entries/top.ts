@@ -21,3 +21,4 @@ export type {
   SwitchesView,
   TokenBucketView,
 } from '../top/views'
+export type { RulesRefusal } from '../ops/fleet/host-status'

@@ -1,7 +1,7 @@
 // What `bulwark top` reports for each region (also its --json output). Counters are host-wide totals since the
 // region was created; `rates` are per second between the last two samples.
 import type { BbrLimiterStats } from '../bbr/bbr-limiter'
-import type { StatusRefusal } from '../ops/fleet/host-status'
+import type { RulesRefusal } from '../ops/fleet/host-status'
 import type { RuleStats } from '../rules/live-rules'
 
 /**
@@ -135,7 +135,7 @@ export interface RulesWatcherView {
   fromDisk: boolean
   refused: number
   applied: number
-  refusals: StatusRefusal[]
+  refusals: RulesRefusal[]
   lastError?: string
 }
 

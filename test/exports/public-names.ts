@@ -396,6 +396,7 @@ export const publicNames: Record<string, readonly string[]> = {
     'MemberView',
     'RedisRuleView',
     'RegionReport',
+    'RulesRefusal',
     'RulesWatcherView',
     'SlidingWindowView',
     'SreBreakerView',

@@ -5,7 +5,7 @@ import { NUMBER } from './fleet-region'
 import type { HostIdentity } from './host-rules'
 
 /** A refusal as the status keeps it (the newest few). */
-export interface StatusRefusal {
+export interface RulesRefusal {
   /** The document's version refused, or whose rule was refused on this host. */
   version: number
   component?: string
@@ -26,7 +26,7 @@ export interface WatcherStatus {
   time?: string
   canary: boolean
   lastError?: string
-  refusals: StatusRefusal[]
+  refusals: RulesRefusal[]
 }
 
 const KEPT_REFUSALS = 10
@@ -55,7 +55,7 @@ export class HostStatus {
     return this.status
   }
 
-  refused(refusal: StatusRefusal): void {
+  refused(refusal: RulesRefusal): void {
     this.region.setNumber(NUMBER.refused, this.region.number(NUMBER.refused) + 1)
     this.status.refusals = [...this.status.refusals, refusal].slice(-KEPT_REFUSALS)
     this.write()

@@ -111,7 +111,7 @@ export class RulesFollower {
     return this.watcher !== undefined
   }
 
-  /** The rules and switches the host obeys now. */
+  /** @internal The rules and switches the host obeys now. */
   hostRules(): HostRules {
     const sequence = this.region.rules.sequence
     if (this.cached?.sequence !== sequence) this.cached = { sequence, rules: readHostRules(this.region) }
