@@ -33,6 +33,7 @@ const guide = [
   'subset',
   'integrations',
   'degrade',
+  'fleet',
   'observability',
   'top',
   'demo',

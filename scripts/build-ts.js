@@ -126,6 +126,10 @@ pack(path.join(dist, 'cjs'), [
   },
   { name: 'redis', roots: ['entries/redis'] },
   { name: 'exporters', roots: ['ops/metrics/prometheus', 'ops/metrics/opentelemetry'] },
+  { name: 'top', roots: ['entries/top'] },
+  // Following a fleet's rule source: loaded by a process started with BULWARK_RULES (rules/attach-hooks.ts, a
+  // separate require), through 'bulwark/fleet', or by the command line's fleet commands; never by the others.
+  { name: 'fleet', roots: ['ops/fleet/follow-env', 'ops/fleet/source-thread', 'entries/fleet'] },
   { name: 'tools', roots: [] },
 ])
 

@@ -42,6 +42,11 @@ function resolveId(known, from, specifier) {
   throw new Error(`scripts/pack-cjs.js: ${from} requires ${specifier}, which is not in dist/cjs`)
 }
 
+// A require on a line marked `// bulwark:separate` loads a part that has a pack of its own (what only a process
+// started with BULWARK_RULES runs): not followed when packs are chosen, so the pack of the module requiring it does
+// not take that part in.
+const SEPARATE = /^.*\/\/ bulwark:separate$/gm
+
 // Every module reachable from `roots` through relative requires: all of them (lazy ones included: a subpath's
 // pack holds what its lazy getters load), or with `eager`, only those a module's evaluation runs.
 function reach(sources, known, roots, eager = false) {
@@ -51,7 +56,10 @@ function reach(sources, known, roots, eager = false) {
     const id = stack.pop()
     if (seen.has(id)) continue
     seen.add(id)
-    for (const [, , specifier] of sources.get(id).matchAll(eager ? EAGER : REQUIRE))
+    for (const [, , specifier] of sources
+      .get(id)
+      .replace(SEPARATE, '')
+      .matchAll(eager ? EAGER : REQUIRE))
       stack.push(resolveId(known, id, specifier))
   }
   return seen

@@ -11,6 +11,7 @@ export type {
   RedisAlgorithm,
   RedisClient,
   RedisRateLimiterOptions,
+  RedisRateLimiterRule,
   RedisScriptClient,
 } from '../components/ratelimit/redis/redis-options'
 export type { NodeRedisClient, NodeRedisScriptOptions } from '../components/ratelimit/redis/clients/node-redis-port'

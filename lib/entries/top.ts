@@ -12,9 +12,12 @@ export type {
   KeyedTableView,
   LimiterView,
   MemberView,
+  RedisRuleView,
   RegionReport,
+  RulesWatcherView,
   SlidingWindowView,
   SreBreakerView,
   SwitchesView,
   TokenBucketView,
 } from '../ops/top/views'
+export type { RulesRefusal } from '../ops/fleet/host-status'

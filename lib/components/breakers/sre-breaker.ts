@@ -56,7 +56,7 @@ export type SreBreakerRule = Partial<Pick<SreBreakerOptions, 'success' | 'minimu
 export const SRE_RULE_FIELDS = ['success', 'minimumCalls'] as const
 
 /** `success` and `minimumCalls`, validated (the constructor's checks, and live rules'). */
-function resolveSreRule(o: { success?: unknown; minimumCalls?: unknown }): number[] {
+export function resolveSreRule(o: { success?: unknown; minimumCalls?: unknown }): number[] {
   return [
     optionalNumber('success', o.success, 0.6, { above: 0, max: 1 }),
     optionalNumber('minimumCalls', o.minimumCalls, 100, { integer: true, min: 0, max: 1e12 }),

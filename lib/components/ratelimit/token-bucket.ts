@@ -37,7 +37,7 @@ export interface TokenBucketStats {
   rules: RuleStats
 }
 
-function resolveRate(o: { rate?: unknown; burst?: unknown }): [rate: number, burst: number] {
+export function resolveRate(o: { rate?: unknown; burst?: unknown }): [rate: number, burst: number] {
   const rate = checkNumber('rate', o.rate, { above: 0 })
   return [rate, optionalNumber('burst', o.burst, Math.max(1, rate), { above: 0 })]
 }

@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../../foundation/errors/invalid-argument-error'
 import { PRIORITY_NAMES } from '../../admission/priority'
+import { regionAttached } from '../../foundation/live-rules/attach-hooks'
 import { RuleBlock } from '../../foundation/live-rules/rule-block'
 import { SharedRegion } from '../../foundation/regions/shared-region'
 import { resolveSharing, type SharingOptions } from '../../foundation/regions/sharing-options'
@@ -106,6 +107,12 @@ export class Switchboard {
     this.versionIndex = this.block.sequenceIndex
     this.slotsBase = base + placement.slotsOffset
     this.slots = slots
+    // A new board of a host that follows a rule source takes the source's switches.
+    const region = this.region
+    if (region.name !== undefined)
+      regionAttached('switches', region.name, region.created, (changes: Record<string, SwitchMode | null>) =>
+        this.configure(changes),
+      )
   }
 
   /** Sets a switch (replacing the target's mode if it has one). Throws on a bad target or mode, or a full board. */

@@ -1,6 +1,7 @@
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { type Event, EventSource } from '../common/event-source'
 import type { SharedRegion } from '../regions/shared-region'
+import { regionAttached } from './attach-hooks'
 import { RuleBlock, type RulePlacement } from './rule-block'
 
 /** A rule as flat fields: `{ cpuThreshold: 700, 'queueDelay.target': 5 }`. */
@@ -73,6 +74,14 @@ export class LiveRules {
     this.index = this.block.sequenceIndex
     this.scratch = new Float64Array(placement.count)
     this.refresh()
+    // A new region of a host that follows a rule source takes the source's rule (applied at the members' next call).
+    if (region.name !== undefined)
+      regionAttached('rules', region.name, region.created, (rule: object) => this.adopt(rule))
+  }
+
+  /** Writes `partial` over the current rule as the next version, without applying it here (at the next call). */
+  private adopt(partial: object): void {
+    this.block.write(this.validate(partial))
   }
 
   /** Applies a newer version if there is one (off the hot path, which compares `seen` itself). Never throws. */

@@ -1,4 +1,8 @@
 import { BulwarkError } from '../../foundation/errors/bulwark-error'
+import { ignoreRulesEnv } from '../../foundation/live-rules/attach-hooks'
+// Loaded by the fleet's commands only (scripts/pack-cjs.js).
+import * as rules from '../fleet/rules-command' // bulwark:lazy
+import * as sourceSet from '../fleet/source-set-command' // bulwark:lazy
 import { SET_USAGE, setRule } from './set-command'
 import { GC_USAGE, runGc } from './gc-command'
 import { parseTopArgs, TOP_USAGE } from '../top/top-args'
@@ -9,14 +13,16 @@ const USAGE = `Usage: bulwark <command>
 
 Commands:
   top     live view of the limiters, breakers, rate limiters and hot keys shared on this host
-  set     change a shared component's live rule, or an operators' switchboard, on every process of the host
-          ('bulwark set --help')
+  set     change a shared component's live rule, or an operators' switchboard, on every process of the host,
+          or with --source on every host of the fleet ('bulwark set --help')
+  rules   the fleet's rule source: status, history, rollback, promote, abort ('bulwark rules --help')
   gc      remove the shared regions no live process uses (left behind by killed processes)
           ('bulwark gc --help' for its options: --namespace, --all-users)
   help    this text ('bulwark top --help' for top's options)`
 
 /** The `bulwark` command line. Resolves with the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
+  ignoreRulesEnv() // the command line never follows a source itself, whatever BULWARK_RULES says
   const [command, ...rest] = argv
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`)
@@ -34,7 +40,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       return 2
     }
   }
-  if (command === 'set') return set(rest)
+  if (command === 'set') return rest.includes('--source') ? fleet('set', rest) : set(rest)
+  if (command === 'rules') return fleet('rules', rest)
   if (command !== 'top') {
     process.stderr.write(`bulwark: unknown command '${command}'\n${USAGE}\n`)
     return 2
@@ -52,9 +59,26 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
+/** `bulwark set --source ...` and `bulwark rules ...`: through the fleet's rule source. */
+async function fleet(command: 'set' | 'rules', args: readonly string[]): Promise<number> {
+  const usage = command === 'set' ? sourceSet.SOURCE_SET_USAGE : rules.RULES_USAGE
+  if (args.length === 0 || args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(`${usage}\n`)
+    return args.length === 0 ? 2 : 0
+  }
+  const out = (text: string) => process.stdout.write(text)
+  try {
+    return await (command === 'set' ? sourceSet.setThroughSource(args, out) : rules.runRules(args, out))
+  } catch (error) {
+    const bad = error instanceof BulwarkError
+    process.stderr.write(`bulwark ${command}: ${error instanceof Error ? error.message : String(error)}\n`)
+    return bad ? 2 : 1
+  }
+}
+
 function set(args: readonly string[]): number {
   if (args.length === 0 || args.includes('--help') || args.includes('-h')) {
-    process.stdout.write(`${SET_USAGE}\n\n${SWITCHES_USAGE}\n`)
+    process.stdout.write(`${SET_USAGE}\n\n${SWITCHES_USAGE}\n\n${sourceSet.SOURCE_SET_USAGE}\n`)
     return args.length === 0 ? 2 : 0
   }
   // Switches hold names, not numbers: a switchboard has its own parser, the same validation as configure().

@@ -7,6 +7,7 @@ import { KeyConcurrencyLimiter } from '../../components/key-limits/key-concurren
 import { keyLimitShape } from '../../components/key-limits/key-limit-region'
 import { KeyedLimiter } from '../../components/ratelimit/keyed-limiter'
 import { keyedLimiterShape } from '../../components/ratelimit/keyed-rate-limits'
+import { openRedisRule, redisRuleFields } from '../../components/ratelimit/redis/redis-rule'
 import { SlidingWindowLimiter } from '../../components/ratelimit/sliding-window-limiter'
 import { TokenBucket } from '../../components/ratelimit/token-bucket'
 import { splitRegionName } from '../../foundation/regions/namespace'
@@ -28,16 +29,17 @@ worker obeys within a second, with no restart. <component> is its region name (t
   bbr              cpuThreshold, cooldown, minInFlight, queueDelay.target, queueDelay.interval
   key-concurrency-limiter   max
   keyed-limiter    rate, burst
+  redis-rate-limiter        limit, window, burst (GCRA)
 
 Example: bulwark set bbr.api cpuThreshold=700 queueDelay.target=5`
 
 /** A component with live rules, attached by its region's fingerprint (the options its members agree on). */
-interface Configurable {
+export interface Configurable {
   configure(rule: object): RuleStats
   close(): void
 }
 
-const ATTACH: Record<string, (snapshot: RegionSnapshot) => Configurable> = {
+export const ATTACH: Record<string, (snapshot: RegionSnapshot) => Configurable> = {
   'token-bucket': (s) =>
     new TokenBucket({
       shared: s.sharedName,
@@ -95,6 +97,14 @@ const ATTACH: Record<string, (snapshot: RegionSnapshot) => Configurable> = {
       maxMembers: s.fingerprint.number('lanes'),
     }
     return new KeyedLimiter({ ...sharing, ...shape, overflow: overflowKeys })
+  },
+  // The rule's own region: no Redis client is needed to change it.
+  'redis-rate-limiter': (s) => {
+    const algorithm = s.fingerprint.has('gcra') ? 'gcra' : 'sliding-window'
+    const sharing = { shared: s.sharedName, namespace: s.namespace || undefined, lanes: s.fingerprint.number('lanes') }
+    const initial = redisRuleFields(algorithm).map(() => 1)
+    const { region, rules } = openRedisRule(sharing, algorithm, initial, 1, () => undefined)
+    return { configure: (rule) => rules.configure(rule), close: () => region.close() }
   },
   bbr: (s) =>
     new BbrLimiter({

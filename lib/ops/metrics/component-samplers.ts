@@ -18,6 +18,7 @@ import type { RedisRateLimiter } from '../../components/ratelimit/redis/redis-ra
 import type { SlidingWindowLimiter } from '../../components/ratelimit/sliding-window-limiter'
 import type { TokenBucket } from '../../components/ratelimit/token-bucket'
 import type { RetryBudget } from '../../components/resilience/retry-budget'
+import type { RulesFollower } from '../fleet/rules-follower'
 import { type ComponentKindName, isComponent } from '../../foundation/common/component-registry'
 import { METRIC, type MetricSpec } from './metric-catalog'
 
@@ -253,6 +254,20 @@ function sampleHotParameters(name: string, limiter: HotParameterLimiter, emit: E
     emit(METRIC.hotParameterValueCount, item.count, { name, key: label(item.value) })
 }
 
+/** A host's follower of a fleet's rule source: the version it obeys and how fresh, what its watcher refused. */
+function sampleRules(name: string, follower: RulesFollower, emit: Emit): void {
+  const s = follower.stats()
+  const n = { name }
+  emit(METRIC.rulesVersion, s.version, n)
+  emit(METRIC.rulesCanary, s.canary ? 1 : 0, n)
+  emit(METRIC.rulesSourceUp, s.sourceUp ? 1 : 0, n)
+  // Never heard: as stale as can be said without an infinity, which some backends refuse.
+  emit(METRIC.rulesStale, s.staleMs === Infinity ? Number.MAX_SAFE_INTEGER / 1000 : s.staleMs / 1000, n)
+  emit(METRIC.rulesFromDisk, s.fromDisk ? 1 : 0, n)
+  emit(METRIC.rulesRefused, s.refused, n)
+  emit(METRIC.rulesApplied, s.applied, n)
+}
+
 /** Most specific first: the first kind whose class the component is an instance of is used. */
 export const COMPONENT_KINDS: readonly ComponentKind[] = [
   { kind: 'BbrLimiter', family: 'limiter', sample: sampleLimiter as Sampler },
@@ -279,7 +294,8 @@ export const COMPONENT_KINDS: readonly ComponentKind[] = [
   { kind: 'RetryBudget', family: 'retry_budget', sample: sampleRetryBudget as Sampler },
   { kind: 'KeyConcurrencyLimiter', family: 'key_concurrency', sample: sampleKeyConcurrency as Sampler },
   { kind: 'HotParameterLimiter', family: 'hot_parameter', sample: sampleHotParameters as Sampler },
+  { kind: 'RulesFollower', family: 'rules', sample: sampleRules as Sampler },
 ]
 
 export const COMPONENT_NAMES =
-  'a BbrLimiter, an inbound guard, an SreBreaker, a CircuitBreaker, a BreakerGroup, an AdaptiveBulkhead, a BulkheadPool, a HeavyKeeper, a HotKeyCache, a TokenBucket, a SlidingWindowLimiter, a KeyedLimiter, a RedisRateLimiter, a RetryBudget, a KeyConcurrencyLimiter or a HotParameterLimiter'
+  'a BbrLimiter, an inbound guard, an SreBreaker, a CircuitBreaker, a BreakerGroup, an AdaptiveBulkhead, a BulkheadPool, a HeavyKeeper, a HotKeyCache, a TokenBucket, a SlidingWindowLimiter, a KeyedLimiter, a RedisRateLimiter, a RetryBudget, a KeyConcurrencyLimiter, a HotParameterLimiter or a RulesFollower'

@@ -63,6 +63,13 @@ export const OTEL: Record<MetricName, readonly [name: string, instrument: OtelIn
   retryBudgetRequests: ['retry_budget.window.requests', 'gauge'],
   retryBudgetRetries: ['retry_budget.window.retries', 'gauge'],
   retryBudgetAvailable: ['retry_budget.retry.available', 'gauge'],
+  rulesVersion: ['rules.version', 'gauge'],
+  rulesCanary: ['rules.canary', 'gauge'],
+  rulesSourceUp: ['rules.source.up', 'gauge'],
+  rulesStale: ['rules.staleness', 'gauge'],
+  rulesFromDisk: ['rules.from_disk', 'gauge'],
+  rulesRefused: ['rules.refusals', 'counter'],
+  rulesApplied: ['rules.applied_versions', 'counter'],
 }
 
 // The OpenTelemetry attribute of each Prometheus label, by OpenTelemetry's naming guidelines (docs/metrics.md):

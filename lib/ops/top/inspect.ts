@@ -7,7 +7,8 @@ import { inspectBbr } from './inspectors/bbr'
 import { inspectCircuit, inspectSre } from './inspectors/breakers'
 import { inspectHotKeys } from './inspectors/hot-keys'
 import { inspectKeyConcurrency, inspectKeyedLimiter } from './inspectors/keyed-tables'
-import { inspectSlidingWindow, inspectTokenBucket } from './inspectors/rate-limiters'
+import { inspectFleet } from './inspectors/fleet'
+import { inspectRedisRule, inspectSlidingWindow, inspectTokenBucket } from './inspectors/rate-limiters'
 import { inspectSwitches } from './inspectors/switches'
 import { RegionSnapshot } from './region-snapshot'
 import type { ComponentView, RegionReport } from './views'
@@ -25,6 +26,8 @@ const INSPECTORS = new Map<string, Inspector>([
   ['switches', inspectSwitches],
   ['key-concurrency-limiter', inspectKeyConcurrency],
   ['keyed-limiter', inspectKeyedLimiter],
+  ['redis-rate-limiter', inspectRedisRule],
+  ['fleet', inspectFleet],
 ])
 
 export interface InspectOptions {
@@ -77,7 +80,7 @@ export function inspectRegions(options?: InspectOptions): RegionReport[] {
   return reports
 }
 
-function inspectRegion(name: string, keys: number): RegionReport | undefined {
+export function inspectRegion(name: string, keys: number): RegionReport | undefined {
   let snapshot: RegionSnapshot
   try {
     snapshot = new RegionSnapshot(name)

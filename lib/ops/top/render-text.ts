@@ -1,5 +1,5 @@
 import { bytes, count, percent, rate, seconds, textTable } from './text-table'
-import type { HostFrame, RegionReport } from './views'
+import type { HostFrame, RegionReport, RulesWatcherView } from './views'
 
 export interface RenderOptions {
   /** Columns to fit (default: unlimited). */
@@ -32,6 +32,17 @@ export function printable(text: string): string {
   return text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
+/** A host's rules watcher: which process watches, the version obeyed, whether the source answers and how stale. */
+function watcherRow(r: RegionReport, v: RulesWatcherView): string[] {
+  const watcher = v.watcher === undefined ? 'none' : `pid ${v.watcher.pid} of ${v.followers}`
+  const version = `${v.version}${v.canary ? ' (canary)' : ''}${v.fromDisk ? ' (from disk)' : ''}`
+  const state = v.sourceUp ? 'up' : v.lastError === undefined ? 'down' : `down: ${printable(v.lastError).slice(0, 60)}`
+  const heard = v.staleMs === Infinity ? 'never' : `${seconds(v.staleMs)} ago`
+  const last = v.refusals[v.refusals.length - 1]
+  const refused = v.refused === 0 || last === undefined ? '0' : `${v.refused}: ${printable(last.reason).slice(0, 60)}`
+  return [r.namespace, printable(v.source), watcher, version, state, heard, refused]
+}
+
 /** One frame of `bulwark top` as text: a section per kind of component, then the regions it cannot read. */
 export function renderFrame(frame: HostFrame, options: RenderOptions = {}): string {
   const width = options.width ?? Infinity
@@ -44,6 +55,7 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
     tables: [] as string[][],
     other: [] as string[][],
     rules: [] as string[][],
+    watchers: [] as string[][],
   }
   for (const r of frame.regions) {
     const v = r.view
@@ -131,6 +143,17 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
         count(v.refused),
         heavy.join(' · ') || '(none yet)',
       ])
+    } else if (v.type === 'redis-rate-limiter') {
+      const burst = v.burst === undefined ? '' : ` burst ${count(v.burst)}`
+      rows.limits.push([
+        label(r),
+        `redis ${v.algorithm}`,
+        members(r),
+        '-',
+        `${count(v.limit)} per ${seconds(v.window)}${burst}`,
+      ])
+    } else if (v.type === 'rules-watcher') {
+      rows.watchers.push(watcherRow(r, v))
     } else if (v.type === 'switches') {
       for (const sw of v.switches)
         rows.switches.push([r.name, sw.target, sw.mode, new Date(sw.since).toISOString().slice(0, 19) + 'Z'])
@@ -147,6 +170,12 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
       'SWITCHES (set by operators; they stay until cleared)',
       ['target', 'mode', 'since'],
       rows.switches,
+      width,
+    ),
+    ...section(
+      'RULES SOURCE (one watcher per host follows it)',
+      ['source', 'watcher', 'version', 'state', 'heard', 'refused'],
+      rows.watchers,
       width,
     ),
     ...section(

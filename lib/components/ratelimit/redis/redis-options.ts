@@ -1,4 +1,5 @@
 import { InvalidOptionError } from '../../../foundation/errors/invalid-option-error'
+import { resolveSharing, type ResolvedSharing } from '../../../foundation/regions/sharing-options'
 import type { Clock } from '../../../foundation/signals/clock'
 import {
   checkBoolean,
@@ -63,7 +64,20 @@ export interface RedisRateLimiterOptions {
    * By default the scripts read Redis TIME, so that the hosts' clocks need not agree.
    */
   now?: Clock
+  /**
+   * One live rule (`limit`, `window`, `burst`) for every limiter of the host made with this name: `configure()` or
+   * `bulwark set redis-rate-limiter.<name> limit=...` changes it for all of them (docs/rules/live-rules.md). The
+   * decisions' state stays in Redis either way. Default: the rule is this limiter's own.
+   */
+  shared?: string
+  /** Which application `shared` belongs to (SharingOptions.namespace). */
+  namespace?: string
+  /** Limiters a shared rule accepts across the host (default 64). */
+  maxMembers?: number
 }
+
+/** The fields of a RedisRateLimiter's rule that `configure` changes at run time (burst only for GCRA). */
+export type RedisRateLimiterRule = Partial<Pick<RedisRateLimiterOptions, 'limit' | 'window' | 'burst'>>
 
 export interface ResolvedRedisOptions {
   redis: unknown
@@ -78,6 +92,8 @@ export interface ResolvedRedisOptions {
   probeInterval: number
   localRefusal: boolean
   now: Clock | undefined
+  /** Where the live rule lives (`shared`, `namespace`, lanes). */
+  sharing: ResolvedSharing
 }
 
 const MAX_WINDOW = 365 * 86_400_000
@@ -115,6 +131,7 @@ export function resolveRedisOptions(options: unknown): ResolvedRedisOptions {
     probeInterval: optionalNumber('probeInterval', o.probeInterval, 1000, { min: 0 }),
     localRefusal: o.localRefusal === undefined ? true : checkBoolean('localRefusal', o.localRefusal),
     now: optionalFunction<Clock>('now', o.now),
+    sharing: resolveSharing({ shared: o.shared, namespace: o.namespace, maxMembers: o.maxMembers }),
   }
 }
 

@@ -3,6 +3,9 @@ import { performance } from 'perf_hooks'
 import { InvalidArgumentError } from '../../../foundation/errors/invalid-argument-error'
 import type { RedisError } from '../../../foundation/errors/redis-error'
 import { EventSource, type Event } from '../../../foundation/common/event-source'
+import type { LiveRules, RuleStats } from '../../../foundation/live-rules/live-rules'
+import type { RedisLimiterState, RedisRateLimiterStats } from './redis-stats'
+import type { SharedRegion } from '../../../foundation/regions/shared-region'
 import { coarseNow, type Clock } from '../../../foundation/signals/clock'
 import type { KeyedLimiter } from '../keyed-limiter'
 import type { Limiter } from '../limiter'
@@ -16,9 +19,12 @@ import { RedisKeys, boundedKey, limitDefinition } from './redis-keys'
 import {
   type RedisAlgorithm,
   type RedisRateLimiterOptions,
-  resolveInsurance,
+  type RedisRateLimiterRule,
+  type ResolvedRedisOptions,
   resolveRedisOptions,
 } from './redis-options'
+import { RedisInsurance } from './redis-insurance'
+import { openRedisRule, scriptParams } from './redis-rule'
 import { GCRA_SCRIPT, SLIDING_WINDOW_SCRIPT, scriptSha } from './redis-scripts'
 import { ScriptBatcher } from './script-batcher'
 import { Warmup } from './warmup'
@@ -26,31 +32,7 @@ import { registerComponent } from '../../../foundation/common/component-registry
 
 export type { RateLimitDecision } from './pending-decision'
 
-/** Where decisions are going: 'redis', or 'insurance' while Redis is skipped after failures. */
-export type RedisLimiterState = 'redis' | 'insurance'
-
-/** What RedisRateLimiter.stats() returns: counts since it was made, and what is pending now. */
-export interface RedisRateLimiterStats {
-  state: RedisLimiterState
-  /** Decisions Redis made. */
-  redis: number
-  /** Decisions refused on this host because Redis had just refused or emptied the key (source 'local'). */
-  local: number
-  /** Decisions the insurance limiter made. */
-  insurance: number
-  /** Decisions Redis did not answer within `timeout`. */
-  timeouts: number
-  /** Decisions whose script call failed (a Redis error, a reply that is not the script's). */
-  errors: number
-  /** Decisions that found the client not ready (disconnected, reconnecting, never connected). */
-  notReady: number
-  /** Script calls sent to Redis; each carries one or more decisions. */
-  calls: number
-  /** Decisions waiting for Redis now. */
-  pending: number
-  /** Keys refused locally now. */
-  refusedKeys: number
-}
+export type { RedisLimiterState, RedisRateLimiterStats } from './redis-stats'
 
 const SCRIPTS = [SLIDING_WINDOW_SCRIPT, GCRA_SCRIPT]
 
@@ -63,15 +45,10 @@ const SCRIPTS = [SLIDING_WINDOW_SCRIPT, GCRA_SCRIPT]
  * `probeInterval`, and decisions go back to it as soon as a probe is answered in time.
  */
 export class RedisRateLimiter {
-  // The DecisionOwner and BatchSink of its decisions and batches, through members the declarations leave out: the
-  // two interfaces are checked where it hands itself over, not named on the class.
-  readonly limit: number
-  readonly window: number
+  // The DecisionOwner and BatchSink of its decisions and batches (interfaces checked where it hands itself over).
   readonly algorithm: RedisAlgorithm
   readonly keyPrefix: string
   readonly timeout: number
-  /** The local limiter that decides while Redis cannot. */
-  readonly insurance: KeyedLimiter<Limiter>
   /** Fires 'insurance' when Redis starts being skipped and 'redis' when it answers again. */
   readonly onStateChange: Event<RedisLimiterState>
   /**
@@ -79,10 +56,16 @@ export class RedisRateLimiter {
    * RedisError (`ERR_BULWARK_REDIS`), the client's own error as its `cause`.
    */
   readonly onError: Event<RedisError>
+  /** The live rule's name, or undefined when the rule is this limiter's own. */
+  readonly shared: string | undefined
   private readonly port: RedisPort
-  private readonly keys: RedisKeys
+  private keys: RedisKeys
   /** The most permits one decision may ask for: the limit, or the burst for GCRA. */
-  private readonly maxCost: number
+  private maxCost: number
+  private options: ResolvedRedisOptions
+  private readonly insuranceLimiter: RedisInsurance
+  private readonly region: SharedRegion
+  private readonly rules: LiveRules
   private readonly clock: Clock
   /** Local refusals are timed precisely (or on the injected clock, which then is Redis' clock too). */
   private readonly refusalClock: Clock
@@ -99,12 +82,11 @@ export class RedisRateLimiter {
   constructor(options: RedisRateLimiterOptions) {
     const o = resolveRedisOptions(options)
     this.port = toRedisPort(o.redis)
-    this.limit = o.limit
-    this.window = o.window
+    this.options = o
     this.algorithm = o.algorithm
     this.keyPrefix = o.keyPrefix
     this.timeout = o.timeout
-    this.insurance = resolveInsurance((options as { insurance?: unknown }).insurance, o)
+    this.insuranceLimiter = new RedisInsurance((options as { insurance?: unknown }).insurance, o)
     this.clock = o.now ?? coarseNow
     this.refusalClock = o.now ?? (() => performance.now())
     this.refusals = o.localRefusal ? new LocalRefusals() : undefined
@@ -112,12 +94,15 @@ export class RedisRateLimiter {
     const gcra = o.algorithm === 'gcra'
     this.maxCost = gcra ? o.burst : o.limit
     const script = gcra ? GCRA_SCRIPT : SLIDING_WINDOW_SCRIPT
-    const params: [string, string] = gcra
-      ? [String(o.window / o.limit), String(o.burst)]
-      : [String(o.limit), String(o.window)]
     const injected = o.now
     const timeArg = injected === undefined ? () => '' : () => String(injected())
-    this.batcher = new ScriptBatcher(this.port, script, scriptSha(script), params, timeArg, this.refusalClock, this)
+    const sha = scriptSha(script)
+    this.batcher = new ScriptBatcher(this.port, script, sha, scriptParams(o), timeArg, this.refusalClock, this)
+    this.shared = o.sharing.shared
+    const initial = gcra ? [o.limit, o.window, o.burst] : [o.limit, o.window]
+    ;({ region: this.region, rules: this.rules } = openRedisRule(o.sharing, o.algorithm, initial, o.hosts, (v) =>
+      this.obeyRule(v[0], v[1], gcra ? v[2] : v[0]),
+    ))
     this.circuit = new RedisCircuit(o.openAfter, o.probeInterval, (open) =>
       this.stateEvents.emit(open ? 'insurance' : 'redis'),
     )
@@ -143,6 +128,8 @@ export class RedisRateLimiter {
    * argument (a key that is not a string, n not in (0, limit], or (0, burst] for GCRA).
    */
   consume(key: string, n = 1): Promise<RateLimitDecision> {
+    const rules = this.rules
+    if (rules.i32[rules.index] !== rules.seen) rules.refresh()
     if (typeof key !== 'string') return Promise.reject(new InvalidArgumentError('key', key, 'a string'))
     if (!(typeof n === 'number' && n > 0 && n <= this.maxCost)) {
       return Promise.reject(new InvalidArgumentError('n', n, `a number > 0 and <= ${this.maxCost}`))
@@ -187,6 +174,32 @@ export class RedisRateLimiter {
     return this.warmup.ready
   }
 
+  /** Permits per window, for the whole fleet (the live rule's, once changed; reading it applies nothing). */
+  get limit(): number {
+    return this.rules.pending()?.[0] ?? this.options.limit
+  }
+  /** Window length, ms (the live rule's, once changed; reading it applies nothing). */
+  get window(): number {
+    return this.rules.pending()?.[1] ?? this.options.window
+  }
+  /** The local limiter that decides while Redis cannot (made again from each new rule unless it is yours). */
+  get insurance(): KeyedLimiter<Limiter> {
+    return this.insuranceLimiter.limiter
+  }
+  /** Told each live rule this limiter starts to obey, at its first decision after the change (docs/rules/live-rules.md). */
+  get onRuleChange(): Event<RuleStats> {
+    return this.rules.onChange
+  }
+
+  /**
+   * Changes the limit, window and (GCRA) burst for every limiter sharing the rule (docs/rules/live-rules.md),
+   * validated as the constructor validates them, refused whole (InvalidOptionError) when a field is bad. Keys name
+   * their limit: each key's count starts afresh under the new rule; decisions already sent keep theirs.
+   */
+  configure(rule: RedisRateLimiterRule): RuleStats {
+    return this.rules.configure(rule)
+  }
+
   /** The current route of new decisions. */
   get state(): RedisLimiterState {
     return this.circuit.open ? 'insurance' : 'redis'
@@ -199,6 +212,7 @@ export class RedisRateLimiter {
       calls: this.batcher.calls,
       pending: this.pending.pending,
       refusedKeys: this.refusals?.size ?? 0,
+      rules: this.rules.stats(),
     }
   }
 
@@ -210,6 +224,7 @@ export class RedisRateLimiter {
     this.closed = true
     this.pending.expireAll()
     this.refusals?.clear()
+    this.region.close()
   }
 
   [Symbol.dispose](): void {
@@ -265,19 +280,20 @@ export class RedisRateLimiter {
     call.resolve(this.insure(call.key, call.cost))
   }
 
+  /** Takes a new rule: keys, the scripts' parameters, the largest cost and the default insurance limiter. */
+  private obeyRule(limit: number, window: number, burst: number): void {
+    const o = { ...this.options, limit, window, burst }
+    this.options = o
+    this.keys = new RedisKeys(o.keyPrefix, limitDefinition(o.algorithm, limit, window, burst))
+    this.maxCost = o.algorithm === 'gcra' ? burst : limit
+    this.batcher.setParams(scriptParams(o))
+    this.refusals?.clear() // refusals were timed by the old rule
+    this.insuranceLimiter.renew(o)
+  }
+
   private insure(key: string, n: number): RateLimitDecision {
     this.counts.insurance++
-    const limiter = this.insurance.get(key)
-    // No room for a new key in the insurance limiter (every key in it still refilling): the key is limited.
-    if (limiter === undefined)
-      return { allowed: false, remaining: 0, retryAfterMs: this.insurance.retryAfterMs(key, n), source: 'insurance' }
-    const allowed = limiter.tryAcquire(n)
-    return {
-      allowed,
-      remaining: Math.floor(limiter.available()),
-      retryAfterMs: allowed ? 0 : limiter.retryAfterMs(n),
-      source: 'insurance',
-    }
+    return this.insuranceLimiter.decide(key, n)
   }
 }
 registerComponent('RedisRateLimiter', RedisRateLimiter)
