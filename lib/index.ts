@@ -177,3 +177,7 @@ export type { SwitchboardOptions, SwitchMode, SwitchState, SwitchTarget } from '
 // only by those who import them (docs/vocabulary.md, "Module layout"): 'bulwark/http', 'bulwark/express',
 // 'bulwark/fastify', 'bulwark/koa', 'bulwark/grpc', 'bulwark/undici', 'bulwark/redis', 'bulwark/prometheus',
 // 'bulwark/opentelemetry', 'bulwark/top'.
+
+// BULWARK_RULES=<url>: the process follows that fleet rule source with no code change (entries/rules-env.ts).
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the variable is set
+if (process.env.BULWARK_RULES) require('./entries/rules-env') // bulwark:separate

@@ -38,7 +38,9 @@ function deferRequires(file) {
     else if (
       /^("use strict";|Object\.defineProperty\(exports, "__esModule", \{ value: true \}\);|exports\..* = void 0;)$/.test(
         line,
-      )
+      ) ||
+      // Every entry's check of BULWARK_RULES (lib/entries/rules-env.ts), which tsc writes on two lines.
+      /^(if \(process\.env\.BULWARK_RULES\)| {4}require\('[^']+'\); \/\/ bulwark:separate)$/.test(line)
     )
       kept.push(line)
     else if (!/^(\/\/.*)?$/.test(line)) {
@@ -127,8 +129,10 @@ pack(path.join(dist, 'cjs'), [
   { name: 'redis', roots: ['entries/redis'] },
   { name: 'exporters', roots: ['ops/metrics/prometheus', 'ops/metrics/opentelemetry'] },
   { name: 'top', roots: ['entries/top'] },
-  // Following a fleet's rule source: loaded by a process started with BULWARK_RULES (rules/attach-hooks.ts, a
-  // separate require), through 'bulwark/fleet', or by the command line's fleet commands; never by the others.
+  // BULWARK_RULES: what every entry requires at load when the variable is set (a `bulwark:separate` require), then
+  // the fleet's follower it loads at the first component with live rules, also reached through 'bulwark/fleet' or the
+  // command line's fleet commands; never loaded by the other processes.
+  { name: 'rules-env', roots: ['entries/rules-env'], shallow: true },
   { name: 'fleet', roots: ['ops/fleet/follow-env', 'ops/fleet/source-thread', 'entries/fleet'] },
   { name: 'tools', roots: [] },
 ])

@@ -81,3 +81,7 @@ export { BreakerOpenError } from '../foundation/errors/breaker-open-error'
 // Token bucket
 export { TokenBucket } from '../components/ratelimit/token-bucket'
 export type { TokenBucketOptions, TokenBucketRule, TokenBucketStats } from '../components/ratelimit/token-bucket'
+
+// BULWARK_RULES=<url>: the process follows that fleet rule source with no code change (entries/rules-env.ts).
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the variable is set
+if (process.env.BULWARK_RULES) require('./rules-env') // bulwark:separate

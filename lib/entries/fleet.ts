@@ -10,3 +10,7 @@ export { EtcdRuleSource } from '../ops/fleet/etcd-rule-source'
 export type { EtcdRuleSourceOptions } from '../ops/fleet/etcd-rule-source'
 export { FileRuleSource } from '../ops/fleet/file-rule-source'
 export type { FileRuleSourceOptions } from '../ops/fleet/file-rule-source'
+
+// BULWARK_RULES=<url>: the process follows that fleet rule source with no code change (entries/rules-env.ts).
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the variable is set
+if (process.env.BULWARK_RULES) require('./rules-env') // bulwark:separate

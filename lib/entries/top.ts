@@ -21,3 +21,7 @@ export type {
   TokenBucketView,
 } from '../ops/top/views'
 export type { RulesRefusal } from '../ops/fleet/host-status'
+
+// BULWARK_RULES=<url>: the process follows that fleet rule source with no code change (entries/rules-env.ts).
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the variable is set
+if (process.env.BULWARK_RULES) require('./rules-env') // bulwark:separate

@@ -107,11 +107,12 @@ export class Switchboard {
     this.versionIndex = this.block.sequenceIndex
     this.slotsBase = base + placement.slotsOffset
     this.slots = slots
-    // A new board of a host that follows a rule source takes the source's switches.
+    // The attach hooks: on a host that follows a rule source, a new board takes the source's switches (checked by
+    // configure(), as any change).
     const region = this.region
     if (region.name !== undefined)
-      regionAttached('switches', region.name, region.created, (changes: Record<string, SwitchMode | null>) =>
-        this.configure(changes),
+      regionAttached('switches', region.name, region.created, (changes) =>
+        this.configure(changes as Record<string, SwitchMode | null>),
       )
   }
 

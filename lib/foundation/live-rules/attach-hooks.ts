@@ -1,63 +1,51 @@
-// How a host that follows a fleet's rule source (docs/readme/fleet.md) gives its rules to a component the moment the
-// component makes its region: the components call here, the fleet's follower (lib/ops/fleet) answers. A process
-// started with BULWARK_RULES starts its follower here, at its first shared component with live rules or switches:
-// no code change to adopt it.
-import type { SwitchMode } from '../../components/switches/switch-layout'
+// A registry of attach hooks: code that hears when a component with live rules, or a switchboard, attaches to its
+// region. A host that follows a fleet's rule source (docs/readme/fleet.md) gives a new region the rule in force this
+// way. This layer knows no follower: the public entry points register the one BULWARK_RULES names
+// (lib/entries/rules-env.ts), and the fleet's code registers its own hooks when it starts.
 
-/** The environment variable that names a process's rule source. */
-export const RULES_ENV = 'BULWARK_RULES'
-
-export interface AttachHooks {
-  /** A component with live rules made the region `regionName`; `adopt` writes a rule (checked first) for its members. */
-  rules(regionName: string, adopt: (rule: object) => void): void
-  /** A switchboard made the region `regionName`; `configure` sets its switches. */
-  switches(regionName: string, configure: (changes: Record<string, SwitchMode | null>) => void): void
+/** A component's region, reported when the component attaches to it. */
+export interface RegionAttach {
+  /** 'rules': a component with live rules; 'switches': a switchboard. */
+  readonly kind: 'rules' | 'switches'
+  /** The region's name (`<kind>.<namespace>.<shared>`). */
+  readonly region: string
+  /** This member made the region: it holds its maker's options, not yet the host's rules. */
+  readonly created: boolean
+  /**
+   * Writes for every member of the region, checked first (throws when it is not valid): a partial rule for 'rules',
+   * switch changes (`{ target: mode | null }`) for 'switches'.
+   */
+  apply(value: object): void
 }
 
-let hooks: AttachHooks | undefined
-let envChecked = false
+export type AttachHook = (attach: RegionAttach) => void
 
-/** Installs (or with undefined, removes) the hooks: the fleet's follower. */
-export function setAttachHooks(value: AttachHooks | undefined): void {
-  hooks = value
-}
+const hooks = new Set<AttachHook>()
 
-/** Never start a follower from the environment in this process (the `bulwark` command line). */
-export function ignoreRulesEnv(): void {
-  envChecked = true
-}
-
-/** The hooks, after starting the follower BULWARK_RULES names, the first time a region is made. */
-export function attachHooks(): AttachHooks | undefined {
-  if (!envChecked) {
-    envChecked = true
-    const url = process.env[RULES_ENV]
-    if (url !== undefined && url !== '') {
-      // Loaded only here (its own pack): a process without BULWARK_RULES never loads the fleet's code.
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const fleet = require('../../ops/fleet/follow-env') as typeof import('../../ops/fleet/follow-env') // bulwark:separate
-      fleet.followFromEnv(url)
-    }
+/** Registers `hook`; returns what removes it. */
+export function addAttachHook(hook: AttachHook): () => void {
+  hooks.add(hook)
+  return () => {
+    hooks.delete(hook)
   }
-  return hooks
 }
 
-/**
- * Tells the hooks about a region a component attached to, when it made it (`created`): an existing region already
- * has the host's rules. A hook that throws never fails the component being made.
- */
+/** Tells the hooks about a region a component attached to. A hook that throws never fails the component. */
 export function regionAttached(
-  kind: 'rules' | 'switches',
-  regionName: string,
+  kind: RegionAttach['kind'],
+  region: string,
   created: boolean,
-  apply: (value: never) => void,
+  apply: (value: object) => void,
 ): void {
-  const h = attachHooks()
-  if (h === undefined || !created) return
-  try {
-    if (kind === 'rules') h.rules(regionName, apply as (rule: object) => void)
-    else h.switches(regionName, apply as (changes: Record<string, SwitchMode | null>) => void)
-  } catch {
-    // The follower counts what it could not apply; the component keeps its constructor's options.
+  if (hooks.size === 0) return
+  const attach: RegionAttach = { kind, region, created, apply }
+  // A Set's iteration visits what is added meanwhile: a hook that starts the fleet's follower sees its hooks answer
+  // for this very region.
+  for (const hook of hooks) {
+    try {
+      hook(attach)
+    } catch {
+      // The follower counts what it could not apply; the component keeps its constructor's options.
+    }
   }
 }

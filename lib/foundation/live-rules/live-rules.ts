@@ -74,9 +74,9 @@ export class LiveRules {
     this.index = this.block.sequenceIndex
     this.scratch = new Float64Array(placement.count)
     this.refresh()
-    // A new region of a host that follows a rule source takes the source's rule (applied at the members' next call).
-    if (region.name !== undefined)
-      regionAttached('rules', region.name, region.created, (rule: object) => this.adopt(rule))
+    // The attach hooks: on a host that follows a rule source, a new region takes the source's rule (applied at the
+    // members' next call).
+    if (region.name !== undefined) regionAttached('rules', region.name, region.created, (rule) => this.adopt(rule))
   }
 
   /** Writes `partial` over the current rule as the next version, without applying it here (at the next call). */

@@ -1,5 +1,4 @@
 import { BulwarkError } from '../../foundation/errors/bulwark-error'
-import { ignoreRulesEnv } from '../../foundation/live-rules/attach-hooks'
 // Loaded by the fleet's commands only (scripts/pack-cjs.js).
 import * as rules from '../fleet/rules-command' // bulwark:lazy
 import * as sourceSet from '../fleet/source-set-command' // bulwark:lazy
@@ -22,7 +21,6 @@ Commands:
 
 /** The `bulwark` command line. Resolves with the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
-  ignoreRulesEnv() // the command line never follows a source itself, whatever BULWARK_RULES says
   const [command, ...rest] = argv
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`)

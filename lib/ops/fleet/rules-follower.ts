@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../../foundation/errors/invalid-argument-error'
 import { nestRule } from '../../foundation/live-rules/live-rules'
-import { setAttachHooks } from '../../foundation/live-rules/attach-hooks'
+import { addAttachHook, type RegionAttach } from '../../foundation/live-rules/attach-hooks'
 import { splitRegionName } from '../../foundation/regions/namespace'
 import { preciseNow } from '../../foundation/signals/clock'
 import { registerComponent, reportAutomatically } from '../../foundation/common/component-registry'
@@ -46,20 +46,18 @@ export interface RulesFollowerStats {
 }
 
 const followers = new Map<string, RulesFollower>()
+/** Removes the attach hook, registered while this thread has a follower. */
+let removeHook: (() => void) | undefined
 
-/** The hooks: a component's new region takes its rule from the follower of its namespace. */
-function installHooks(): void {
-  setAttachHooks({
-    rules(regionName, adopt) {
-      const { kind, namespace, shared } = splitRegionName(regionName)
-      followers.get(namespace)?.give(kind, shared, adopt)
-    },
-    switches(regionName, configure) {
-      const { namespace, shared } = splitRegionName(regionName)
-      const board = followers.get(namespace)?.hostRules().switches[shared]
-      if (board !== undefined && Object.keys(board).length > 0) configure(board)
-    },
-  })
+/** The attach hook: a component's new region takes its rule, or a new board its switches, from its namespace's. */
+function regionAttached(attach: RegionAttach): void {
+  if (!attach.created) return // an existing region has the host's rules already
+  const { kind, namespace, shared } = splitRegionName(attach.region)
+  const follower = followers.get(namespace)
+  if (follower === undefined) return
+  if (attach.kind === 'rules') return follower.give(kind, shared, attach.apply)
+  const board = follower.hostRules().switches[shared]
+  if (board !== undefined && Object.keys(board).length > 0) attach.apply(board)
 }
 
 /**
@@ -98,7 +96,7 @@ export class RulesFollower {
     this.election = new HostElection(this.region, this.o.now ?? preciseNow, this.o.staleAfter)
     this.applier = new HostApplier(this.namespace)
     followers.set(this.namespace, this)
-    installHooks()
+    removeHook ??= addAttachHook(regionAttached)
     // The metrics exporters report it with no code: nobody's code made it.
     this.unreport = reportAutomatically(this, this.namespace)
     this.tick() // the first member of the host leads at once, and obeys the last good rules before any component
@@ -156,7 +154,10 @@ export class RulesFollower {
     this.region.close()
     followers.delete(this.namespace)
     this.unreport()
-    if (followers.size === 0) setAttachHooks(undefined)
+    if (followers.size === 0) {
+      removeHook?.()
+      removeHook = undefined
+    }
   }
 
   [Symbol.dispose](): void {

@@ -1,0 +1,64 @@
+// BULWARK_RULES with no code change, through every public entry (lib/entries/rules-env.ts): a process that loads one
+// entry of the build and makes a shared TokenBucket follows the source the variable names. The bucket comes from
+// its module's deep path, which registers nothing itself: only the entry's check at load can start the follower.
+import * as fs from 'fs'
+import * as os from 'os'
+import * as path from 'path'
+import { afterAll, describe, expect, it } from 'vitest'
+
+import { setComponent } from '../../lib/ops/fleet/document-changes'
+import { emptyDocument } from '../../lib/ops/fleet/rule-document'
+import { uniqueName } from '../helpers/unique-name'
+import { cleanEnv, nodeJson, packageRoot } from '../install/child-process'
+
+const exportsMap = (
+  JSON.parse(fs.readFileSync(path.join(packageRoot, 'package.json'), 'utf8')) as {
+    exports: Record<string, string | { require?: string }>
+  }
+).exports
+// The subpaths whose code is an entry point of lib/entries (or lib/index.ts); the exporters' subpaths make nothing.
+const entries = Object.entries(exportsMap)
+  .map(([subpath, target]) => [subpath, typeof target === 'string' ? target : (target.require ?? '')] as const)
+  .filter(([, file]) => file === './dist/cjs/index.js' || file.startsWith('./dist/cjs/entries/'))
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bulwark-rules-env-'))
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+const document = JSON.stringify(
+  setComponent(emptyDocument(), 'token-bucket.gw', { rules: { rate: 250 } }, { author: 't' }),
+)
+const rules = path.join(dir, 'rules.json')
+fs.writeFileSync(rules, document)
+
+describe('BULWARK_RULES through each public entry', () => {
+  it('covers the root and every subpath of lib/entries', () => {
+    expect(entries.map(([subpath]) => subpath)).toEqual(expect.arrayContaining(['.', './core', './http', './fleet']))
+  })
+
+  it.each(entries)('%s: a shared component takes the source’s rule', (_subpath, file) => {
+    const namespace = uniqueName('env')
+      .replace(/[^A-Za-z0-9_-]/g, '_')
+      .slice(-40)
+    const env = cleanEnv({
+      BULWARK_RULES: `file://${rules}`,
+      BULWARK_NAMESPACE: namespace,
+      BULWARK_RULES_CACHE: dir,
+    })
+    // Polls the bucket's rule until it changes, for 10 s at most, and prints the rate it obeys then.
+    const script = `
+require(${JSON.stringify(path.join(packageRoot, file))})
+const { TokenBucket } = require(${JSON.stringify(path.join(packageRoot, 'dist', 'cjs', 'components', 'ratelimit', 'token-bucket'))})
+const bucket = new TokenBucket({ rate: 1, burst: 1, shared: 'gw' })
+const deadline = Date.now() + 10000
+const timer = setInterval(() => {
+  bucket.tryAcquire()
+  const rate = bucket.stats().rules.values.rate
+  if (rate === 1 && Date.now() < deadline) return
+  clearInterval(timer)
+  bucket.close()
+  console.log(JSON.stringify({ rate }))
+  process.exit(0)
+}, 5)`
+    expect(nodeJson<{ rate: number }>(['-e', script], packageRoot, env)).toEqual({ rate: 250 })
+  })
+})
