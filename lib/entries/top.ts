@@ -20,7 +20,7 @@ export type {
   SwitchesView,
   TokenBucketView,
 } from '../ops/top/views'
-export type { RulesRefusal } from '../ops/fleet/host-status'
+export type { RulesRefusal } from '../foundation/live-rules/fleet-region'
 
 // BULWARK_RULES=<url>: the process follows that fleet rule source with no code change (entries/rules-env.ts).
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the variable is set

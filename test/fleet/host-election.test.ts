@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { FleetRegion } from '../../lib/ops/fleet/fleet-region'
+import { FleetRegion } from '../../lib/foundation/live-rules/fleet-region'
 import { HostElection } from '../../lib/ops/fleet/host-election'
 import { ManualClock } from '../helpers/manual-clock'
 import { uniqueName } from '../helpers/unique-name'

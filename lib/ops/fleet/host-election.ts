@@ -1,4 +1,4 @@
-import type { FleetRegion } from './fleet-region'
+import type { FleetRegion } from '../../foundation/live-rules/fleet-region'
 
 /**
  * Which member of the host watches the source (docs/readme/fleet.md, "One watcher per host"). The leader word holds

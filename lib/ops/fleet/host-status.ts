@@ -1,33 +1,12 @@
 import { threadId } from 'worker_threads'
 
-import type { FleetRegion } from './fleet-region'
-import { NUMBER } from './fleet-region'
+import {
+  type FleetRegion,
+  NUMBER,
+  type RulesRefusal,
+  type WatcherStatus,
+} from '../../foundation/live-rules/fleet-region'
 import type { HostIdentity } from './host-rules'
-
-/** A refusal as the status keeps it (the newest few). */
-export interface RulesRefusal {
-  /** The document's version refused, or whose rule was refused on this host. */
-  version: number
-  component?: string
-  region?: string
-  reason: string
-  /** Date.now(). */
-  at: number
-}
-
-/** What the watcher says about itself in the host's region (JSON in its status block). */
-export interface WatcherStatus {
-  source: string
-  host: string
-  labels: Record<string, string>
-  watcher: { pid: number; threadId: number }
-  /** Of the document the host obeys: its last change's author and time, and whether the host takes its canary. */
-  author?: string
-  time?: string
-  canary: boolean
-  lastError?: string
-  refusals: RulesRefusal[]
-}
 
 const KEPT_REFUSALS = 10
 
@@ -68,16 +47,5 @@ export class HostStatus {
 
   private write(): void {
     this.region.status.write(JSON.stringify(this.status))
-  }
-}
-
-/** The status a region holds, or undefined (none yet, or not readable). */
-export function readStatus(region: FleetRegion): WatcherStatus | undefined {
-  const read = region.status.read()
-  if (read === undefined || read.text === '') return undefined
-  try {
-    return JSON.parse(read.text) as WatcherStatus
-  } catch {
-    return undefined
   }
 }

@@ -4,12 +4,11 @@ import { addAttachHook, type RegionAttach } from '../../foundation/live-rules/at
 import { splitRegionName } from '../../foundation/regions/namespace'
 import { preciseNow } from '../../foundation/signals/clock'
 import { registerComponent, reportAutomatically } from '../../foundation/common/component-registry'
-import { FleetRegion, NUMBER } from './fleet-region'
+import { FleetRegion, NUMBER, readStatus, type RulesFollowerStats } from '../../foundation/live-rules/fleet-region'
 import { type FollowRulesOptions, type ResolvedFollowOptions, resolveFollowOptions } from './follower-options'
 import { HostApplier } from './host-applier'
 import { HostElection } from './host-election'
 import { entryFor, type HostRules } from './host-rules'
-import { readStatus } from './host-status'
 import { LastGoodStore } from './last-good'
 import { openRuleSource, splitSourceUrl } from './open-source'
 import type { RuleSource } from './rule-source'
@@ -17,33 +16,7 @@ import { readHostRules, SourceWatcher } from './source-watcher'
 import { ThreadRuleSource } from './thread-rule-source'
 
 export type { FollowRulesOptions } from './follower-options'
-
-/** What a follower reports (`stats()`, the metrics): the host's view, the same from every member. */
-export interface RulesFollowerStats {
-  namespace: string
-  /** The source, as the watcher shows it ('' before a watcher started). */
-  source: string
-  /** Whether this member watches the source for the host. */
-  watching: boolean
-  /** The watching member's process, if any. */
-  watcherPid: number | undefined
-  /** The version the host obeys (0: none). */
-  version: number
-  /** The host takes the document's canary. */
-  canary: boolean
-  /** The watcher is connected to the source. */
-  sourceUp: boolean
-  /** Ms since the watcher last heard the source (how stale the host's rules may be); Infinity if never. */
-  staleMs: number
-  /** The host obeys the last good rules from disk, not yet confirmed by the source. */
-  fromDisk: boolean
-  /** Rules and documents the watcher refused (a failed check, a region that would not take a rule). */
-  refused: number
-  /** Versions the watcher applied. */
-  applied: number
-  /** Rules this member's new regions could not take. */
-  refusedHere: number
-}
+export type { RulesFollowerStats } from '../../foundation/live-rules/fleet-region'
 
 const followers = new Map<string, RulesFollower>()
 /** Removes the attach hook, registered while this thread has a follower. */

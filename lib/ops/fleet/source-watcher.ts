@@ -1,6 +1,6 @@
 import type { Disposable } from '../../foundation/common/disposable'
-import type { FleetRegion } from './fleet-region'
-import { NUMBER, RULES_BYTES } from './fleet-region'
+import type { FleetRegion } from '../../foundation/live-rules/fleet-region'
+import { NUMBER, RULES_BYTES } from '../../foundation/live-rules/fleet-region'
 import type { HostApplier, Refusal } from './host-applier'
 import { type HostIdentity, type HostRules, hostRules, NO_RULES } from './host-rules'
 import { HostStatus } from './host-status'

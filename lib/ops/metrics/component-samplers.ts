@@ -18,7 +18,7 @@ import type { RedisRateLimiter } from '../../components/ratelimit/redis/redis-ra
 import type { SlidingWindowLimiter } from '../../components/ratelimit/sliding-window-limiter'
 import type { TokenBucket } from '../../components/ratelimit/token-bucket'
 import type { RetryBudget } from '../../components/resilience/retry-budget'
-import type { RulesFollower } from '../fleet/rules-follower'
+import type { RulesFollowerStats } from '../../foundation/live-rules/fleet-region'
 import { type ComponentKindName, isComponent } from '../../foundation/common/component-registry'
 import { METRIC, type MetricSpec } from './metric-catalog'
 
@@ -255,7 +255,7 @@ function sampleHotParameters(name: string, limiter: HotParameterLimiter, emit: E
 }
 
 /** A host's follower of a fleet's rule source: the version it obeys and how fresh, what its watcher refused. */
-function sampleRules(name: string, follower: RulesFollower, emit: Emit): void {
+function sampleRules(name: string, follower: { stats(): RulesFollowerStats }, emit: Emit): void {
   const s = follower.stats()
   const n = { name }
   emit(METRIC.rulesVersion, s.version, n)

@@ -3,7 +3,7 @@
 import type { BbrLimiterStats } from '../../components/bbr/bbr-limiter'
 import type { HeavyKey } from '../../foundation/keyed-table/heavy-keys'
 import type { RuleStats } from '../../foundation/live-rules/live-rules'
-import type { RulesRefusal } from '../fleet/host-status'
+import type { RulesRefusal } from '../../foundation/live-rules/fleet-region'
 
 /**
  * A BbrLimiter as its stats() would report it host-wide, except `load`, the highest load (permille) any live member

@@ -1,5 +1,4 @@
-import { FleetRegion, NUMBER, placeFleet } from '../../fleet/fleet-region'
-import { readStatus } from '../../fleet/host-status'
+import { FleetRegion, NUMBER, placeFleet, readStatus } from '../../../foundation/live-rules/fleet-region'
 import type { RegionSnapshot } from '../region-snapshot'
 import type { RulesWatcherView } from '../views'
 

@@ -1,11 +1,11 @@
 import { InvalidArgumentError } from '../../foundation/errors/invalid-argument-error'
 import type { FlatRule } from '../../foundation/live-rules/live-rules'
-import { parseAssignments } from '../cli/set-command'
-import { parseSwitchPairs } from '../cli/switch-command'
-import { setComponent, setSwitches } from './document-changes'
-import { checkComponent, type RuleDocument, splitComponent } from './rule-document'
-import { RULE_KIND_NAMES } from './rule-kinds'
-import { editDocument, parseSourceArgs, sourceOf } from './source-edit'
+import { parseAssignments } from './set-command'
+import { parseSwitchPairs } from './switch-command'
+import { setComponent, setSwitches } from '../fleet/document-changes'
+import { checkComponent, type RuleDocument, splitComponent } from '../fleet/rule-document'
+import { RULE_KIND_NAMES } from '../fleet/rule-kinds'
+import { editDocument, parseSourceArgs, sourceOf } from '../fleet/source-edit'
 
 export const SOURCE_SET_USAGE = `Usage: bulwark set --source <url> [--namespace <ns>] [--canary <hosts>] [-m <message>] <component> <field>=<value> ...
        bulwark set --source <url> [...] switches.<board> <target>=<mode> ...

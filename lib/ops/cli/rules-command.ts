@@ -3,9 +3,9 @@ import { splitRegionName } from '../../foundation/regions/namespace'
 import { listRegions } from '../../foundation/regions/regions'
 import { inspectRegion } from '../top/inspect'
 import type { RulesWatcherView } from '../top/views'
-import { abort, promote, rollback } from './document-changes'
-import type { ChangeRecord, RuleDocument } from './rule-document'
-import { editDocument, parseSourceArgs, readDocument, sourceOf } from './source-edit'
+import { abort, promote, rollback } from '../fleet/document-changes'
+import type { ChangeRecord, RuleDocument } from '../fleet/rule-document'
+import { editDocument, parseSourceArgs, readDocument, sourceOf } from '../fleet/source-edit'
 
 export const RULES_USAGE = `Usage: bulwark rules status [--source <url>] [--namespace <ns>] [--json]
        bulwark rules history --source <url> [--namespace <ns>] [--limit <n>] [--json]

@@ -1,10 +1,11 @@
 // The host's region of a fleet's rules, `fleet.<namespace>.rules` (docs/readme/fleet.md, "One watcher per host"):
 // who watches the source (the leader word and each member's heartbeat), what the host obeys (the host's rules as
 // JSON), and the watcher's health (a few numbers, and a status text). Every process that follows the source joins
-// it; only the watcher writes it.
-import { type LanePlacement, RegionLayout } from '../../foundation/regions/region-layout'
-import { SharedRegion } from '../../foundation/regions/shared-region'
-import { placeText, TextBlock, type TextPlacement } from './text-block'
+// it; only the watcher (lib/ops/fleet) writes it. Here, below both, so that `bulwark top` (lib/ops/top) reads what
+// the watcher writes without depending on the fleet's code.
+import { type LanePlacement, RegionLayout } from '../regions/region-layout'
+import { SharedRegion } from '../regions/shared-region'
+import { placeText, TextBlock, type TextPlacement } from '../regions/text-block'
 
 export const FLEET_KIND = 'fleet'
 /** The region's shared name (its namespace is the application's). */
@@ -33,6 +34,61 @@ export const NUMBER = {
   changedAt: 7,
 } as const
 const NUMBERS = Object.keys(NUMBER).length
+
+/** A refusal as the status keeps it (the newest few). */
+export interface RulesRefusal {
+  /** The document's version refused, or whose rule was refused on this host. */
+  version: number
+  component?: string
+  region?: string
+  reason: string
+  /** Date.now(). */
+  at: number
+}
+
+/** What the watcher says about itself in the host's region (JSON in its status block). */
+export interface WatcherStatus {
+  source: string
+  host: string
+  labels: Record<string, string>
+  watcher: { pid: number; threadId: number }
+  /** Of the document the host obeys: its last change's author and time, and whether the host takes its canary. */
+  author?: string
+  time?: string
+  canary: boolean
+  lastError?: string
+  refusals: RulesRefusal[]
+}
+
+/**
+ * What a follower (lib/ops/fleet/rules-follower.ts) reports, from this region: its `stats()`, which the exporters
+ * sample. The host's view, the same from every member.
+ */
+export interface RulesFollowerStats {
+  namespace: string
+  /** The source, as the watcher shows it ('' before a watcher started). */
+  source: string
+  /** Whether this member watches the source for the host. */
+  watching: boolean
+  /** The watching member's process, if any. */
+  watcherPid: number | undefined
+  /** The version the host obeys (0: none). */
+  version: number
+  /** The host takes the document's canary. */
+  canary: boolean
+  /** The watcher is connected to the source. */
+  sourceUp: boolean
+  /** Ms since the watcher last heard the source (how stale the host's rules may be); Infinity if never. */
+  staleMs: number
+  /** The host obeys the last good rules from disk, not yet confirmed by the source. */
+  fromDisk: boolean
+  /** Rules and documents the watcher refused (a failed check, a region that would not take a rule). */
+  refused: number
+  /** Versions the watcher applied. */
+  applied: number
+  /** Rules this member's new regions could not take. */
+  refusedHere: number
+}
 
 export interface FleetPlacement {
   layout: RegionLayout
@@ -124,5 +180,16 @@ export class FleetRegion {
 
   close(): void {
     this.region.close()
+  }
+}
+
+/** The status a region holds, or undefined (none yet, or not readable). */
+export function readStatus(region: FleetRegion): WatcherStatus | undefined {
+  const read = region.status.read()
+  if (read === undefined || read.text === '') return undefined
+  try {
+    return JSON.parse(read.text) as WatcherStatus
+  } catch {
+    return undefined
   }
 }

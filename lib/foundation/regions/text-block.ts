@@ -1,6 +1,6 @@
-import { LOCK_TIMED_OUT, SpinLock } from '../../foundation/regions/spin-lock'
-import type { RegionLayout } from '../../foundation/regions/region-layout'
-import type { SharedRegion } from '../../foundation/regions/shared-region'
+import { LOCK_TIMED_OUT, SpinLock } from './spin-lock'
+import type { RegionLayout } from './region-layout'
+import type { SharedRegion } from './shared-region'
 
 /** Where a text block lives in a region's payload. */
 export interface TextPlacement {
