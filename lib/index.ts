@@ -63,15 +63,16 @@ export type { KeyedFactory, KeyedPoolOptions, KeyedPoolStats, PoolMember } from 
 export type { KeyedOptions } from './foundation/keyed/keyed-options'
 
 // Admission: shed codes, execution
-export { Shed, shedReason } from './admission/shed'
-export type { ShedCode, ShedReason } from './admission/shed'
+export { Shed, shedReason } from './foundation/errors/shed'
+export type { ShedCode, ShedReason } from './foundation/errors/shed'
 export type { ExecuteOptions, GuardedFunction } from './admission/run-guarded'
 
 // BBR adaptive limiter
 export { BbrLimiter } from './components/bbr/bbr-limiter'
 export type { BbrLimiterStats, PriorityExecuteOptions } from './components/bbr/bbr-limiter'
 export type { PriorityCounts } from './components/bbr/bbr-layout'
-export type { BbrLimiterOptions, BbrLimiterRule, LoadSignal } from './components/bbr/bbr-options'
+export type { BbrLimiterOptions, BbrLimiterRule } from './components/bbr/bbr-options'
+export type { LoadSignal } from './admission/limits/load-signal'
 export type { FairnessOptions } from './admission/queue/fair-share'
 export type { AdmissionQueueStats } from './admission/queue/admission-queue'
 export { Priority } from './admission/priority'

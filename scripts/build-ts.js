@@ -94,7 +94,7 @@ pack(path.join(dist, 'cjs'), [
   { name: 'hotkeys', roots: ['components/hotkeys/heavy-keeper'], own: true, atLoad: true },
   {
     name: 'queue',
-    roots: ['admission/queue/limiter-queue', 'admission/queue/admission-queue', 'admission/run-queued'],
+    roots: ['admission/queue/limiter-queue', 'admission/queue/admission-queue', 'admission/queue/run-queued'],
     own: true,
     atLoad: true,
   },

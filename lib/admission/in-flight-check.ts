@@ -1,7 +1,7 @@
 /**
- * The one comparison every limit on requests in flight makes (BbrLimiter's CPU and latency rules, the adaptive
+ * The one comparison every limit on requests in flight makes (BbrLimiter's CPU and latency checks, the adaptive
  * bulkheads): whether the requests in flight (the one being decided excluded) are over a class's share of `limit`.
- * Priorities, and the fairness policies to come, apply here for every rule at once.
+ * Priorities, and the fairness policies to come, apply here for every check at once.
  */
 export function overLimit(inFlight: number, limit: number, share: number): boolean {
   return inFlight > 1 && inFlight > limit * share

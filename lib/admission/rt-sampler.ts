@@ -56,7 +56,7 @@ export class RtSampler {
     return this.sample()
   }
 
-  /** Times every request while `on` (the latency rule's probe wants its samples soon), then samples again. */
+  /** Times every request while `on` (the latency check's probe wants its samples soon), then samples again. */
   timeAll(on: boolean): void {
     this.all = on
     this.mask = on ? 0 : this.usual

@@ -2,6 +2,7 @@
 #include <napi.h>
 
 #include "binding/env_data.h"
+#include "core/hotkeys/heavy_keeper_front.h"
 #include "core/keyed/keyed_layout.h"
 #include "core/region/lane_window.h"
 #include "core/region/region_layout.h"
@@ -100,12 +101,35 @@ void InitLayout(Napi::Env env, Napi::Object exports) {
   set(keyed, "heavyEntrySize", kl::kHeavyEntrySize);
   set(keyed, "heavyWords", kl::kHeavyWords);
   set(keyed, "heavyTextUnits", kl::kHeavyTextUnits);
+  using Front = HeavyKeeperFront;
+  Napi::Object front = Napi::Object::New(env);
+  set(front, "dirtyCountWord", Front::kDirtyCountWord);
+  set(front, "seenWord", Front::kSeenWord);
+  set(front, "lastSlotWord", Front::kLastSlotWord);
+  set(front, "lastFingerprintWord", Front::kLastFingerprintWord);
+  set(front, "lastEstimateWord", Front::kLastEstimateWord);
+  set(front, "entriesOffsetWord", Front::kEntriesOffsetWord);
+  set(front, "pendingTotalOffset", Front::kPendingTotalOffset);
+  set(front, "thresholdOffset", Front::kThresholdOffset);
+  set(front, "randomOffset", Front::kRandomOffset);
+  set(front, "decayOffset", Front::kDecayOffset);
+  set(front, "decayTableSize", kDecayTableSize);
+  set(front, "headerSize", Front::kHeaderSize);
+  set(front, "entryAlign", Front::kEntryAlign);
+  set(front, "entryWords", Front::kEntryWords);
+  set(front, "entryEpoch", Front::kEntryEpoch);
+  set(front, "entryLearned", Front::kEntryLearned);
+  set(front, "entryFingerprint", Front::kEntryFingerprint);
+  set(front, "entryBuckets", Front::kEntryBuckets);
+  set(front, "entryPending", Front::kEntryPending);
+  set(front, "entryRows", Front::kEntryRows);
 
   Napi::Object layoutObj = Napi::Object::New(env);
   layoutObj.Set("region", region);
   layoutObj.Set("window", window);
   layoutObj.Set("signals", signals);
   layoutObj.Set("keyed", keyed);
+  layoutObj.Set("heavyKeeperFront", front);
   exports.Set("layout", layoutObj);
 }
 

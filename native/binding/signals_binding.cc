@@ -47,7 +47,7 @@ bool GetOptionsObject(const Napi::CallbackInfo& info, const char* function, Napi
 }
 
 // samplerStart(defaults): this environment uses the sampler until it goes away (once per environment); the
-// defaults, which lib/foundation/signals/sampler-defaults.ts holds, apply if nothing has configured the sampler yet.
+// defaults, which lib/foundation/native/sampler-defaults.ts holds, apply if nothing has configured the sampler yet.
 Napi::Value SamplerStart(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Object o;

@@ -192,8 +192,8 @@ describe("BbrLimiter: the queueing-delay rule's target follows the service time"
     }
     clock.time = 1700
     // The service time the rule's target is floored by (white box: the target is not in stats()).
-    const rule = (limiter as unknown as { rules: { delayRule: { signal: { serviceTime: () => number } } } }).rules
-      .delayRule
+    const rule = (limiter as unknown as { checks: { delayCheck: { signal: { serviceTime: () => number } } } }).checks
+      .delayCheck
     expect(rule.signal.serviceTime()).toBeCloseTo(30, 6)
     limiter.close()
   })

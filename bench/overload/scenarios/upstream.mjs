@@ -112,7 +112,7 @@ async function runOne(contender, load, tuning) {
             inFlight: limiter.shedInFlight,
             queueDelay: limiter.shedQueueDelay,
           },
-    latencyRule: limiter?.latency ?? limiter, // bulwark's latency rule, or a Netflix limit
+    latencyCheck: limiter?.latency ?? limiter, // bulwark's latency rule, or a Netflix limit
     cpu: cpu.result(),
   }
 }

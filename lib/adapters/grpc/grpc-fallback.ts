@@ -1,6 +1,18 @@
 import type { FallbackReason } from '../../guards/inbound/fallback'
 import { GrpcStatus } from './grpc-module'
 
+/** What the guard sees of an incoming call (and what `priority`, `rateLimit.key` and `fallback` receive). */
+export interface GrpcCallInfo {
+  /** The method's path, `/package.Service/Method`. */
+  method: string
+  /** The call's request metadata (grpc-js `Metadata`). */
+  metadata: { get(key: string): unknown[] }
+  /** The client's address, without the port. */
+  address: string | undefined
+  /** Milliseconds left before the call's deadline (`grpc-timeout`) when it arrived; NaN without one. */
+  remainingMs: number
+}
+
 /** A degraded end of a gRPC call: its status code (default UNAVAILABLE), details and trailers. */
 export interface GrpcFallbackStatus {
   code?: number
@@ -9,10 +21,7 @@ export interface GrpcFallbackStatus {
 }
 
 /** Returns the status a refused, timed-out or failed call ends with, or undefined for the plain one. */
-export type GrpcFallback = (
-  call: import('./grpc-server').GrpcCallInfo,
-  reason: FallbackReason,
-) => GrpcFallbackStatus | undefined
+export type GrpcFallback = (call: GrpcCallInfo, reason: FallbackReason) => GrpcFallbackStatus | undefined
 
 export interface GrpcStatusAnswer {
   code: number

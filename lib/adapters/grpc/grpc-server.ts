@@ -1,26 +1,22 @@
 import { checkOptions } from '../../foundation/common/validate'
-import { Shed } from '../../admission/shed'
+import { Shed } from '../../foundation/errors/shed'
 import { runWithDeadline } from '../../guards/inbound/deadline-context'
 import type { FallbackReason } from '../../guards/inbound/fallback'
 import type { Waiter } from '../../admission/queue/admission-queue'
 import { InboundGuard, QUEUED, type RequestAccess } from '../../guards/inbound/inbound-guard'
 import type { InboundGuardOptions } from '../../guards/inbound/inbound-options'
 import { GrpcStatus, grpcModule } from './grpc-module'
-import { checkGrpcAnswer, type GrpcFallback, type GrpcStatusAnswer, plainGrpcAnswer } from './grpc-fallback'
+import {
+  checkGrpcAnswer,
+  type GrpcCallInfo,
+  type GrpcFallback,
+  type GrpcStatusAnswer,
+  plainGrpcAnswer,
+} from './grpc-fallback'
 import { RequestSignal, runWithSignal } from '../../guards/inbound/request-signal'
 import { sendAhead, sessionOf } from './call-transport'
 
-/** What the guard sees of an incoming call (and what `priority`, `rateLimit.key` and `fallback` receive). */
-export interface GrpcCallInfo {
-  /** The method's path, `/package.Service/Method`. */
-  method: string
-  /** The call's request metadata (grpc-js `Metadata`). */
-  metadata: { get(key: string): unknown[] }
-  /** The client's address, without the port. */
-  address: string | undefined
-  /** Milliseconds left before the call's deadline (`grpc-timeout`) when it arrived; NaN without one. */
-  remainingMs: number
-}
+export type { GrpcCallInfo }
 
 export interface GrpcServerGuardOptions extends Omit<InboundGuardOptions<GrpcCallInfo>, 'fallback' | 'deadline'> {
   /** The `@grpc/grpc-js` module (default: loaded on first use, as the application resolves it). */

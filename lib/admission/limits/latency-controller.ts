@@ -37,7 +37,7 @@ const clamp = (v: number, lo: number, hi: number) => (v < lo ? lo : v > hi ? hi 
  *
  * It reads its owner's rolling windows of passes and sampled response times. Each step (a quarter of a bucket)
  * the first member to reach it claims it (one compare-and-swap, host-wide) and recomputes; every request reads
- * one cell, `cap` (0 while the rule does not shed). Bursts at normal load, a cold start (no base yet) and the
+ * one cell, `cap` (0 while the check does not shed). Bursts at normal load, a cold start (no base yet) and the
  * burst after a pause of the gateway shed nothing.
  */
 export class LatencyController {

@@ -6,9 +6,9 @@ import type { RegionLayout } from '../../foundation/regions/region-layout'
  * (see `epoch`).
  */
 export const CELL = {
-  /** The limit requests are held to now; 0 while the rule does not shed. */
+  /** The limit requests are held to now; 0 while the check does not shed. */
   cap: 0,
-  /** The limit the gradient computes (also while the rule does not shed). */
+  /** The limit the gradient computes (also while the check does not shed). */
   limit: 1,
   /** The learned base response time, ms; 0 until learned. */
   base: 2,
@@ -16,7 +16,7 @@ export const CELL = {
   sample: 3,
   /** The measured response time once the limit settled (a moving average; Infinity: none yet). */
   anchor: 4,
-  /** 1 while the expected response time is over the tolerated one and the rule does not shed yet, else 0. */
+  /** 1 while the expected response time is over the tolerated one and the check does not shed yet, else 0. */
   watching: 5,
   /** IDLE, SHEDDING or PROBING. */
   phase: 6,

@@ -1,7 +1,7 @@
 import { eventLoopDelay } from '../../foundation/signals/signals'
 import { checkOptions, optionalFunction, optionalNumber } from '../../foundation/common/validate'
 
-/** How the adaptive concurrency rule learns its limit from latency (docs/rules/latency.md). */
+/** How the adaptive concurrency check learns its limit from latency (docs/rules/latency.md). */
 export interface LatencyOptions {
   /**
    * Response-time inflation over the learned base that still counts as no queueing, as a share of the base

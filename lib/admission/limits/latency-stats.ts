@@ -1,6 +1,6 @@
 import { CELL, PHASE } from './latency-layout'
 
-/** What the adaptive concurrency rule has learned (host-wide when its owner is shared). */
+/** What the adaptive concurrency check has learned (host-wide when its owner is shared). */
 export interface LatencyStats {
   /** The limit on requests in flight learned from latency (0 until the first measurement). */
   limit: number

@@ -1,7 +1,7 @@
 import { cell, loopCell, signalCells } from '../../foundation/signals/signal-cells'
 import { loopTurnAge, loopTurnsMeasured } from '../../foundation/signals/loop-turn'
 import { eventLoopDelayRaw } from '../../foundation/signals/signals'
-import type { LoadSignal } from '../../components/bbr/bbr-options'
+import type { LoadSignal } from './load-signal'
 import { QueueDelayController, type QueueDelayOptions } from './queue-delay-controller'
 
 /** When the sampler last measured this thread's loop. */
@@ -30,8 +30,8 @@ const budgetedAge =
   () =>
     waiterAsking ? 0 : age()
 
-/** What the queueing-delay rule needs from its limiter. */
-export interface QueueRuleHost {
+/** What the queueing-delay check needs from its limiter. */
+export interface QueueDelayCheckHost {
   /** Load in permille at or above which the limiter counts as saturated. */
   threshold: number
   /** The requests' smallest mean response time, ms. */
@@ -43,15 +43,15 @@ export interface QueueRuleHost {
 }
 
 /**
- * The queueing-delay rule for a load signal. A function signal replaces every measured input, the queueing delay
- * included (no rule); { load, delay } injects both (the loop then counts as saturated while the injected load is
+ * The queueing-delay check for a load signal. A function signal replaces every measured input, the queueing delay
+ * included (no check); { load, delay } injects both (the loop then counts as saturated while the injected load is
  * at or over the threshold); a measured signal reads this thread's loop. Either way the target is never below 0.75
  * of the requests' service time (queue-delay-controller.ts, SERVICE_TIME_SHARE).
  */
-export function queueRule(
+export function queueDelayCheck(
   options: QueueDelayOptions,
   signal: LoadSignal,
-  host: QueueRuleHost,
+  host: QueueDelayCheckHost,
 ): QueueDelayController | undefined {
   if (typeof signal === 'function') return undefined
   if (typeof signal === 'object') {

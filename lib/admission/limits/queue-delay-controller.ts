@@ -62,7 +62,7 @@ const CAREFUL_STEP = 0.02
  * large: it is shed only when critical traffic alone overloads the loop (docs/rules/bbr.md, "The turn budget").
  * Normal's is half the target: in a model of a worker (test/bbr/event-loop-sim.ts, 8 ms handlers) that took the
  * admitted p99 from 73 to 50 ms at 4x and 64 to 53 ms at 10x against a whole target, with the same goodput. A queue's
- * waiters are left out of it (queue-rule.ts), or they would lose their slots to later arrivals.
+ * waiters are left out of it (queue-delay-check.ts), or they would lose their slots to later arrivals.
  */
 const TURN_BUDGET = [5, 2, 0.5, 0.25]
 /**
@@ -75,10 +75,10 @@ const TURN_BUDGET = [5, 2, 0.5, 0.25]
  */
 const EARLY_TURN_BUDGET = [5, 2, 1, 0.5]
 /**
- * While the rule acts, how long an admission queue's waiter may wait, from the start of the loop turn that refused it
- * until its handler starts, as a multiple of the target (the queueing delay the rule holds; never below 0.75 of the
+ * While the check acts, how long an admission queue's waiter may wait, from the start of the loop turn that refused it
+ * until its handler starts, as a multiple of the target (the queueing delay the check holds; never below 0.75 of the
  * service time): a waiter that waited all of maxWait and then ran answered after its service time plus maxWait, past
- * the admitted p99 of the requests the rule admits (issue 16: 2.5x the unloaded p99). In the event-loop model
+ * the admitted p99 of the requests the check admits (issue 16: 2.5x the unloaded p99). In the event-loop model
  * (test/bbr/event-loop-sim.ts, square-wave bursts of 1.2x for 200 ms, maxWait 50) the admitted p99 went from 93 to
  * 69.5 ms (unloaded 28), 51 shed of 1 080 against 59 at once. 1.25-2 times the target: p99 74-79 ms.
  */
@@ -204,7 +204,7 @@ export class QueueDelayController {
 
   /**
    * How much longer a request refused now may wait in an admission queue, ms (docs/rules/queue.md, "A waiter's
-   * bound"): while the rule acts, WAIT_BOUND x the target less the age of the turn that refused it; otherwise, and
+   * bound"): while the check acts, WAIT_BOUND x the target less the age of the turn that refused it; otherwise, and
    * without the turn's age, Infinity (maxWait alone bounds it).
    */
   waitBudget(): number {

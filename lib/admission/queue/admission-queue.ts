@@ -1,4 +1,4 @@
-import { Shed } from '../shed'
+import { Shed } from '../../foundation/errors/shed'
 import { OwnDeadlines } from './own-deadlines'
 import { QueueEntry as Entry, type Waiter } from './queue-entry'
 import type { AdmissionQueueOptions } from './queue-options'

@@ -1,6 +1,4 @@
 import { InvalidOptionError } from '../../foundation/errors/invalid-option-error'
-// Loaded at first use (scripts/pack-cjs.js): only limiters made with `fairness` track keys.
-import { HeavyKeeper } from '../../components/hotkeys/heavy-keeper' // bulwark:lazy
 import { checkOptions, optionalNumber } from '../../foundation/common/validate'
 
 /** BbrLimiter's `fairness` option (docs/rules/fairness.md). */
@@ -34,6 +32,22 @@ export function resolveFairness(value: unknown, shared: string | undefined): Res
 
 const FAIRNESS_SUFFIX = '-fairness'
 
+/** The name of the HeavyKeeper that counts a shared limiter's admitted keys (undefined: a local one). */
+export function fairnessKeeperName(shared: string | undefined): string | undefined {
+  return shared === undefined ? undefined : shared + FAIRNESS_SUFFIX
+}
+
+/**
+ * What FairShare needs of a top-k counter (a HeavyKeeper, which the limiter makes: a component, above this layer).
+ * Counts fade by half once per `fadingOnce` epoch.
+ */
+export interface AdmittedKeys {
+  add(key: string): unknown
+  fadingOnce(epoch: number): unknown
+  list(): readonly { readonly key: string; readonly count: number }[]
+  close(): void
+}
+
 /**
  * Light keys may fill the limit up to this share over it while heavy keys exist: room for them to pass while the
  * heavy keys' requests are shed, bounded so that keys minted freely cannot take the host past it.
@@ -41,8 +55,8 @@ const FAIRNESS_SUFFIX = '-fairness'
 export const FAIR_HEADROOM = 1.5
 
 /**
- * Light keys pass the queueing-delay rule while its admit fraction is at least this: below it the heavy keys' requests
- * are nearly all shed already, so a delay that stays comes from the light keys, and the rule sheds them too.
+ * Light keys pass the queueing-delay check while its admit fraction is at least this: below it the heavy keys' requests
+ * are nearly all shed already, so a delay that stays comes from the light keys, and the check sheds them too.
  */
 export const FAIR_MIN_FRACTION = 0.05
 
@@ -56,23 +70,23 @@ const HEAVY_OVER_FAIR = 1.25
  * Who was recently admitted, and whether a key takes more than its fair share (docs/rules/fairness.md): a
  * HeavyKeeper (host-wide when the limiter is shared) counts each admitted request's key, halved every half-life;
  * every `step` the top-k is read and a key is heavy when its count is over 1.25 times the mean count there. While at
- * least one key is heavy, the other keys are light and a limiter lets them pass the rules that would shed them
+ * least one key is heavy, the other keys are light and a limiter lets them pass the checks that would shed them
  * (within FAIR_HEADROOM), so that the heavy keys' requests are shed first.
  */
 export class FairShare {
-  private readonly keeper: HeavyKeeper
+  private readonly keeper: AdmittedKeys
   private readonly step: number
   private readonly halfLife: number
   private nextStepAt = -Infinity
   private heavy = new Set<string>()
-  /** Requests of light keys decided while some key was heavy (the rules let them through within the headroom). */
+  /** Requests of light keys decided while some key was heavy (the checks let them through within the headroom). */
   favoured = 0
 
-  constructor(options: ResolvedFairness, shared: string | undefined, maxMembers: number) {
+  /** `keeper` counts the top `options.k` keys; FairShare closes it. */
+  constructor(options: ResolvedFairness, keeper: AdmittedKeys) {
     this.step = options.step
     this.halfLife = options.halfLife
-    const name = shared === undefined ? undefined : shared + FAIRNESS_SUFFIX
-    this.keeper = new HeavyKeeper({ k: options.k, shared: name, maxMembers })
+    this.keeper = keeper
   }
 
   /** Counts an admitted request of `key`. */
@@ -80,7 +94,7 @@ export class FairShare {
     this.keeper.add(key)
   }
 
-  /** Whether `key` may pass a rule that would shed it: some key is heavy and this one is not. */
+  /** Whether `key` may pass a check that would shed it: some key is heavy and this one is not. */
   favours(key: string, now: number): boolean {
     if (now >= this.nextStepAt) this.refresh(now)
     if (this.heavy.size === 0 || this.heavy.has(key)) return false

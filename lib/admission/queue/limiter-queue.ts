@@ -1,9 +1,9 @@
 // Loaded at first use (scripts/pack-cjs.js): only limiters made with `maxWait` queue.
-import { runQueued } from '../run-queued' // bulwark:lazy
+import { runQueued } from './run-queued' // bulwark:lazy
 import type { GuardedFunction, Outcome } from '../run-guarded'
 import { AdmissionQueue, type Waiter } from './admission-queue' // bulwark:lazy
 import type { AdmissionQueueOptions } from './queue-options'
-import { Shed } from '../shed'
+import { Shed } from '../../foundation/errors/shed'
 import { setWaiterAsking } from '../limits/queue-delay-check'
 
 /** What a limiter's queue asks of its limiter. */
@@ -14,7 +14,7 @@ export interface QueueingLimiter {
   /** Takes back the count of refusal `code` of class `p`: its request waits instead of being shed. */
   readonly forgive: (p: number, code: number) => void
   readonly expectedServiceMs: () => number
-  /** How much longer a request refused now may wait, ms, by the latency its rules hold (Infinity: maxWait alone). */
+  /** How much longer a request refused now may wait, ms, by the latency its checks hold (Infinity: maxWait alone). */
   readonly waitBudget: () => number
 }
 
@@ -79,7 +79,7 @@ export class LimiterQueue {
 
   /**
    * A slot was freed: the waiters are retried soon. True when some wait (until they had the slot, arrivals must go
-   * through the limiter's rules, which see it is owed).
+   * through the limiter's checks, which see it is owed).
    */
   slotFreed(): boolean {
     const queue = this.queue
@@ -91,7 +91,7 @@ export class LimiterQueue {
 
   /**
    * A waiter asks again; a refusal is not counted (it still waits). While slots released here are unclaimed, the
-   * waiter asks outside the turn budget (queue-rule.ts): each released slot is one waiter's, and the waiters after it
+   * waiter asks outside the turn budget (queue-delay-check.ts): each released slot is one waiter's, and the waiters after it
    * ask as arrivals do, or a release would let every waiter run at once, each holding the loop for its handler.
    * A load signal that throws counts as a refusal: the waiter keeps waiting, and no error leaves the queue's
    * microtask or timer, where no caller would catch it (docs/rules/queue.md).
@@ -103,7 +103,7 @@ export class LimiterQueue {
     try {
       token = this.limiter.tryAcquire(p, key)
     } catch {
-      // Nothing was counted: the rules had not decided. The slots still owed stay owed for the next retry.
+      // Nothing was counted: the checks had not decided. The slots still owed stay owed for the next retry.
       return Shed.inFlight
     } finally {
       setWaiterAsking(false)

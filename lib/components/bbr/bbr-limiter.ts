@@ -1,17 +1,18 @@
-import { OverloadError } from '../../foundation/errors/overload-error'
-import type { Event } from '../../foundation/common/event-source'
+import { AdmissionCore } from '../../admission/admission-core'
+import { Priority, priorityIndex, type PriorityName } from '../../admission/priority'
+import type { AdmissionQueue } from '../../admission/queue/admission-queue'
+// Only a limiter with a queue (maxWait) runs it: loaded by the first such limiter.
+import { LimiterQueue } from '../../admission/queue/limiter-queue' // bulwark:lazy
 import { type GuardedFunction, type Outcome, runGuarded, startError } from '../../admission/run-guarded'
+import { NOT_SAMPLED } from '../../admission/token-table'
 import { TokenOutcomes } from '../../admission/token-outcomes'
 import { registerComponent } from '../../foundation/common/component-registry'
-import type { AdmissionQueue } from '../../admission/queue/admission-queue'
+import type { Event } from '../../foundation/common/event-source'
+import { OverloadError } from '../../foundation/errors/overload-error'
+import { Shed, shedReason, type ShedReason } from '../../foundation/errors/shed'
 import type { RuleStats } from '../../foundation/live-rules/live-rules'
-import { LaneCounter } from '../../foundation/regions/lane-counter'
-import type { LanePlacement } from '../../foundation/regions/region-layout'
-import { RollingWindow } from '../../foundation/regions/rolling-window'
-import { SharedRegion } from '../../foundation/regions/shared-region'
-import { Shed, shedReason, type ShedReason } from '../../admission/shed'
-import { preciseNow } from '../../foundation/signals/clock'
 import { signalCells } from '../../foundation/signals/signal-cells'
+import { BbrChecks } from './bbr-checks'
 import { describeBbr, STAT, sumBbrCounters } from './bbr-layout'
 import {
   bbrRuleValues,
@@ -21,15 +22,9 @@ import {
   type BbrLimiterRule,
   type PriorityExecuteOptions,
 } from './bbr-options'
-import { BbrRules } from './bbr-rules'
 import { type BbrLimiterStats, collectBbrStats } from './bbr-stats'
 import { CapacityEstimator } from './capacity-estimator'
-// Only a limiter with a queue (maxWait) runs it: loaded by the first such limiter.
-import { LimiterQueue } from '../../admission/queue/limiter-queue' // bulwark:lazy
 import { loadSource } from './load-source'
-import { Priority, priorityIndex, type PriorityName } from '../../admission/priority'
-import { RtSampler } from '../../admission/rt-sampler'
-import { NOT_SAMPLED, TokenTable } from '../../admission/token-table'
 
 export type { BbrLimiterStats } from './bbr-stats'
 export type { PriorityExecuteOptions } from './bbr-options'
@@ -38,52 +33,32 @@ export type { PriorityExecuteOptions } from './bbr-options'
 const EXECUTE_RETRY_AFTER = 1
 
 /**
- * The BBR adaptive limiter (docs/rules/bbr.md) with the queueing-delay rule for synchronous handlers, priorities,
+ * The BBR adaptive limiter (docs/rules/bbr.md) with the queueing-delay check for synchronous handlers, priorities,
  * and optional host-wide state. tryAcquire and release allocate nothing and never throw.
  *
- * This file holds the per-request path; the rules a request may be shed by, and what is due by time, are BbrRules.
+ * This file holds the per-request path; the checks a request may be shed by, and what is due by time, are BbrChecks.
  */
-export class BbrLimiter {
-  declare private readonly region: SharedRegion
-  declare private readonly f64: Float64Array
-  declare private readonly now: () => number
-  declare private readonly preciseClock: () => number
+export class BbrLimiter extends AdmissionCore {
   /** The load for a function signal (and 'elu' without a loop slot); undefined: the larger of two signal cells. */
   declare private readonly loadFn: (() => number) | undefined
   /** The signal cells (a field: reading the imported name costs V8's inlining budget more). */
   private readonly cells = signalCells
   declare private readonly loadCellA: number
   declare private readonly loadCellB: number
-  declare private readonly statsBase: number
-  declare private readonly statsPlacement: LanePlacement
-  declare private readonly ownInFlight: number
-  declare private readonly inFlightCounter: LaneCounter
-  declare private readonly passes: RollingWindow
   declare private readonly capacity: CapacityEstimator
-  declare private readonly rules: BbrRules
-  /** What the usual verdict reads of BbrRules: the live rules' sequence cell, the last drop and latency cap cells. */
+  declare private readonly checks: BbrChecks
+  /** What the usual verdict reads of BbrChecks: the live rules' sequence cell, the last drop and latency cap cells. */
   declare private readonly ruleSequence: Int32Array
   declare private readonly ruleIndex: number
   declare private readonly lastDropIndex: number
   declare private readonly latencyCap: number
-  /** f64 indexes of this member's `load` stat and of its admitted count of the lowest class. */
+  /** f64 index of this member's `load` stat. */
   declare private readonly loadIndex: number
-  declare private readonly admittedBase: number
   /** @internal The admission queue (undefined without `maxWait`): execute() and the inbound guards wait in it. */
   declare readonly queue: AdmissionQueue | undefined
   declare private readonly waiting: LimiterQueue | undefined
-  private readonly tokens = new TokenTable()
-  declare private readonly sampler: RtSampler
-  declare private readonly rts: RollingWindow
-  /**
-   * Doubles of the request path, in a typed array: [0] when this instance last released a request (the
-   * queueing-delay rule asks; one in flight shows in ownInFlight); [1] the clock reading and [2] the load of the
-   * request being decided, which the calls read here rather than take as arguments or return (decide, storeLoad,
-   * the sampler's startAt, the window's recordAt). A double passed to or returned from a call V8 did not inline is
-   * boxed, and which calls stay calls is V8's choice, process by process: 0, 16 or 32 bytes a pair before every
-   * call on the pair's path kept its doubles here, under 1 byte after (Node 20 to 26, measured).
-   */
-  private readonly times = new Float64Array([-Infinity, -Infinity, 0])
+  // times (AdmissionCore's): [0] the reading and [2] the load of the request being decided, [1] the last release's
+  // (the queueing-delay check asks whether requests came since; one in flight shows in ownInFlight).
   /** Outcomes of execute() calls: sampled ones hold a token (for their start), the others share `untracked`. */
   private readonly outcomes = new TokenOutcomes(this.tokens, (_ok, token) => this.release(token))
   // Its own reactions, made in this class (the Outcome type in run-guarded.ts says why).
@@ -100,24 +75,12 @@ export class BbrLimiter {
 
   constructor(options?: BbrLimiterOptions) {
     const o = resolveBbrOptions(options)
-    this.now = limiterClock(o)
-    this.preciseClock = o.now ?? preciseNow
-    const placement = describeBbr(o, this.now(), bbrRuleValues(o))
-    const region = SharedRegion.forComponent(o.shared, placement.layout, o.namespace)
-    this.region = region
-    this.f64 = region.f64
-    const base = region.base
-    this.statsPlacement = placement.stats
-    this.statsBase = (base + placement.stats.offset + region.member * placement.stats.stride) / 8
+    const now = limiterClock(o)
+    const placement = describeBbr(o, now(), bbrRuleValues(o))
+    const sampling = { every: o.rtSampling, auto: o.rtSamplingAuto, bucketMs: o.bucketMs }
+    super({ options: o, placement, stat: STAT, now, sampling })
     this.loadIndex = this.statsBase + STAT.load
-    this.admittedBase = this.statsBase + STAT.admitted
-    this.inFlightCounter = new LaneCounter(region, placement.inFlight)
-    this.ownInFlight = (base + placement.inFlight.offset + region.member * placement.inFlight.stride) / 8
-    this.passes = new RollingWindow(region, placement.passes)
-    this.rts = new RollingWindow(region, placement.rts)
     this.capacity = new CapacityEstimator(this.passes, this.rts, o.bucketMs, o.minInFlight)
-    this.sampler = new RtSampler(o.rtSampling, o.rtSamplingAuto, o.bucketMs, this.preciseClock)
-
     const load = loadSource(o.signal)
     this.loadFn = load.fn
     this.loadCellA = load.cellA
@@ -127,13 +90,13 @@ export class BbrLimiter {
       new LimiterQueue(o.queue, {
         now: this.now,
         tryAcquire: (p, key) => this.tryAcquire(p, key),
-        forgive: (p, code) => this.rules.forgive(p, code),
+        forgive: (p, code) => this.checks.forgive(p, code),
         expectedServiceMs: () => this.expectedServiceMs(),
-        waitBudget: () => this.rules.delayRule?.waitBudget() ?? Infinity,
+        waitBudget: () => this.checks.delayCheck?.waitBudget() ?? Infinity,
       })
     this.queue = this.waiting?.queue
-    this.rules = new BbrRules(o, {
-      region,
+    this.checks = new BbrChecks(o, {
+      region: this.region,
       placement,
       statsBase: this.statsBase,
       passes: this.passes,
@@ -143,19 +106,19 @@ export class BbrLimiter {
       sampler: this.sampler,
       queue: this.queue,
       // minRt as of now: the cached estimate moves only when something asks for the limit, and while the load stays
-      // under the threshold nothing else does (the rule's target would stay at the floor a fresh limiter starts with).
+      // under the threshold nothing else does (the check's target would stay at the floor a fresh limiter starts with).
       serviceTime: () => this.expectedServiceMs(),
-      requestsSince: (since) => this.times[0] >= since || this.f64[this.ownInFlight] > 0,
+      requestsSince: (since) => this.times[1] >= since || this.f64[this.ownInFlight] > 0,
     })
-    this.ruleSequence = this.rules.live.i32
-    this.ruleIndex = this.rules.live.index
-    this.lastDropIndex = this.rules.lastDropIndex
-    this.latencyCap = this.rules.latencyCap
+    this.ruleSequence = this.checks.live.i32
+    this.ruleIndex = this.checks.live.index
+    this.lastDropIndex = this.checks.lastDropIndex
+    this.latencyCap = this.checks.latencyCap
   }
 
   /** Told each live rule this member starts to obey, at its first call after the change (docs/rules/live-rules.md). */
   get onRuleChange(): Event<RuleStats> {
-    return this.rules.onChange
+    return this.checks.onChange
   }
 
   /**
@@ -163,7 +126,7 @@ export class BbrLimiter {
    * validates them, refused whole (InvalidOptionError) when a field is bad; every member obeys at its next call.
    */
   configure(rule: BbrLimiterRule): RuleStats {
-    return this.rules.configure(rule)
+    return this.checks.configure(rule)
   }
 
   /**
@@ -178,35 +141,35 @@ export class BbrLimiter {
     const p = priority === undefined ? 2 : priorityIndex(priority)
     const shed = this.decide(p, key)
     if (shed < 0) return shed
-    // times[1]: decide()'s clock reading, handed on in the array (see `times`).
-    const token = this.tokens.acquire(this.sampler.startAt(this.times, 1, -1))
+    // times[0]: decide()'s clock reading, handed on in the array (see `times`).
+    const token = this.tokens.acquire(this.sampler.startAt(this.times, 0, -1))
     if (token < 0) return this.tableFull(p)
     // count(p), written out: a call costs the inliner's budget more than these two stores.
     const f64 = this.f64
     f64[this.ownInFlight] += 1
     f64[this.admittedBase + p] += 1
-    if (key !== undefined) this.rules.admitted(key)
+    if (key !== undefined) this.checks.admitted(key)
     return token
   }
 
   /**
-   * Every rule's verdict on one request of class `p`: ADMIT, or the Shed code (the shed is counted). The usual cases
+   * Every check's verdict on one request of class `p`: ADMIT, or the Shed code (the shed is counted). The usual cases
    * are a few loads and compares, small enough for V8 to inline into the caller: no queue shedding, no fairness, no
    * latency cap, and either the load under the threshold with no drop to cool down from, or the load at or over it
-   * with fewer than two requests in flight, which the in-flight rule never sheds (a saturated loop running
-   * synchronous handlers: this path costs the same as the first). The rest is BbrRules.decide().
+   * with fewer than two requests in flight, which the in-flight check never sheds (a saturated loop running
+   * synchronous handlers: this path costs the same as the first). The rest is BbrChecks.decide().
    */
   private decide(p: number, key: string | undefined): number {
-    const rules = this.rules
+    const checks = this.checks
     // Read here, not passed in, and the load left in `times`: V8 may leave decide() or storeLoad() a call.
     const now = this.now()
-    this.times[1] = now
+    this.times[0] = now
     this.storeLoad()
     const load = this.times[2]
-    if (now >= rules.dueAt || this.ruleSequence[this.ruleIndex] !== rules.live.seen) this.tick()
+    if (now >= checks.dueAt || this.ruleSequence[this.ruleIndex] !== checks.live.seen) this.tick()
     const f64 = this.f64
-    // admitBelow is the threshold, or -Infinity while every request goes through BbrRules.decide().
-    const admitBelow = rules.admitBelow
+    // admitBelow is the threshold, or -Infinity while every request goes through BbrChecks.decide().
+    const admitBelow = checks.admitBelow
     const usual = load < admitBelow ? f64[this.lastDropIndex] < 0 : admitBelow > 0 && this.inFlightCounter.total() < 2
     // 0 is ADMIT (a literal: an imported name would cost the inliner's budget a property load).
     if (usual && !(f64[this.latencyCap] > 0)) return 0
@@ -214,23 +177,28 @@ export class BbrLimiter {
   }
 
   /**
-   * What is due by time (BbrRules.tick, at least once a bucket), and the `load` stat for watchers such as
+   * What is due by time (BbrChecks.tick, at least once a bucket), and the `load` stat for watchers such as
    * `bulwark top`: stored here, off the usual path, rather than per request.
    */
   private tick(): void {
     this.f64[this.loadIndex] = this.times[2]
-    this.rules.tick(this.times[1])
+    this.checks.tick(this.times[0])
   }
 
   /**
-   * BbrRules' verdict when the usual cases do not decide (the load stat stored when it changed: the request may be
+   * BbrChecks' verdict when the usual cases do not decide (the load stat stored when it changed: the request may be
    * shed; no costlier than storing it every time, callgrind, and no write to the shared line while it holds).
    */
   private ruled(p: number, key: string | undefined): number {
     const load = this.times[2]
     const f64 = this.f64
     if (f64[this.loadIndex] !== load) f64[this.loadIndex] = load
-    return this.rules.decide(p, this.times[1], key, load)
+    return this.checks.decide(p, this.times[0], key, load)
+  }
+
+  /** Sheds a request of class `p`: this instance's token table is full (rare: kept out of tryAcquire). */
+  private tableFull(p: number): number {
+    return this.checks.shed(p, STAT.shedInFlight, Shed.inFlight)
   }
 
   /**
@@ -245,37 +213,26 @@ export class BbrLimiter {
     else this.countInvalidRelease()
   }
 
-  /** Sheds a request of class `p`: this instance's token table is full (rare: kept out of tryAcquire). */
-  private tableFull(p: number): number {
-    return this.rules.shed(p, STAT.shedInFlight, Shed.inFlight)
-  }
-
-  /** Counts a release() of a token that was not outstanding (rare: kept out of release()). */
-  private countInvalidRelease(): void {
-    this.f64[this.statsBase + STAT.invalidReleases] += 1
-  }
-
   /** What release() does once the request is known to be admitted and not yet released. */
   private finish(start: number, measured: boolean): void {
     this.f64[this.ownInFlight] -= 1
-    const now = this.now()
-    this.times[0] = now
-    this.passes.recordAt(1, this.times, 0)
+    this.times[1] = this.now()
+    this.passes.recordAt(1, this.times, 1)
     if (start !== -1 && measured === true) this.recordRt(start)
     if (this.waiting !== undefined) this.slotFreed()
   }
 
   /** Tells the queue's waiters a slot is free (kept out of finish(): only limiters with `maxWait` queue). */
   private slotFreed(): void {
-    // Until the waiters had the slot, arrivals go through BbrRules.decide(), which sees it is owed.
-    if (this.waiting?.slotFreed() === true) this.rules.admitBelow = -Infinity
+    // Until the waiters had the slot, arrivals go through BbrChecks.decide(), which sees it is owed.
+    if (this.waiting?.slotFreed() === true) this.checks.admitBelow = -Infinity
   }
 
   /** Records a sampled request's response time (rare: kept out of finish(), which V8 then inlines whole). */
   private recordRt(start: number): void {
     const rt = this.preciseClock() - start
-    // times[0]: finish()'s clock reading (not an argument, see `times`).
-    this.rts.record(rt > 0 ? rt : 0, this.times[0])
+    // times[1]: finish()'s clock reading (not an argument, see `times`).
+    this.rts.record(rt > 0 ? rt : 0, this.times[1])
   }
 
   /** @internal LimiterQueue.waitForSlot; undefined without a queue or when it is full (the refusal stands). */
@@ -285,7 +242,7 @@ export class BbrLimiter {
 
   /**
    * Runs `fn` if admitted at `options.priority` (releasing when it settles), else rejects with OverloadError
-   * (`reason` says which rule shed it). An aborted `options.signal` rejects with AbortedError before acquiring.
+   * (`reason` says which check shed it). An aborted `options.signal` rejects with AbortedError before acquiring.
    */
   execute<T>(fn: GuardedFunction<T>, options?: PriorityExecuteOptions): Promise<T> {
     const error = startError(fn, options)
@@ -301,8 +258,8 @@ export class BbrLimiter {
     }
     // The call's own outcome releases it, exactly once: no token is needed to guard that, except to carry the
     // start of a sampled call.
-    if (options?.key !== undefined) this.rules.admitted(options.key)
-    const start = this.sampler.startAt(this.times, 1, NOT_SAMPLED)
+    if (options?.key !== undefined) this.checks.admitted(options.key)
+    const start = this.sampler.startAt(this.times, 0, NOT_SAMPLED)
     if (start === NOT_SAMPLED) {
       this.count(p)
       return runGuarded(fn, options?.signal, this.untracked)
@@ -328,37 +285,29 @@ export class BbrLimiter {
 
   /** Whether the limiter was made with `fairness` (keys passed to tryAcquire count). */
   get fair(): boolean {
-    return this.rules.fairness !== undefined
-  }
-
-  /** Requests in flight, host-wide when shared. */
-  get inFlight(): number {
-    return this.inFlightCounter.total()
+    return this.checks.fairness !== undefined
   }
 
   stats(): BbrLimiterStats {
-    this.rules.live.obey()
+    this.checks.live.obey()
     const maxInFlight = this.capacity.limit(this.now())
     const counters = sumBbrCounters(this.region, this.statsPlacement)
-    const load = this.readLoad()
+    this.storeLoad()
+    const load = this.times[2]
     this.f64[this.loadIndex] = load
     const own = { load, inFlight: this.inFlight, maxInFlight, queue: this.queue?.stats() }
-    return collectBbrStats(this.rules, this.capacity, counters, own)
+    return collectBbrStats(this.checks, this.capacity, counters, own)
   }
 
   /** Detaches from a shared region, giving back this instance's requests in flight. Idempotent. */
-  close(): void {
+  override close(): void {
     this.queue?.close()
-    this.rules.fairness?.close()
-    this.region.close()
-  }
-
-  [Symbol.dispose](): void {
-    this.close()
+    this.checks.fairness?.close()
+    super.close()
   }
 
   /**
-   * Counts an admitted request of class `p` in flight. The time of last activity (times[0]) is left to its release:
+   * Counts an admitted request of class `p` in flight. The time of last activity (times[1]) is left to its release:
    * until then the request shows in ownInFlight, which requestsSince() reads too.
    */
   private count(p: number): void {
@@ -368,11 +317,6 @@ export class BbrLimiter {
   }
 
   private readonly outcomeOf = (token: number) => this.outcomes.of(token)
-
-  private readLoad(): number {
-    this.storeLoad()
-    return this.times[2]
-  }
 
   /** The load now, into times[2] (not returned: a double returned by a call V8 did not inline is boxed). */
   private storeLoad(): void {

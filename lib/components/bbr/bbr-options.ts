@@ -8,19 +8,7 @@ import { coarseNow } from '../../foundation/signals/clock'
 import { checkOptions, optionalFunction, optionalNumber } from '../../foundation/common/validate'
 import { DEFAULT_SHARES, PRIORITY_NAMES, type PriorityName } from '../../admission/priority'
 import type { QueueDelayOptions } from '../../admission/limits/queue-delay-controller'
-
-/** Where the limiter's load comes from. */
-export type LoadSignal =
-  | 'max'
-  | 'cpu'
-  | 'elu'
-  /** Permille; replaces every measured input (CPU, ELU and the queueing delay rule is off). */
-  | (() => number)
-  /**
-   * Inputs injected: load in permille, queueing delay in ms and how long the loop's current turn has run when a
-   * request is decided, ms (tests, simulations, custom signals; docs/rules/bbr.md).
-   */
-  | { load: () => number; delay?: () => number; turnAge?: () => number }
+import type { LoadSignal } from '../../admission/limits/load-signal'
 
 /** What BbrLimiter.execute takes: the caller's signal and the request's priority class. */
 export interface PriorityExecuteOptions extends ExecuteOptions {
@@ -35,18 +23,18 @@ export interface BbrLimiterOptions extends SharingOptions {
   window?: number
   /** Buckets per window (default 100); `window` must be a multiple of it. */
   buckets?: number
-  /** Load in permille at or above which the in-flight rule applies (default 800, 1..1000). */
+  /** Load in permille at or above which the in-flight check applies (default 800, 1..1000). */
   cpuThreshold?: number
-  /** After a drop, keep applying the in-flight rule for this long even below the threshold, ms (default 1000). */
+  /** After a drop, keep applying the in-flight check for this long even below the threshold, ms (default 1000). */
   cooldown?: number
   /** Floor on maxInFlight so a fresh or long-idle limiter does not shed everything (default 20). */
   minInFlight?: number
   /** Load signal (default 'max': the larger of container CPU and this thread's event-loop utilization). */
   signal?: LoadSignal
-  /** Shed on queueing delay (CoDel-style); false turns the rule off. Default { target: 10, interval: 100 }. */
+  /** Shed on queueing delay (CoDel-style); false turns the check off. Default { target: 10, interval: 100 }. */
   queueDelay?: Partial<QueueDelayOptions> | false
   /**
-   * Shed when requests in flight pass the limit learned from latency (the adaptive concurrency rule, for
+   * Shed when requests in flight pass the limit learned from latency (the adaptive concurrency check, for
    * gateways that wait on an upstream; docs/rules/latency.md); false turns the rule off.
    */
   latency?: Partial<LatencyOptions> | false

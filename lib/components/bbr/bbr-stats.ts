@@ -2,7 +2,7 @@ import type { LatencyStats } from '../../admission/limits/latency-stats'
 import type { AdmissionQueueStats } from '../../admission/queue/admission-queue'
 import type { RuleStats } from '../../foundation/live-rules/live-rules'
 import type { BbrCounters, PriorityCounts } from './bbr-layout'
-import type { BbrRules } from './bbr-rules'
+import type { BbrChecks } from './bbr-checks'
 import type { CapacityEstimator } from './capacity-estimator'
 import type { PriorityName } from '../../admission/priority'
 
@@ -27,7 +27,7 @@ export interface BbrLimiterStats {
   shedQueueDelay: number
   /** Shed with Shed.latency. */
   shedLatency: number
-  /** The adaptive concurrency rule (undefined when it is off). */
+  /** The adaptive concurrency check (undefined when it is off). */
   latency: LatencyStats | undefined
   /** This thread's event-loop queueing delay at the last control step, ms. */
   queueDelay: number
@@ -48,14 +48,14 @@ export interface BbrLimiterStats {
   byPriority: Record<PriorityName, PriorityCounts>
 }
 
-/** BbrLimiter.stats() from its rules, its capacity estimate (asked first), the counters and what only it knows. */
+/** BbrLimiter.stats() from its checks, its capacity estimate (asked first), the counters and what only it knows. */
 export function collectBbrStats(
-  rules: BbrRules,
+  checks: BbrChecks,
   capacity: CapacityEstimator,
   counters: BbrCounters,
   own: Pick<BbrLimiterStats, 'load' | 'inFlight' | 'maxInFlight' | 'queue'>,
 ): BbrLimiterStats {
-  const { live, latencyRule, delayRule, fairness } = rules
+  const { live, latencyCheck, delayCheck, fairness } = checks
   return {
     load: own.load,
     inFlight: own.inFlight,
@@ -63,9 +63,9 @@ export function collectBbrStats(
     maxPass: capacity.maxPass,
     minRt: capacity.minRt,
     ...counters,
-    latency: latencyRule?.stats(),
-    queueDelay: delayRule?.measuredDelay ?? 0,
-    admitFraction: delayRule?.fraction ?? 1,
+    latency: latencyCheck?.stats(),
+    queueDelay: delayCheck?.measuredDelay ?? 0,
+    admitFraction: delayCheck?.fraction ?? 1,
     rules: live.stats(),
     fairness: fairness && { heavyKeys: fairness.heavyKeys(), favoured: fairness.favoured },
     queue: own.queue,

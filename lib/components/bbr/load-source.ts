@@ -1,5 +1,5 @@
 import { cell, loopCell } from '../../foundation/signals/signal-cells'
-import type { LoadSignal } from './bbr-options'
+import type { LoadSignal } from '../../admission/limits/load-signal'
 
 /** The signal 'elu' on a thread the sampler has no loop slot for: no loop is measured, so its load is 0. */
 const NO_LOOP = () => 0

@@ -1,22 +1,18 @@
+import { AdmissionCore } from '../../admission/admission-core'
 import { overLimit } from '../../admission/in-flight-check'
 import { LatencyController } from '../../admission/limits/latency-controller'
 import type { LatencyStats } from '../../admission/limits/latency-stats'
 import { PRIORITY_NAMES, Priority, priorityIndex, type PriorityName } from '../../admission/priority'
-import { RtSampler } from '../../admission/rt-sampler'
-import { NOT_SAMPLED, TokenTable } from '../../admission/token-table'
-import { BulkheadRejectedError } from '../../foundation/errors/bulkhead-rejected-error'
 import { type GuardedFunction, type Outcome, runGuarded, startError } from '../../admission/run-guarded'
+import { NOT_SAMPLED } from '../../admission/token-table'
 import { TokenOutcomes } from '../../admission/token-outcomes'
-import type { PriorityExecuteOptions } from '../bbr/bbr-limiter'
-import { Shed } from '../../admission/shed'
-import { LaneCounter } from '../../foundation/regions/lane-counter'
-import type { LanePlacement } from '../../foundation/regions/region-layout'
-import { RollingWindow } from '../../foundation/regions/rolling-window'
-import { SharedRegion } from '../../foundation/regions/shared-region'
-import { coarseNow, preciseNow } from '../../foundation/signals/clock'
+import { registerComponent } from '../../foundation/common/component-registry'
+import { BulkheadRejectedError } from '../../foundation/errors/bulkhead-rejected-error'
+import { Shed } from '../../foundation/errors/shed'
+import { coarseNow } from '../../foundation/signals/clock'
+import type { PriorityExecuteOptions } from '../bbr/bbr-options'
 import { describeBulkhead, STAT, sumLanes } from './bulkhead-layout'
 import { type AdaptiveBulkheadOptions, resolveBulkheadOptions } from './bulkhead-options'
-import { registerComponent } from '../../foundation/common/component-registry'
 
 export interface AdaptiveBulkheadStats {
   /** Calls in flight, host-wide when shared. */
@@ -47,26 +43,15 @@ const INITIAL_TOKENS = 64
  * upstream's latency). Neither allocates nor throws. Shareable host-wide with `shared`.
  *
  * Response times are measured with the precise clock on a sample of calls that follows the traffic, as BbrLimiter
- * does (docs/rules/bbr.md, "Clocks and the cost per request"): every call when quiet or while the latency rule
+ * does (docs/rules/bbr.md, "Clocks and the cost per request"): every call when quiet or while the latency check
  * probes, 32 to 64 per half bucket when busy. With an injected `now`, every call is timed.
  */
-export class AdaptiveBulkhead {
+export class AdaptiveBulkhead extends AdmissionCore {
   declare readonly shared: string | undefined
-  declare private readonly region: SharedRegion
-  declare private readonly f64: Float64Array
-  declare private readonly now: () => number
-  declare private readonly preciseClock: () => number
   declare private readonly shares: Float64Array
-  declare private readonly statsPlacement: LanePlacement
-  declare private readonly statsBase: number
-  /** f64 index of this member's admitted count of the lowest class (a field: STAT is an imported name). */
-  declare private readonly admittedBase: number
-  declare private readonly ownInFlight: number
-  declare private readonly inFlightCounter: LaneCounter
-  declare private readonly passes: RollingWindow
-  declare private readonly rts: RollingWindow
   declare private readonly controller: LatencyController
-  private readonly tokens = new TokenTable(INITIAL_TOKENS)
+  private stepAt = -Infinity
+  declare private readonly capIndex: number
   /**
    * Outcomes of execute() calls: sampled ones hold a token (for their start), the others share `untracked`, its own
    * reactions. A call that rejected says nothing about the upstream's latency (it may have failed without an answer).
@@ -82,39 +67,20 @@ export class AdaptiveBulkhead {
       throw error
     },
   }
-  declare private readonly sampler: RtSampler
-  /**
-   * The clock readings of the call path, in a typed array: [0] the reading of the call being admitted, [1] that of
-   * the call being released, which the calls read here rather than take as arguments (refuses, step, the sampler's
-   * startAt, the windows' recordAt). A double passed to a call V8 did not inline is boxed, 16 bytes each: 13 to 16
-   * bytes a pair on Node 20 before (docs/guide/bbr.md says why which calls stay calls varies by process).
-   */
-  private readonly times = new Float64Array([-Infinity, -Infinity])
-  private stepAt = -Infinity
-  declare private readonly capIndex: number
 
   constructor(options?: AdaptiveBulkheadOptions) {
     const o = resolveBulkheadOptions(options)
+    const now = o.now ?? coarseNow
+    const placement = describeBulkhead(o, now())
+    // Response times of a sample of calls that follows the traffic (every call with an injected `now`).
+    const sampling = { every: 1, auto: o.now === undefined, bucketMs: o.window / o.buckets }
+    super({ options: o, placement, stat: STAT, now, sampling, initialTokens: INITIAL_TOKENS })
     this.shared = o.shared
-    this.now = o.now ?? coarseNow
-    this.preciseClock = o.now ?? preciseNow
     this.shares = o.shares
-    const placement = describeBulkhead(o, this.now())
-    this.region = SharedRegion.forComponent(o.shared, placement.layout, o.namespace)
-    this.f64 = this.region.f64
-    const base = this.region.base
-    this.statsPlacement = placement.stats
-    this.statsBase = (base + placement.stats.offset + this.region.member * placement.stats.stride) / 8
-    this.admittedBase = this.statsBase + STAT.admitted
-    this.inFlightCounter = new LaneCounter(this.region, placement.inFlight)
-    this.ownInFlight = (base + placement.inFlight.offset + this.region.member * placement.inFlight.stride) / 8
-    this.passes = new RollingWindow(this.region, placement.passes)
-    this.rts = new RollingWindow(this.region, placement.rts)
     const windows = { passes: this.passes, rts: this.rts }
     const inFlight = () => this.inFlightCounter.total()
     this.controller = new LatencyController(this.region, placement.latency, windows, o.latency, inFlight)
     this.capIndex = this.controller.capIndex
-    this.sampler = new RtSampler(1, o.now === undefined, this.passes.bucketMs, this.preciseClock)
   }
 
   /** Asks to send one call of class `priority` (default normal): a token >= 0, or Shed.latency. */
@@ -131,7 +97,7 @@ export class AdaptiveBulkhead {
   }
 
   /**
-   * Whether the latency rule sheds a call of class `p` now (the rule's step first, when due). Reads the clock
+   * Whether the latency check sheds a call of class `p` now (the check's step first, when due). Reads the clock
    * itself and leaves the reading in times[0] (see `times`).
    */
   private refuses(p: number): boolean {
@@ -166,11 +132,6 @@ export class AdaptiveBulkhead {
     else this.countInvalidRelease()
   }
 
-  /** Counts a release() of a token that was not outstanding (rare: kept out of release(), which V8 then inlines). */
-  private countInvalidRelease(): void {
-    this.f64[this.statsBase + STAT.invalidReleases] += 1
-  }
-
   /** What release() does once the call is known to be admitted and not yet released. */
   private finish(start: number, measured: boolean): void {
     this.f64[this.ownInFlight] -= 1
@@ -187,7 +148,7 @@ export class AdaptiveBulkhead {
     this.rts.recordAt(rt > 0 ? rt : 0, this.times, 1)
   }
 
-  /** The latency rule's step at times[0]; while it probes, every call is timed (it wants its samples soon). */
+  /** The latency check's step at times[0]; while it probes, every call is timed (it wants its samples soon). */
   private step(): void {
     this.stepAt = this.controller.step(this.times[0])
     this.sampler.timeAll(this.controller.probing)
@@ -222,11 +183,6 @@ export class AdaptiveBulkhead {
     return Promise.reject(new BulkheadRejectedError(this.shared ?? 'the upstream'))
   }
 
-  /** Calls in flight, host-wide when shared. */
-  get inFlight(): number {
-    return this.inFlightCounter.total()
-  }
-
   stats(): AdaptiveBulkheadStats {
     const sum = (cell: number) => sumLanes(this.region, this.statsPlacement, cell)
     const byPriority = {} as AdaptiveBulkheadStats['byPriority']
@@ -246,15 +202,6 @@ export class AdaptiveBulkhead {
       invalidReleases: sum(STAT.invalidReleases),
       latency: this.controller.stats(),
     }
-  }
-
-  /** Detaches from a shared region, giving back this instance's calls in flight. Idempotent. */
-  close(): void {
-    this.region.close()
-  }
-
-  [Symbol.dispose](): void {
-    this.close()
   }
 }
 registerComponent('AdaptiveBulkhead', AdaptiveBulkhead)

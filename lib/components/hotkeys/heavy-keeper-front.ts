@@ -1,34 +1,24 @@
 import type { SharedRegion } from '../../foundation/regions/shared-region'
+import { FRONT_LAYOUT, FRONT_MAX_DEPTH } from './heavy-keeper-front-layout'
 import { drawUniform } from './heavy-keeper-random'
 
-/**
- * The front's memory (native/core/hotkeys/heavy_keeper_front.h): u32 words [dirty count, seen generation, last
- * slot, last fingerprint, last estimate, entries offset], f64s: the pending total (index 3) and the heap's
- * threshold (index 4: its minimum count when full, else -1); the random state (u32 words 10 to 17), native code's
- * decay probabilities (f64 from byte 72), the last add's buckets, the dirty list, then 32-byte entries from a
- * 64-byte boundary. add() writes the header indexes as literals.
- */
-const LAST_SLOT = 2
-const LAST_FINGERPRINT = 3
-const LAST_ESTIMATE = 4
-const ENTRIES_OFFSET = 5
-const DECAY_OFFSET = 72
-const DECAY_TABLE = 256
-const HEADER_BYTES = DECAY_OFFSET + DECAY_TABLE * 8
+// The front's memory as native code lays it out (heavy-keeper-front-layout.ts), in constants of this module.
+const LAST_SLOT = FRONT_LAYOUT.lastSlotWord
+const LAST_FINGERPRINT = FRONT_LAYOUT.lastFingerprintWord
+const LAST_ESTIMATE = FRONT_LAYOUT.lastEstimateWord
+const ENTRIES_OFFSET = FRONT_LAYOUT.entriesOffsetWord
+const DECAY_OFFSET = FRONT_LAYOUT.decayOffset
+const DECAY_TABLE = FRONT_LAYOUT.decayTableSize
+const HEADER_BYTES = FRONT_LAYOUT.headerSize
+const ENTRY_ALIGN = FRONT_LAYOUT.entryAlign
+/** An entry's words, and where its learned epoch, fingerprint and buckets are. */
+const STRIDE = FRONT_LAYOUT.entryWords
+const LEARNED = FRONT_LAYOUT.entryLearned
+const FINGERPRINT = FRONT_LAYOUT.entryFingerprint
+const BUCKETS = FRONT_LAYOUT.entryBuckets
 const MAX_COUNT = 0xffffffff
 /** Longer keys go to native code every time: the front holds the keys it serves, and holds them small. */
 const MAX_KEY_LENGTH = 104
-/**
- * An entry (half a cache line): [slot epoch (native code's, heap slots only), epoch the front learned,
- * fingerprint, one bucket per row (FRONT_MAX_DEPTH), pending heap count (a heap slot's) or estimate (a deferring
- * key's outside the top-k)]. add() and ownedMax() write these indexes as literals.
- */
-const STRIDE = 8
-const LEARNED = 1
-const FINGERPRINT = 2
-const BUCKETS = 3
-/** The front serves sketches of at most this many rows (the default and the hot-key cache have 4). */
-export const FRONT_MAX_DEPTH = 4
 /** Keys outside the top-k the front keeps, per key of k and at most (the oldest goes first). */
 const OUTSIDE_PER_SLOT = 16
 const OUTSIDE_MAX = 16_384
@@ -56,7 +46,7 @@ const words8 = (n: number) => Math.ceil((n * 4) / 8) * 8
 
 /** Bytes of a front for k keys and depth rows: HeavyKeeperFront::Size, then the entries of keys outside the top-k. */
 export function frontBytes(k: number, depth: number): number {
-  return HEADER_BYTES + words8(depth) + words8(k) + 56 + (k + outsideEntries(k)) * STRIDE * 4
+  return HEADER_BYTES + words8(depth) + words8(k) + ENTRY_ALIGN - 8 + (k + outsideEntries(k)) * STRIDE * 4
 }
 
 function outsideEntries(k: number): number {

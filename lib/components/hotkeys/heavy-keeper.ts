@@ -4,7 +4,8 @@ import { EventSource } from '../../foundation/common/event-source'
 import { native } from '../../foundation/native/load-native'
 import type { NativeHeavyKeeper } from '../../foundation/native/native-types'
 import { SharedRegion } from '../../foundation/regions/shared-region'
-import { FRONT_MAX_DEPTH, HeavyKeeperFront, frontBytes } from './heavy-keeper-front'
+import { HeavyKeeperFront, frontBytes } from './heavy-keeper-front'
+import { FRONT_LITERALS_AGREE, FRONT_MAX_DEPTH } from './heavy-keeper-front-layout'
 import { describeHeavyKeeper, laneBytes, nativeKeeperConfig } from './heavy-keeper-layout'
 import { type HeavyKeeperOptions, resolveHeavyKeeperOptions } from './heavy-keeper-options'
 import { registerComponent } from '../../foundation/common/component-registry'
@@ -94,7 +95,7 @@ export class HeavyKeeper<K extends string | Uint8Array = string> {
     this.region = SharedRegion.forComponent(o.shared, placement.layout, o.namespace)
     // The front reads the sketch's words as the machine lays them out: little-endian ones only.
     const little = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1
-    const served = o.shared === undefined && little && o.depth <= FRONT_MAX_DEPTH
+    const served = o.shared === undefined && little && o.depth <= FRONT_MAX_DEPTH && FRONT_LITERALS_AGREE
     const frontMemory = served ? new Uint8Array(frontBytes(o.k, o.depth)) : undefined
     try {
       const config = nativeKeeperConfig(o, placement, this.region, this.region.member)

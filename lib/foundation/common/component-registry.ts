@@ -3,25 +3,8 @@
 // component that exists was loaded, and registered, by whoever made it (docs/guide/install.md, "Entry points and
 // what loading costs").
 
-/** The component kinds the exporters report. */
-export type ComponentKindName =
-  | 'BbrLimiter'
-  | 'InboundGuard'
-  | 'SreBreaker'
-  | 'CircuitBreaker'
-  | 'BreakerGroup'
-  | 'AdaptiveBulkhead'
-  | 'BulkheadPool'
-  | 'HotKeyCache'
-  | 'HeavyKeeper'
-  | 'TokenBucket'
-  | 'SlidingWindowLimiter'
-  | 'KeyedLimiter'
-  | 'RedisRateLimiter'
-  | 'RetryBudget'
-  | 'KeyConcurrencyLimiter'
-  | 'HotParameterLimiter'
-  | 'RulesFollower'
+/** A component kind: its class's name (lib/ops/kinds/component-kinds.ts lists them all). */
+export type ComponentKindName = string
 
 type ComponentClass = abstract new (...args: never[]) => unknown
 
@@ -36,6 +19,11 @@ export function registerComponent(kind: ComponentKindName, type: ComponentClass)
 export function isComponent(value: unknown, kind: ComponentKindName): boolean {
   const type = registered.get(kind)
   return type !== undefined && value instanceof type
+}
+
+/** The kinds registered so far, in the order their modules loaded (test/ops/kinds.test.ts compares them with the list). */
+export function registeredKinds(): ComponentKindName[] {
+  return [...registered.keys()]
 }
 
 /**

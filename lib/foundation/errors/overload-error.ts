@@ -1,4 +1,4 @@
-import type { ShedReason } from '../../admission/shed'
+import type { ShedReason } from './shed'
 import { BulwarkError } from './bulwark-error'
 
 /**

@@ -1,7 +1,7 @@
 import { existsSync } from 'fs'
 import { dirname, join, resolve } from 'path'
 
-import { SAMPLER_DEFAULTS } from '../signals/sampler-defaults'
+import { SAMPLER_DEFAULTS } from './sampler-defaults'
 import { knownAddonPath } from './addon-path'
 // Only a process whose addon does not load runs the code that explains why.
 import { nativeLoadFailure } from './load-failure' // bulwark:lazy

@@ -194,6 +194,35 @@ export interface NativeHeavyKeeper {
   contentionTimeouts(): number
 }
 
+/** The memory a local HeavyKeeper shares with its JavaScript front (native/core/hotkeys/heavy_keeper_front.h). */
+export interface HeavyKeeperFrontLayout {
+  /** u32 word indexes of the header. */
+  dirtyCountWord: number
+  seenWord: number
+  lastSlotWord: number
+  lastFingerprintWord: number
+  lastEstimateWord: number
+  entriesOffsetWord: number
+  /** Byte offsets: the f64 pending total and heap threshold, the random state, native code's decay table. */
+  pendingTotalOffset: number
+  thresholdOffset: number
+  randomOffset: number
+  decayOffset: number
+  decayTableSize: number
+  headerSize: number
+  /** The entries start at a multiple of this many bytes. */
+  entryAlign: number
+  /** An entry's u32 words, and the index of each field in it. */
+  entryWords: number
+  entryEpoch: number
+  entryLearned: number
+  entryFingerprint: number
+  entryBuckets: number
+  entryPending: number
+  /** Rows an entry holds a bucket of: the deepest sketch the front serves. */
+  entryRows: number
+}
+
 export interface NativeBinding {
   napiVersion: number
   layout: {
@@ -201,6 +230,7 @@ export interface NativeBinding {
     window: WindowLayoutOffsets
     signals: SignalsLayoutOffsets
     keyed: KeyedLayoutConstants
+    heavyKeeperFront: HeavyKeeperFrontLayout
   }
   setThreadId(threadId: number): void
   regionOpen(spec: NativeRegionSpec): NativeRegion

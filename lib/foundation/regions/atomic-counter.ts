@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
-import { checkRegion, checkSpan } from './placement-checks'
-import type { SharedRegion } from './shared-region'
+import { checkSpan } from './placement-checks'
+import { checkRegion, type SharedRegion } from './shared-region'
 
 function int32(argument: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < -(2 ** 31) || value >= 2 ** 31) {

@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
-import { checkInteger, checkPlacementObject, checkRegion, checkSpan } from './placement-checks'
+import { checkInteger, checkPlacementObject, checkSpan } from './placement-checks'
 import type { LanePlacement } from './region-layout'
-import type { SharedRegion } from './shared-region'
+import { checkRegion, type SharedRegion } from './shared-region'
 
 /**
  * A counter with one cell per member: `add` is a plain store to this member's own cache line (single writer, no

@@ -2,18 +2,12 @@
 // AtomicCounter): run once per construction, never on a hot path, so that a bad argument is an InvalidArgumentError
 // instead of a silent write outside a component's cells or a native error without a type.
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
-import { SharedRegion } from './shared-region'
 
 /** An integer argument in [min, max]. */
 export function checkInteger(argument: string, value: unknown, min: number, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     throw new InvalidArgumentError(argument, value, `an integer in [${min}, ${max}]`)
   }
-  return value
-}
-
-export function checkRegion(value: unknown): SharedRegion {
-  if (!(value instanceof SharedRegion)) throw new InvalidArgumentError('region', value, 'a SharedRegion')
   return value
 }
 
@@ -28,7 +22,7 @@ export function checkPlacementObject<T extends object>(value: unknown): T {
 /** `bytes` bytes at payload offset `offset` (a multiple of `align`) must lie inside the region's payload. */
 export function checkSpan(
   argument: string,
-  region: SharedRegion,
+  region: { readonly buffer: { readonly byteLength: number }; readonly base: number },
   offset: unknown,
   bytes: number,
   align: number,

@@ -1,8 +1,8 @@
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { native } from '../native/load-native'
-import { checkInteger, checkPlacementObject, checkRegion, checkSpan } from './placement-checks'
+import { checkInteger, checkPlacementObject, checkSpan } from './placement-checks'
 import type { WindowPlacement } from './region-layout'
-import type { SharedRegion } from './shared-region'
+import { checkRegion, type SharedRegion } from './shared-region'
 
 const { bucketSize: BUCKET_BYTES, tag: TAG, count: COUNT, sum: SUM } = native.layout.window
 const TAG_MODULUS = 0x7fffffff

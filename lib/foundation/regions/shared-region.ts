@@ -210,3 +210,9 @@ export class SharedRegion {
     this.close()
   }
 }
+
+/** The region argument of a primitive (RollingWindow, LaneCounter, AtomicCounter) must be a SharedRegion. */
+export function checkRegion(value: unknown): SharedRegion {
+  if (!(value instanceof SharedRegion)) throw new InvalidArgumentError('region', value, 'a SharedRegion')
+  return value
+}

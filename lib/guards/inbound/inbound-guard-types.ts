@@ -2,7 +2,7 @@
 import type { BbrLimiterStats } from '../../components/bbr/bbr-limiter'
 import type { PriorityName } from '../../admission/priority'
 import type { KeyConcurrencyLimiterStats } from '../../components/key-limits/key-concurrency-limiter'
-import type { ShedReason } from '../../admission/shed'
+import type { ShedReason } from '../../foundation/errors/shed'
 
 export interface ShedEvent {
   reason: ShedReason

@@ -1,5 +1,5 @@
 import type { BbrLimiter } from '../../components/bbr/bbr-limiter'
-import { Shed } from '../../admission/shed'
+import { Shed } from '../../foundation/errors/shed'
 import { MODE } from '../../components/switches/switch-layout'
 import type { Switchboard } from '../../components/switches/switchboard'
 import { addressKey, deadlineReader, jittered, retrySeconds } from './inbound-helpers'

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'http'
 import type { Http2ServerResponse, OutgoingHttpHeaders, ServerHttp2Stream } from 'http2'
 
-import { Shed, shedReason } from '../../admission/shed'
+import { Shed, shedReason } from '../../foundation/errors/shed'
 
 /** What a shed request is answered: status and a small JSON body (built once, never per request). */
 export interface ShedReply {

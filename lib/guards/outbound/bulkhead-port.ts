@@ -1,7 +1,7 @@
 import type { AdaptiveBulkhead } from '../../components/bulkhead/adaptive-bulkhead'
 import { BulkheadPool, type BulkheadPoolOptions } from '../../components/bulkhead/bulkhead-pool'
 import { InvalidOptionError } from '../../foundation/errors/invalid-option-error'
-import { Shed } from '../../admission/shed'
+import { Shed } from '../../foundation/errors/shed'
 
 export interface BulkheadChoice {
   /**

@@ -2,7 +2,7 @@ import { InvalidArgumentError } from '../../foundation/errors/invalid-argument-e
 import { nestRule, type FlatRule, type RuleStats } from '../../foundation/live-rules/live-rules'
 import { splitRegionName } from '../../foundation/regions/namespace'
 import { listRegions } from '../../foundation/regions/regions'
-import { ATTACH } from '../top/attach'
+import { type Attach, attacherOf } from '../top/attach'
 import { RegionSnapshot } from '../top/region-snapshot'
 
 export const SET_USAGE = `Usage: bulwark set <component> <field>=<value> ...
@@ -25,7 +25,7 @@ Example: bulwark set bbr.api cpuThreshold=700 queueDelay.target=5`
 
 /** The one region `name` designates among those with live rules. */
 function findRegion(name: string): string {
-  const regions = listRegions().filter((r) => ATTACH[r.slice(0, r.indexOf('.'))] !== undefined)
+  const regions = listRegions().filter((r) => attacherOf(r) !== undefined)
   // A full region name, `kind.shared`, `namespace/shared` or the `shared` name (docs/guide/trust.md).
   const matches = regions.filter((r) => {
     const { kind, namespace, shared } = splitRegionName(r)
@@ -61,7 +61,7 @@ export function parseAssignments(args: readonly string[]): Record<string, unknow
 export function setRule(component: string, args: readonly string[]): { region: string } & RuleStats {
   const rule = parseAssignments(args)
   const region = findRegion(component)
-  const attached = ATTACH[region.slice(0, region.indexOf('.'))](new RegionSnapshot(region))
+  const attached = (attacherOf(region) as Attach)(new RegionSnapshot(region))
   try {
     return { region, ...attached.configure(rule) }
   } finally {

@@ -3,7 +3,7 @@ import { splitRegionName } from '../../foundation/regions/namespace'
 import { listRegions } from '../../foundation/regions/regions'
 import type { SwitchMode } from '../../components/switches/switch-layout'
 import { Switchboard } from '../../components/switches/switchboard'
-import { ATTACH } from '../top/attach'
+import { type Attach, attacherOf } from '../top/attach'
 import { inspectRegion } from '../top/inspect'
 import { RegionSnapshot } from '../top/region-snapshot'
 import { entryFor, type HostRules } from './host-rules'
@@ -48,11 +48,12 @@ export class HostApplier {
         this.applyBoard(region, shared, previous.switches[shared] ?? {}, next.switches[shared] ?? {}, all, refusals)
         continue
       }
-      if (ATTACH[kind] === undefined) continue
+      const attach = attacherOf(region)
+      if (attach === undefined) continue
       const entry = entryFor(next, kind, shared)
       if (entry?.rules === undefined) continue
       if (!all && same(entry.rules, entryFor(previous, kind, shared)?.rules)) continue
-      this.applyRule(region, kind, shared, entry.rules, refusals)
+      this.applyRule(region, attach, `${kind}.${shared}`, entry.rules, refusals)
     }
     return refusals
   }
@@ -66,21 +67,22 @@ export class HostApplier {
     for (const region of fresh) {
       const { kind, shared } = splitRegionName(region)
       if (kind === 'switches') this.applyBoard(region, shared, {}, rules.switches[shared] ?? {}, true, refusals)
-      else if (ATTACH[kind] !== undefined) {
+      else {
+        const attach = attacherOf(region)
         const entry = entryFor(rules, kind, shared)
-        if (entry?.rules !== undefined) this.applyRule(region, kind, shared, entry.rules, refusals)
+        if (attach !== undefined && entry?.rules !== undefined)
+          this.applyRule(region, attach, `${kind}.${shared}`, entry.rules, refusals)
       }
     }
     return refusals
   }
 
-  private applyRule(region: string, kind: string, shared: string, rules: FlatRule, refusals: Refusal[]): void {
-    const component = `${kind}.${shared}`
+  private applyRule(region: string, attach: Attach, component: string, rules: FlatRule, refusals: Refusal[]): void {
     try {
       const view = inspectRegion(region, 0)?.view
       const current = view !== undefined && 'rules' in view ? view.rules?.values : undefined
       if (current !== undefined && Object.entries(rules).every(([field, value]) => current[field] === value)) return
-      const attached = ATTACH[kind](new RegionSnapshot(region))
+      const attached = attach(new RegionSnapshot(region))
       try {
         attached.configure(nestRule(rules))
       } finally {

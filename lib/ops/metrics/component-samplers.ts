@@ -19,7 +19,8 @@ import type { SlidingWindowLimiter } from '../../components/ratelimit/sliding-wi
 import type { TokenBucket } from '../../components/ratelimit/token-bucket'
 import type { RetryBudget } from '../../components/resilience/retry-budget'
 import type { RulesFollowerStats } from '../../foundation/live-rules/fleet-region'
-import { type ComponentKindName, isComponent } from '../../foundation/common/component-registry'
+import { isComponent } from '../../foundation/common/component-registry'
+import type { ExportedKindName } from '../kinds/component-kinds'
 import { METRIC, type MetricSpec } from './metric-catalog'
 
 export type Labels = Record<string, string>
@@ -34,14 +35,7 @@ export interface SampleLimits {
   groupKeys: number
 }
 
-type Sampler = (name: string, component: never, emit: Emit, limits: SampleLimits) => void
-
-/** A component kind: its class, its metric family (names are unique within a family) and what it reports. */
-export interface ComponentKind {
-  kind: ComponentKindName
-  family: string
-  sample: Sampler
-}
+export type Sampler = (name: string, component: never, emit: Emit, limits: SampleLimits) => void
 
 // Label values are bounded so that a pathological key cannot blow up a scrape.
 const MAX_LABEL = 128
@@ -268,34 +262,23 @@ function sampleRules(name: string, follower: { stats(): RulesFollowerStats }, em
   emit(METRIC.rulesApplied, s.applied, n)
 }
 
-/** Most specific first: the first kind whose class the component is an instance of is used. */
-export const COMPONENT_KINDS: readonly ComponentKind[] = [
-  { kind: 'BbrLimiter', family: 'limiter', sample: sampleLimiter as Sampler },
-  { kind: 'InboundGuard', family: 'limiter', sample: sampleGuard as Sampler },
-  { kind: 'SreBreaker', family: 'breaker', sample: ((name, b, emit) => sampleBreaker({ name }, b, emit)) as Sampler },
-  {
-    kind: 'CircuitBreaker',
-    family: 'breaker',
-    sample: ((name, b, emit) => sampleBreaker({ name }, b, emit)) as Sampler,
-  },
-  { kind: 'BreakerGroup', family: 'breaker', sample: sampleGroup as Sampler },
-  {
-    kind: 'AdaptiveBulkhead',
-    family: 'bulkhead',
-    sample: ((name, b, emit) => sampleBulkhead({ name, upstream: '' }, b, emit)) as Sampler,
-  },
-  { kind: 'BulkheadPool', family: 'bulkhead', sample: samplePool as Sampler },
-  { kind: 'HotKeyCache', family: 'hotkeys', sample: sampleHotKeyCache as Sampler },
-  { kind: 'HeavyKeeper', family: 'hotkeys', sample: sampleTopK as Sampler },
-  { kind: 'TokenBucket', family: 'ratelimit', sample: sampleLocalLimiter as Sampler },
-  { kind: 'SlidingWindowLimiter', family: 'ratelimit', sample: sampleLocalLimiter as Sampler },
-  { kind: 'KeyedLimiter', family: 'ratelimit', sample: sampleKeyed as Sampler },
-  { kind: 'RedisRateLimiter', family: 'ratelimit', sample: sampleRedis as Sampler },
-  { kind: 'RetryBudget', family: 'retry_budget', sample: sampleRetryBudget as Sampler },
-  { kind: 'KeyConcurrencyLimiter', family: 'key_concurrency', sample: sampleKeyConcurrency as Sampler },
-  { kind: 'HotParameterLimiter', family: 'hot_parameter', sample: sampleHotParameters as Sampler },
-  { kind: 'RulesFollower', family: 'rules', sample: sampleRules as Sampler },
-]
-
-export const COMPONENT_NAMES =
-  'a BbrLimiter, an inbound guard, an SreBreaker, a CircuitBreaker, a BreakerGroup, an AdaptiveBulkhead, a BulkheadPool, a HeavyKeeper, a HotKeyCache, a TokenBucket, a SlidingWindowLimiter, a KeyedLimiter, a RedisRateLimiter, a RetryBudget, a KeyConcurrencyLimiter, a HotParameterLimiter or a RulesFollower'
+/** What each kind the exporters take reports (ops/kinds lists them, the most specific first). */
+export const SAMPLERS: { readonly [K in ExportedKindName]: Sampler } = {
+  BbrLimiter: sampleLimiter as Sampler,
+  InboundGuard: sampleGuard as Sampler,
+  SreBreaker: ((name, b, emit) => sampleBreaker({ name }, b, emit)) as Sampler,
+  CircuitBreaker: ((name, b, emit) => sampleBreaker({ name }, b, emit)) as Sampler,
+  BreakerGroup: sampleGroup as Sampler,
+  AdaptiveBulkhead: ((name, b, emit) => sampleBulkhead({ name, upstream: '' }, b, emit)) as Sampler,
+  BulkheadPool: samplePool as Sampler,
+  HotKeyCache: sampleHotKeyCache as Sampler,
+  HeavyKeeper: sampleTopK as Sampler,
+  TokenBucket: sampleLocalLimiter as Sampler,
+  SlidingWindowLimiter: sampleLocalLimiter as Sampler,
+  KeyedLimiter: sampleKeyed as Sampler,
+  RedisRateLimiter: sampleRedis as Sampler,
+  RetryBudget: sampleRetryBudget as Sampler,
+  KeyConcurrencyLimiter: sampleKeyConcurrency as Sampler,
+  HotParameterLimiter: sampleHotParameters as Sampler,
+  RulesFollower: sampleRules as Sampler,
+}

@@ -109,21 +109,21 @@ const defs = {
     'latency_limit',
     '{request}',
     N,
-    'The limit on requests in flight learned from latency (the latency rule; 0 until its first measurement).',
+    'The limit on requests in flight learned from latency (the latency check; 0 until its first measurement).',
   ),
   limiterLatencyShedding: gauge(
     'limiter',
     'latency_shedding',
     '1',
     N,
-    '1 while the latency rule holds requests to its limit (the response time stays inflated over the base), else 0.',
+    '1 while the latency check holds requests to its limit (the response time stays inflated over the base), else 0.',
   ),
   limiterBaseRt: gauge(
     'limiter',
     'base_response_time',
     's',
     N,
-    'The base response time the latency rule learned (the response time without a queue downstream).',
+    'The base response time the latency check learned (the response time without a queue downstream).',
   ),
   limiterAdmitted: counter(
     'limiter',
@@ -435,6 +435,10 @@ const defs = {
 
 export type MetricName = keyof typeof defs
 
+// Every metric has its OpenTelemetry name, and every OpenTelemetry name is a metric's: checked when compiled.
+const OTEL_BY_METRIC: Record<MetricName, readonly [name: string, instrument: OtelInstrument]> &
+  Record<Exclude<keyof typeof OTEL, MetricName>, never> = OTEL
+
 /** The catalogue, by name. */
 export const METRIC: Record<MetricName, MetricSpec> = Object.fromEntries(
   Object.entries(defs).map(([key, def], index) => [key, { ...def, key, index }]),
@@ -450,10 +454,10 @@ export function prometheusName(spec: MetricSpec, prefix: string): string {
 
 /** `bulwark.limiter.in_flight`, `bulwark.limiter.shed_requests`: the OpenTelemetry column (lib/ops/metrics/otel-names.ts). */
 export function openTelemetryName(spec: MetricSpec, prefix: string): string {
-  return `${prefix}${OTEL[spec.key][0]}`
+  return `${prefix}${OTEL_BY_METRIC[spec.key][0]}`
 }
 
 /** Counter, up-down counter or gauge (lib/ops/metrics/otel-names.ts). */
 export function openTelemetryInstrument(spec: MetricSpec): OtelInstrument {
-  return OTEL[spec.key][1]
+  return OTEL_BY_METRIC[spec.key][1]
 }

@@ -2,13 +2,8 @@ import { InvalidArgumentError } from '../../foundation/errors/invalid-argument-e
 import { type Disposable, toDisposable } from '../../foundation/common/disposable'
 import { checkOptions, optionalNumber } from '../../foundation/common/validate'
 import { automaticComponents, isComponent } from '../../foundation/common/component-registry'
-import {
-  COMPONENT_KINDS,
-  COMPONENT_NAMES,
-  type ComponentKind,
-  type Labels,
-  type SampleLimits,
-} from './component-samplers'
+import { EXPORTED_KINDS, EXPORTED_NAMES, type ExportedKind } from '../kinds/component-kinds'
+import { type Labels, type SampleLimits, SAMPLERS } from './component-samplers'
 import type { MetricSpec } from './metric-catalog'
 
 /** Options every exporter takes about how many series a component may produce. */
@@ -32,7 +27,7 @@ export interface Sample {
 interface Entry {
   name: string
   component: unknown
-  kind: ComponentKind
+  kind: ExportedKind
   warned: boolean
 }
 
@@ -69,8 +64,8 @@ export class MetricComponents {
       component instanceof Object && isComponent((component as { guard?: unknown }).guard, 'InboundGuard')
         ? (component as { guard: unknown }).guard
         : component
-    const kind = COMPONENT_KINDS.find((k) => isComponent(target, k.kind))
-    if (kind === undefined) throw new InvalidArgumentError('component', component, COMPONENT_NAMES)
+    const kind = EXPORTED_KINDS.find((k) => isComponent(target, k.name))
+    if (kind === undefined) throw new InvalidArgumentError('component', component, EXPORTED_NAMES)
     const key = `${kind.family}\u0000${name}`
     if (this.entries.has(key))
       throw new InvalidArgumentError('name', name, `a name no other ${kind.family} component was added under`)
@@ -91,7 +86,7 @@ export class MetricComponents {
       const samples: Sample[] = []
       for (const entry of this.entries.values()) samples.push(...this.sample(entry))
       for (const [component, name] of automaticComponents()) {
-        const kind = COMPONENT_KINDS.find((k) => isComponent(component, k.kind))
+        const kind = EXPORTED_KINDS.find((k) => isComponent(component, k.name))
         const given = [...this.entries.values()].some((e) => e.component === component)
         if (kind !== undefined && !given) samples.push(...this.sample({ name, component, kind, warned: true }))
       }
@@ -106,7 +101,7 @@ export class MetricComponents {
   private sample(entry: Entry): Sample[] {
     const samples: Sample[] = []
     try {
-      entry.kind.sample(
+      SAMPLERS[entry.kind.name](
         entry.name,
         entry.component as never,
         (spec, value, labels) => samples.push({ spec, value, labels }),

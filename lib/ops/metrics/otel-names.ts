@@ -3,11 +3,11 @@
 // in the name (the unit is the instrument's), counters of things pluralized, up-down counters not (`.count`,
 // `in_flight`), `.limit` for a bound and `.utilization` for a share of one. A current amount that adds up across
 // workers is an up-down counter; a value that does not (a ratio, a state, a time, an estimate) is a gauge.
-import type { MetricName } from './metric-catalog'
-
 export type OtelInstrument = 'counter' | 'updown' | 'gauge'
 
-export const OTEL: Record<MetricName, readonly [name: string, instrument: OtelInstrument]> = {
+// Keyed by the catalogue's metric names; metric-catalog.ts checks that the two lists are the same (it imports this
+// file, so this file cannot name its type).
+export const OTEL = {
   limiterInFlight: ['limiter.in_flight', 'updown'],
   limiterMaxInFlight: ['limiter.in_flight.limit', 'gauge'],
   limiterLoad: ['limiter.load.utilization', 'gauge'],
@@ -70,7 +70,7 @@ export const OTEL: Record<MetricName, readonly [name: string, instrument: OtelIn
   rulesFromDisk: ['rules.from_disk', 'gauge'],
   rulesRefused: ['rules.refusals', 'counter'],
   rulesApplied: ['rules.applied_versions', 'counter'],
-}
+} satisfies Record<string, readonly [name: string, instrument: OtelInstrument]>
 
 // The OpenTelemetry attribute of each Prometheus label, by OpenTelemetry's naming guidelines (docs/metrics.md):
 // lowercase, dotted, and namespaced under `bulwark.`, as a library's own attributes are, so that none can collide

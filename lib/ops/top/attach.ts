@@ -12,6 +12,7 @@ import { openRedisRule, redisRuleFields } from '../../components/ratelimit/redis
 import { SlidingWindowLimiter } from '../../components/ratelimit/sliding-window-limiter'
 import { TokenBucket } from '../../components/ratelimit/token-bucket'
 import type { RuleStats } from '../../foundation/live-rules/live-rules'
+import type { RegionKind } from '../kinds/component-kinds'
 import type { RegionSnapshot } from './region-snapshot'
 
 /** A component with live rules, attached by its region's fingerprint (the options its members agree on). */
@@ -20,7 +21,10 @@ export interface Configurable {
   close(): void
 }
 
-export const ATTACH: Record<string, (snapshot: RegionSnapshot) => Configurable> = {
+export type Attach = (snapshot: RegionSnapshot) => Configurable
+
+/** The kinds of region with live rules (ops/kinds lists every kind): how to attach to one as a member. */
+const ATTACH: { readonly [K in RegionKind]?: Attach } = {
   'token-bucket': (s) =>
     new TokenBucket({
       shared: s.sharedName,
@@ -95,4 +99,10 @@ export const ATTACH: Record<string, (snapshot: RegionSnapshot) => Configurable> 
       window: s.fingerprint.number('window'),
       buckets: s.fingerprint.number('buckets'),
     }),
+}
+
+/** How to attach to region `name`, by its kind; undefined for a kind without live rules. */
+export function attacherOf(name: string): Attach | undefined {
+  const kind = name.slice(0, name.indexOf('.'))
+  return Object.hasOwn(ATTACH, kind) ? ATTACH[kind as RegionKind] : undefined
 }

@@ -31,13 +31,29 @@ namespace bulwark {
 
 class HeavyKeeperFront {
  public:
+  // The layout above, once: the binding exports every one of these (native.layout.heavyKeeperFront) and the
+  // TypeScript front checks its own against them when it loads.
+  static constexpr size_t kDirtyCountWord = 0;
+  static constexpr size_t kSeenWord = 1;
+  static constexpr size_t kLastSlotWord = 2;
+  static constexpr size_t kLastFingerprintWord = 3;
+  static constexpr size_t kLastEstimateWord = 4;
+  static constexpr size_t kEntriesOffsetWord = 5;
+  static constexpr size_t kPendingTotalOffset = 24;
+  static constexpr size_t kThresholdOffset = 32;
   static constexpr size_t kRandomOffset = 40;
   static constexpr size_t kDecayOffset = kRandomOffset + 32;
   static constexpr size_t kHeaderSize = kDecayOffset + kDecayTableSize * 8;
+  static constexpr size_t kEntryAlign = 64;
   static constexpr uint32_t kNoSlot = UINT32_MAX;
   static constexpr size_t kEntryWords = 8;
   static constexpr size_t kEntryEpoch = 0;
+  static constexpr size_t kEntryLearned = 1;
+  static constexpr size_t kEntryFingerprint = 2;
+  static constexpr size_t kEntryBuckets = 3;
   static constexpr size_t kEntryPending = 7;
+  // An entry holds the bucket indexes of this many rows: the front serves sketches of at most this depth.
+  static constexpr size_t kEntryRows = kEntryPending - kEntryBuckets;
   // Bytes for k slots and depth rows: the entries' alignment included.
   static size_t Size(uint32_t k, uint32_t depth);
 
@@ -84,7 +100,7 @@ class HeavyKeeperFront {
 template <typename Raise>
 uint64_t HeavyKeeperFront::Apply(Raise raise) {
   if (header_ == nullptr) return 0;
-  const uint32_t n = header_[0] < k_ ? header_[0] : k_;
+  const uint32_t n = header_[kDirtyCountWord] < k_ ? header_[kDirtyCountWord] : k_;
   for (uint32_t i = 0; i < n; i++) {
     const uint32_t slot = dirtyList_[i];
     if (slot >= k_) continue;
@@ -92,7 +108,7 @@ uint64_t HeavyKeeperFront::Apply(Raise raise) {
     raise(static_cast<int32_t>(slot), pending);
     pending = 0;
   }
-  header_[0] = 0;
+  header_[kDirtyCountWord] = 0;
   const double total = *pendingTotal_;
   *pendingTotal_ = 0;
   return total > 0 && total < 18446744073709551616.0 ? static_cast<uint64_t>(total) : 0;

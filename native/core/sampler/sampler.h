@@ -58,7 +58,7 @@ constexpr size_t kLoopPollAt = 64;
 constexpr size_t kSize = kLoopSlots + kMaxLoops * kLoopSlotSize;
 }  // namespace signals_layout
 
-// The sampler's settings. Their defaults live in TypeScript (lib/foundation/signals/sampler-defaults.ts), which starts
+// The sampler's settings. Their defaults live in TypeScript (lib/foundation/native/sampler-defaults.ts), which starts
 // the sampler with them; the core only bounds what it is given (docs/rules/signals.md).
 struct SamplerOptions {
   double cpuIntervalMs = 0;

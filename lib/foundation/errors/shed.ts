@@ -10,7 +10,7 @@ export const Shed = {
   queueDelay: -2,
   /** A rate limit in a guard (HTTP 429), hot-parameter limits included. */
   rateLimit: -3,
-  /** The adaptive concurrency rule: in flight over the limit learned from latency. */
+  /** The adaptive concurrency check: in flight over the limit learned from latency. */
   latency: -4,
   /** Per-key concurrency: the key already has its requests in flight. */
   keyConcurrency: -5,

@@ -2,24 +2,26 @@ import { overLimit } from '../../admission/in-flight-check'
 import { LatencyController } from '../../admission/limits/latency-controller'
 import type { Event } from '../../foundation/common/event-source'
 import type { AdmissionQueue } from '../../admission/queue/admission-queue'
-import { FAIR_HEADROOM, FAIR_MIN_FRACTION, FairShare } from '../../admission/queue/fair-share'
+import { FAIR_HEADROOM, FAIR_MIN_FRACTION, FairShare, fairnessKeeperName } from '../../admission/queue/fair-share'
+// Loaded at first use (scripts/pack-cjs.js): only limiters made with `fairness` track keys.
+import { HeavyKeeper } from '../hotkeys/heavy-keeper' // bulwark:lazy
 import { LiveRules, type RuleStats } from '../../foundation/live-rules/live-rules'
 import type { LaneCounter } from '../../foundation/regions/lane-counter'
 import type { RollingWindow } from '../../foundation/regions/rolling-window'
 import type { SharedRegion } from '../../foundation/regions/shared-region'
-import { Shed } from '../../admission/shed'
+import { Shed } from '../../foundation/errors/shed'
 import { type BbrPlacement, STAT } from './bbr-layout'
 import { BBR_RULE_FIELDS, type BbrLimiterRule, type ResolvedBbrOptions, resolveBbrRuleValues } from './bbr-options'
 import type { CapacityEstimator } from './capacity-estimator'
 import type { QueueDelayController } from '../../admission/limits/queue-delay-controller'
-import { queueRule } from '../../admission/limits/queue-delay-check'
+import { queueDelayCheck } from '../../admission/limits/queue-delay-check'
 import type { RtSampler } from '../../admission/rt-sampler'
 
-/** A verdict of BbrRules.decide for an admitted request. */
+/** A verdict of BbrChecks.decide for an admitted request. */
 export const ADMIT = 0
 
-/** What BbrRules needs from its limiter: its windows, estimate, counters and sampler, and two questions. */
-export interface BbrRuleParts {
+/** What BbrChecks needs from its limiter: its windows, estimate, counters and sampler, and two questions. */
+export interface BbrCheckParts {
   region: SharedRegion
   placement: BbrPlacement
   statsBase: number
@@ -30,33 +32,33 @@ export interface BbrRuleParts {
   sampler: RtSampler
   /** The limiter's admission queue (undefined without `maxWait`): a slot it is owed sheds arrivals. */
   queue: AdmissionQueue | undefined
-  /** The service time a request can expect, ms (the queueing-delay rule's target floor). */
+  /** The service time a request can expect, ms (the queueing-delay check's target floor). */
   serviceTime: () => number
   /** Whether this member admitted or released a request since `since`, or holds one now. */
   requestsSince: (since: number) => boolean
 }
 
 /**
- * BbrLimiter's rules off its usual path (docs/rules/bbr.md): the CPU rule with its cooldown, the queueing-delay
- * rule, the latency rule, fairness and live rules, and what is due by time rather than per request. BbrLimiter
+ * BbrLimiter's rules off its usual path (docs/rules/bbr.md): the CPU check with its cooldown, the queueing-delay
+ * rule, the latency check, fairness and live rules, and what is due by time rather than per request. BbrLimiter
  * asks only when a request may be shed (decide) or when tick() is due, so that its own admit path stays a few
  * loads and compares that V8 inlines into the caller.
  */
-export class BbrRules {
-  /** When tick() is next due: the earlier of the two rules' next steps (-Infinity: at the first call). */
+export class BbrChecks {
+  /** When tick() is next due: the earlier of the two checks' next steps (-Infinity: at the first call). */
   dueAt = -Infinity
   /**
    * A load under this admits without asking decide(): the CPU threshold, or -Infinity while every request goes
-   * through decide() (fairness is on, or the queueing-delay rule sheds).
+   * through decide() (fairness is on, or the queueing-delay check sheds).
    */
   admitBelow = -Infinity
   /** f64 index of the cell of the last drop (-1: none to cool down from). */
   declare readonly lastDropIndex: number
-  /** f64 index of the latency rule's `cap` cell (0 while it does not shed; -1 without the rule). */
+  /** f64 index of the latency check's `cap` cell (0 while it does not shed; -1 without the check). */
   declare readonly latencyCap: number
   declare readonly live: LiveRules
-  declare readonly delayRule: QueueDelayController | undefined
-  declare readonly latencyRule: LatencyController | undefined
+  declare readonly delayCheck: QueueDelayController | undefined
+  declare readonly latencyCheck: LatencyController | undefined
   declare readonly fairness: FairShare | undefined
   declare private threshold: number
   declare private cooldown: number
@@ -64,12 +66,12 @@ export class BbrRules {
   declare private readonly statsBase: number
   declare private readonly shares: Float64Array
   declare private readonly maxInFlightIndex: number
-  declare private readonly parts: BbrRuleParts
-  /** When the latency rule's next step is due (Infinity without the rule). */
+  declare private readonly parts: BbrCheckParts
+  /** When the latency check's next step is due (Infinity without the check). */
   declare private latencyStepAt: number
   declare private readonly bucketMs: number
 
-  constructor(o: ResolvedBbrOptions, parts: BbrRuleParts) {
+  constructor(o: ResolvedBbrOptions, parts: BbrCheckParts) {
     const { region, placement, statsBase } = parts
     this.parts = parts
     this.f64 = region.f64
@@ -84,19 +86,25 @@ export class BbrRules {
       this.f64[statsBase + STAT.admitFraction] = fraction
     }
     const { serviceTime, requestsSince } = parts
-    this.delayRule = o.queueDelay
-      ? queueRule(o.queueDelay, o.signal, { threshold: o.cpuThreshold, serviceTime, onFraction, requestsSince })
+    this.delayCheck = o.queueDelay
+      ? queueDelayCheck(o.queueDelay, o.signal, { threshold: o.cpuThreshold, serviceTime, onFraction, requestsSince })
       : undefined
     const windows = { passes: parts.passes, rts: parts.rts }
     const inFlight = () => parts.inFlight.total()
-    this.latencyRule = o.latency
+    this.latencyCheck = o.latency
       ? new LatencyController(region, placement.latency, windows, o.latency, inFlight)
       : undefined
-    this.latencyStepAt = this.latencyRule === undefined ? Infinity : -Infinity
-    this.latencyCap = this.latencyRule === undefined ? -1 : this.latencyRule.capIndex
+    this.latencyStepAt = this.latencyCheck === undefined ? Infinity : -Infinity
+    this.latencyCap = this.latencyCheck === undefined ? -1 : this.latencyCheck.capIndex
     this.f64[statsBase + STAT.admitFraction] = 1
     this.f64[statsBase + STAT.minInFlight] = o.minInFlight
-    this.fairness = o.fairness && new FairShare(o.fairness, o.shared, o.maxMembers)
+    const fair = o.fairness
+    this.fairness =
+      fair &&
+      new FairShare(
+        fair,
+        new HeavyKeeper({ k: fair.k, shared: fairnessKeeperName(o.shared), maxMembers: o.maxMembers }),
+      )
     this.live = new LiveRules(region, placement.rules, {
       fields: BBR_RULE_FIELDS,
       resolve: resolveBbrRuleValues,
@@ -113,47 +121,47 @@ export class BbrRules {
   }
 
   /**
-   * What is due by time rather than per request, at most once per step: a new live rule, the queueing-delay rule's
-   * step and the latency rule's step, and at least once a bucket. Sets dueAt and admitBelow.
+   * What is due by time rather than per request, at most once per step: a new live rule, the queueing-delay check's
+   * step and the latency check's step, and at least once a bucket. Sets dueAt and admitBelow.
    */
   tick(now: number): void {
     this.live.obey()
     let due = Infinity
-    const delayRule = this.delayRule
-    if (delayRule !== undefined) {
-      delayRule.update(now)
-      due = delayRule.nextUpdateAt
+    const delayCheck = this.delayCheck
+    if (delayCheck !== undefined) {
+      delayCheck.update(now)
+      due = delayCheck.nextUpdateAt
     }
     if (now >= this.latencyStepAt) this.latencyStep(now)
     // At least once a bucket: the limiter stores its `load` stat for watchers at each tick.
     const next = due < this.latencyStepAt ? due : this.latencyStepAt
     const bucketLater = now + this.bucketMs
     this.dueAt = bucketLater < next ? bucketLater : next
-    // The queueing-delay rule's fraction only changes at its steps, the threshold only with a live rule; a slot
+    // The queueing-delay check's fraction only changes at its steps, the threshold only with a live rule; a slot
     // owed to the queue's waiters makes finish() set admitBelow at once.
     const queue = this.parts.queue
     const ruled =
       this.fairness !== undefined ||
-      (delayRule !== undefined && delayRule.active) ||
+      (delayCheck !== undefined && delayCheck.active) ||
       (queue !== undefined && queue.owed)
     this.admitBelow = ruled ? -Infinity : this.threshold
   }
 
-  /** Every rule's verdict on one request of class `p` at `load`: ADMIT, or the Shed code (the shed is counted). */
+  /** Every check's verdict on one request of class `p` at `load`: ADMIT, or the Shed code (the shed is counted). */
   decide(p: number, now: number, key: string | undefined, load: number): number {
     // A slot freed for the queue's waiters in this turn is theirs (docs/rules/queue.md).
     const queue = this.parts.queue
     if (queue !== undefined && queue.owed) return this.shed(p, STAT.shedInFlight, Shed.inFlight)
-    // A light key while heavy ones exist: the rules below let it through, within FAIR_HEADROOM of their limits.
+    // A light key while heavy ones exist: the checks below let it through, within FAIR_HEADROOM of their limits.
     const fair = this.fairness !== undefined && typeof key === 'string' && this.fairness.favours(key, now)
-    const delayRule = this.delayRule
+    const delayCheck = this.delayCheck
     // Light keys pass while heavy ones still get some of their requests through; once those are nearly all shed
-    // and the delay stays, the light keys are the queue, and the rule applies to them too.
+    // and the delay stays, the light keys are the queue, and the check applies to them too.
     if (
-      delayRule !== undefined &&
-      delayRule.active &&
-      !(fair && delayRule.fraction >= FAIR_MIN_FRACTION) &&
-      !delayRule.admit(p)
+      delayCheck !== undefined &&
+      delayCheck.active &&
+      !(fair && delayCheck.fraction >= FAIR_MIN_FRACTION) &&
+      !delayCheck.admit(p)
     )
       return this.shed(p, STAT.shedDelay, Shed.queueDelay)
     if (load >= this.threshold) {
@@ -172,7 +180,7 @@ export class BbrRules {
         }
       }
     }
-    const cap = this.f64[this.latencyCap] // 0 while the latency rule does not shed
+    const cap = this.f64[this.latencyCap] // 0 while the latency check does not shed
     if (cap > 0 && overLimit(this.parts.inFlight.total(), fair ? cap * FAIR_HEADROOM : cap, this.shares[p]))
       return this.shed(p, STAT.shedLatency, Shed.latency)
     return ADMIT
@@ -213,17 +221,17 @@ export class BbrRules {
     this.cooldown = values[1]
     this.parts.capacity.setFloor(values[2])
     this.f64[this.statsBase + STAT.minInFlight] = values[2]
-    this.delayRule?.retune(values[3], values[4])
+    this.delayCheck?.retune(values[3], values[4])
     this.dueAt = -Infinity // admitBelow follows the threshold at the next call
   }
 
   /**
-   * The latency rule's step, once every quarter bucket. While it probes, every response time is measured: a probe
+   * The latency check's step, once every quarter bucket. While it probes, every response time is measured: a probe
    * holds the upstream under its capacity until it has its samples, so the sooner it has them the less it costs.
    */
   private latencyStep(now: number): void {
-    const rule = this.latencyRule as LatencyController
-    this.latencyStepAt = rule.step(now)
-    this.parts.sampler.timeAll(rule.probing)
+    const check = this.latencyCheck as LatencyController
+    this.latencyStepAt = check.step(now)
+    this.parts.sampler.timeAll(check.probing)
   }
 }

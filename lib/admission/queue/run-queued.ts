@@ -1,8 +1,8 @@
-import { AbortedError } from '../foundation/errors/aborted-error'
-import { OverloadError } from '../foundation/errors/overload-error'
-import type { Waiter } from './queue/admission-queue'
-import { shedReason, type ShedReason } from './shed'
-import { type GuardedFunction, type Outcome, runGuarded } from './run-guarded'
+import { AbortedError } from '../../foundation/errors/aborted-error'
+import { OverloadError } from '../../foundation/errors/overload-error'
+import type { Waiter } from './admission-queue'
+import { shedReason, type ShedReason } from '../../foundation/errors/shed'
+import { type GuardedFunction, type Outcome, runGuarded } from '../run-guarded'
 
 /**
  * Runs `fn` once the queue admits it (docs/rules/queue.md): `wait(done)` queues the refused request (undefined when
