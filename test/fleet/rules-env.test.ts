@@ -30,24 +30,8 @@ const document = JSON.stringify(
 const rules = path.join(dir, 'rules.json')
 fs.writeFileSync(rules, document)
 
-describe('BULWARK_RULES through each public entry', () => {
-  it('covers the root and every subpath of lib/entries', () => {
-    expect(entries.map(([subpath]) => subpath)).toEqual(expect.arrayContaining(['.', './core', './http', './fleet']))
-  })
-
-  it.each(entries)('%s: a shared component takes the source’s rule', (_subpath, file) => {
-    const namespace = uniqueName('env')
-      .replace(/[^A-Za-z0-9_-]/g, '_')
-      .slice(-40)
-    const env = cleanEnv({
-      BULWARK_RULES: `file://${rules}`,
-      BULWARK_NAMESPACE: namespace,
-      BULWARK_RULES_CACHE: dir,
-    })
-    // Polls the bucket's rule until it changes, for 10 s at most, and prints the rate it obeys then.
-    const script = `
-require(${JSON.stringify(path.join(packageRoot, file))})
-const { TokenBucket } = require(${JSON.stringify(path.join(packageRoot, 'dist', 'cjs', 'components', 'ratelimit', 'token-bucket'))})
+// Makes a shared TokenBucket, polls its rule until it changes (10 s at most) and prints the rate it obeys then.
+const obeyedRate = `
 const bucket = new TokenBucket({ rate: 1, burst: 1, shared: 'gw' })
 const deadline = Date.now() + 10000
 const timer = setInterval(() => {
@@ -59,6 +43,33 @@ const timer = setInterval(() => {
   console.log(JSON.stringify({ rate }))
   process.exit(0)
 }, 5)`
-    expect(nodeJson<{ rate: number }>(['-e', script], packageRoot, env)).toEqual({ rate: 250 })
+
+describe('BULWARK_RULES through each public entry', () => {
+  it('covers the root and every subpath of lib/entries', () => {
+    expect(entries.map(([subpath]) => subpath)).toEqual(expect.arrayContaining(['.', './core', './http', './fleet']))
+  })
+
+  it.each(entries)('%s: a shared component takes the source’s rule', (_subpath, file) => {
+    const script = `
+require(${JSON.stringify(path.join(packageRoot, file))})
+const { TokenBucket } = require(${JSON.stringify(path.join(packageRoot, 'dist', 'cjs', 'components', 'ratelimit', 'token-bucket'))})
+${obeyedRate}`
+    expect(nodeJson<{ rate: number }>(['-e', script], packageRoot, followingEnv())).toEqual({ rate: 250 })
+  })
+
+  it('the root’s ES module face: its names load the entry, and its check, before any component is made', () => {
+    const script = `
+const { TokenBucket } = await import(${JSON.stringify(path.join(packageRoot, 'dist', 'esm', 'index.mjs'))})
+${obeyedRate}`
+    const args = ['--input-type=module', '-e', script]
+    expect(nodeJson<{ rate: number }>(args, packageRoot, followingEnv())).toEqual({ rate: 250 })
   })
 })
+
+/** A process that follows the file source, in a namespace of its own. */
+function followingEnv(): NodeJS.ProcessEnv {
+  const namespace = uniqueName('env')
+    .replace(/[^A-Za-z0-9_-]/g, '_')
+    .slice(-40)
+  return cleanEnv({ BULWARK_RULES: `file://${rules}`, BULWARK_NAMESPACE: namespace, BULWARK_RULES_CACHE: dir })
+}
