@@ -1,6 +1,6 @@
 // 'bulwark/http': the inbound guard for node:http and node:http2, and the framework-neutral InboundGuard the other
 // inbound adapters are built on (for a server of your own). Loaded only by those who import it (docs/vocabulary.md).
-export { InboundGuard, QUEUED } from '../guards/inbound/inbound-guard'
+export { CALLBACK_FAILED, InboundGuard, QUEUED } from '../guards/inbound/inbound-guard'
 export type { Waiter } from '../admission/queue/admission-queue'
 export type { InboundGuardStats, RequestAccess } from '../guards/inbound/inbound-guard'
 export type { GlobalRateLimiter, KeyedRateLimiter } from '../guards/inbound/inbound-options'

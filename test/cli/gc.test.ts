@@ -4,9 +4,11 @@
 import { type ChildProcess, spawn, spawnSync } from 'child_process'
 import * as fs from 'fs'
 import * as path from 'path'
+import * as os from 'os'
 import { afterEach, describe, expect, it } from 'vitest'
 
 import { listRegions } from '../../lib/index'
+import { childReport } from '../../lib/ops/cli/gc-command'
 import { uniqueName } from '../helpers/unique-name'
 import { cli } from '../top/top-host'
 
@@ -36,6 +38,15 @@ process.send('open'); setInterval(() => {}, 1000)`
   await gone
 }
 
+function ensureUser(name: string): { uid: number; gid: number } {
+  const id = (flag: string) => spawnSync('id', [flag, name], { encoding: 'utf8' })
+  if (id('-u').status !== 0) {
+    const made = spawnSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', name])
+    if (made.status !== 0) throw new Error(`useradd ${name} failed: ${String(made.stderr)}`)
+  }
+  return { uid: Number(id('-u').stdout), gid: Number(id('-g').stdout) }
+}
+
 describe('bulwark gc', () => {
   it('removes the stale regions of one namespace with --namespace, and of all with none', async () => {
     // Namespaces of this run's own, as below: a run at the same time must not remove these, nor these its.
@@ -57,12 +68,7 @@ describe('bulwark gc', () => {
 
   it.skipIf(!isRoot)(`run as root, leaves another user's stale regions unless --all-users${why}`, async () => {
     const name = 'bulwark-gc-other'
-    const id = (flag: string) => spawnSync('id', [flag, name], { encoding: 'utf8' })
-    if (id('-u').status !== 0) {
-      const made = spawnSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', name])
-      if (made.status !== 0) throw new Error(`useradd ${name} failed: ${String(made.stderr)}`)
-    }
-    const other = { uid: Number(id('-u').stdout), gid: Number(id('-g').stdout) }
+    const other = ensureUser(name)
     // A namespace of this run's own: another test run at the same time (CI runs each Node major in turn, developers
     // run suites side by side) may have stale regions of that user too, and they are not this test's to count.
     const namespace = uniqueName('gcu')
@@ -75,9 +81,48 @@ describe('bulwark gc', () => {
     expect(fs.existsSync(file)).toBe(true)
     const all = gc(['--namespace', namespace, '--all-users'])
     expect(all.status).toBe(0)
-    expect(all.stdout).toContain(`uid ${other.uid}: removed 1: token-bucket.${namespace}.${shared}\n`)
+    expect(all.stdout).toContain(
+      `uid ${other.uid} (${name}, gid ${other.gid}): removed 1: token-bucket.${namespace}.${shared}\n`,
+    )
     expect(fs.existsSync(file)).toBe(false)
     // Only root may ask for every user's.
     expect(gc(['--all-users'], other).status).toBe(2)
+  })
+
+  // Issue 32, item 8: --all-users followed links (statSync) and ran each user's gc with the group of a file.
+  it.skipIf(!isRoot)(`--all-users takes each user from the user database, never from a file or a link${why}`, () => {
+    const other = ensureUser('bulwark-gc-other')
+    const linked = ensureUser('bulwark-gc-link') // a user with no region of theirs
+    const ghost = 4_000_000_123 // a uid no user has
+    const namespace = uniqueName('gcl')
+    const made: string[] = []
+    const plant = (file: string, uid: number, gid: number) => {
+      fs.writeFileSync(file, '')
+      fs.chownSync(file, uid, gid)
+      made.push(file)
+    }
+    try {
+      // That user's file, with root's group: a file's group says nothing of whom its owner is.
+      plant(`/dev/shm/bulwark.${other.uid}.token-bucket.${namespace}.planted`, other.uid, 0)
+      // A link, made by someone else, named for a user and pointing to a file of theirs.
+      const target = path.join(os.tmpdir(), `${namespace}-target`)
+      plant(target, linked.uid, 0)
+      const link = `/dev/shm/bulwark.${linked.uid}.token-bucket.${namespace}.link`
+      fs.symlinkSync(target, link)
+      made.push(link)
+      plant(`/dev/shm/bulwark.${ghost}.token-bucket.${namespace}.ghost`, ghost, ghost)
+      const all = gc(['--namespace', namespace, '--all-users'])
+      expect(all.stdout).toContain(`uid ${other.uid} (bulwark-gc-other, gid ${other.gid}): `) // before: gid 0
+      expect(all.stdout).not.toContain(`uid ${linked.uid}`) // before: run as that user, for a link
+      expect(all.stdout).toContain(`uid ${ghost}: no such user in the user database; its regions are left alone\n`)
+    } finally {
+      for (const file of made) fs.rmSync(file, { force: true })
+    }
+  })
+
+  it("escapes what each user's gc printed before root's terminal shows it", () => {
+    const account = { uid: 1000, gid: 1000, name: 'someone', home: '/' }
+    const report = childReport(account, { stdout: 'removed 1: x\u001b]0;owned\u0007\u009b2J\n', stderr: '', status: 0 })
+    expect(report).toBe('uid 1000 (someone, gid 1000): removed 1: x\\u001b]0;owned\\u0007\\u009b2J\n')
   })
 })

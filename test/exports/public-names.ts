@@ -267,6 +267,7 @@ export const publicNames: Record<string, readonly string[]> = {
     'NodeRequest',
     'NodeResponse',
     'QUEUED',
+    'CALLBACK_FAILED',
     'KeyConcurrencyOptions',
     'RateLimitOptions',
     'RequestAccess',

@@ -19,11 +19,12 @@ for (const [major, express] of majors) {
     const server = express()
       .use(guarded)
       .use((_req, res, next) => {
-        app((_req as { signal?: AbortSignal }).signal).then((body) => res.send(body), next)
+        const setHeader = (name: string, value: string) => void res.set(name, value)
+        app((_req as { signal?: AbortSignal }).signal, setHeader).then((body) => res.send(body), next)
       })
       .use(guarded.errors)
       .listen(0, '127.0.0.1')
-    return serving(server)
+    return { ...(await serving(server)), stats: () => guarded.guard.stats() }
   }
 
   describe(`expressGuard (Express ${major})`, () => {

@@ -3,6 +3,7 @@ import Fastify5 from 'fastify'
 import { describe, expect, it } from 'vitest'
 
 import { fastifyGuard } from '../../lib/entries/fastify'
+import type { InboundGuard } from '../../lib/entries/http'
 import { http2Client } from './http2-client'
 import { controlledLimiter, get, inboundScenarios, type StartServer } from './inbound-scenarios'
 
@@ -20,9 +21,14 @@ for (const [major, Fastify] of majors) {
     async (guard, app) => {
       const server = Fastify({ http2 } as object)
       await server.register(fastifyGuard, guard)
-      server.get('/*', (request) => app(request.signal))
+      server.get('/*', (request, reply) => app(request.signal, (name, value) => void reply.header(name, value)))
       await server.listen({ port: 0, host: '127.0.0.1' })
-      return { port: (server.server.address() as AddressInfo).port, close: () => server.close() }
+      const guardOf = () => (server as unknown as { bulwark: InboundGuard<unknown> }).bulwark
+      return {
+        port: (server.server.address() as AddressInfo).port,
+        close: () => server.close(),
+        stats: () => guardOf().stats(),
+      }
     }
   const start = startOver(false)
 

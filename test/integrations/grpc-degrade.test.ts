@@ -2,10 +2,12 @@
 import * as grpc from '@grpc/grpc-js'
 import { describe, expect, it, vi } from 'vitest'
 
+import { BbrLimiter, KeyedLimiter, Switchboard, TokenBucket } from '../../lib/index'
 import { callSignal, grpcServerGuard, GrpcStatus } from '../../lib/entries/grpc'
 import { loopTurns } from '../helpers/loop-turns'
 import { waitFor } from '../helpers/wait-for'
 import { call, closeAfterEach, EchoClient, startEcho, type Unary } from './grpc-service'
+import { broken } from './answer-safety-scenarios'
 import { controlledLimiter } from './inbound-scenarios'
 
 const opened = closeAfterEach()
@@ -132,5 +134,67 @@ describe('grpcServerGuard: fallback, timeout, failures, deadlines', () => {
     expect((await call(client, 'echo', {}, { deadline: 2000 })).code).toBe(GrpcStatus.OK)
     await waitFor(() => c.limiter.inFlight === 0, { what: 'release' })
     c.limiter.close()
+  })
+
+  // Before: grpc-js's Metadata.set threw from the refusal, from the timeout's timer and from sendStatus, and the
+  // application's functions threw out of the interceptor (issue 32, item 3).
+  const unwritable: Array<Record<string, string>> = [
+    { 'x-note': 'caf\u00e9' },
+    { 'Bad Key': 'x' },
+    { 'x-data-bin': 'x' },
+  ]
+
+  it('trailers grpc-js cannot send, from a refusal, a timer or a failure, give the plain status, counted', async () => {
+    const c = controlledLimiter(20)
+    let next = 0
+    let fail = false
+    const fallback = () => ({ code: GrpcStatus.UNAVAILABLE, details: 'degraded', trailers: unwritable[next++ % 3] })
+    const interceptor = grpcServerGuard({ limiter: c.limiter, timeout: 30, fallback })
+    const client = await open(interceptor, (_req, done) => {
+      if (fail) done({ code: GrpcStatus.INTERNAL, details: 'db down' })
+      // else never answers: the timeout's timer answers
+    })
+    const plain = { code: GrpcStatus.UNAVAILABLE, details: 'unavailable (the fallback failed)' }
+    for (let i = 0; i < 3; i++) expect(await call(client, 'echo', {})).toEqual(plain) // from the timeout's timer
+    fail = true
+    for (let i = 0; i < 3; i++) expect(await call(client, 'echo', {})).toEqual(plain) // from sendStatus
+    c.hold(21)
+    c.signal.load = 900
+    for (let i = 0; i < 3; i++) expect((await call(client, 'echo', {})).code).toBe(GrpcStatus.RESOURCE_EXHAUSTED)
+    expect(interceptor.guard.stats()).toMatchObject({ fallbacks: 0, fallbackErrors: 9 })
+    c.releaseHeld()
+    c.limiter.close()
+  })
+
+  it('an application function that throws ends the call with INTERNAL, counted, the handler not run', async () => {
+    const limiter = new BbrLimiter({ fairness: true, minInFlight: 20, signal: () => 0 })
+    const board = new Switchboard()
+    board.set('route:/elsewhere', 'shed')
+    const interceptor = grpcServerGuard({
+      limiter,
+      priority: broken('priority', 'normal'),
+      trustPriority: broken('trustPriority', false),
+      rateLimit: {
+        limiter: new KeyedLimiter(() => new TokenBucket({ rate: 1000, burst: 1000, now: () => 0 })),
+        key: broken('rateLimit.key', 'client'),
+      },
+      keyConcurrency: { max: 5, key: broken('keyConcurrency.key', 'tenant') },
+      fairness: { key: broken('fairness.key', 'tenant') },
+      switches: board,
+      route: broken('route', '/test.Echo/Echo'),
+    })
+    let calls = 0
+    const client = await open(interceptor, (_req, done) => (calls++, done(null, {})))
+    const names = ['priority', 'trustPriority', 'rateLimit.key', 'keyConcurrency.key', 'fairness.key', 'route']
+    for (const name of names) {
+      const r = await call(client, 'echo', {}, { metadata: { 'x-break': name, 'x-priority': 'critical' } })
+      expect({ name, ...r }).toEqual({ name, code: GrpcStatus.INTERNAL, details: 'internal error' })
+    }
+    expect(calls).toBe(0)
+    expect(interceptor.guard.stats()).toMatchObject({ callbackErrors: names.length, keyConcurrency: { inFlight: 0 } })
+    expect((await call(client, 'echo', {})).code).toBe(GrpcStatus.OK)
+    await waitFor(() => limiter.inFlight === 0, { what: 'the call to be released' })
+    limiter.close()
+    board.close()
   })
 })

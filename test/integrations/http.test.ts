@@ -9,10 +9,15 @@ import { controlledLimiter, get, inboundScenarios, serving, type StartServer } f
 import { http1Slow } from './slow-clients'
 
 const start: StartServer = async (guard, app) => {
-  const server = http.createServer(
-    httpGuard((req, res) => app((req as { signal?: AbortSignal }).signal).then((body) => void res.end(body)), guard),
+  const listener = httpGuard(
+    (req, res) =>
+      app((req as { signal?: AbortSignal }).signal, (name, value) => res.setHeader(name, value)).then(
+        (body) => void res.end(body),
+      ),
+    guard,
   )
-  return serving(server.listen(0, '127.0.0.1'))
+  const served = await serving(http.createServer(listener).listen(0, '127.0.0.1'))
+  return { ...served, stats: () => listener.guard.stats() }
 }
 
 describe('httpGuard (node:http)', () => {

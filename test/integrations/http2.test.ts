@@ -4,34 +4,43 @@
 import * as http2 from 'http2'
 import { describe, expect, it } from 'vitest'
 
-import { http2StreamGuard, httpGuard, type InboundGuardOptions } from '../../lib/entries/http'
+import { http2StreamGuard, httpGuard, type InboundGuard, type InboundGuardOptions } from '../../lib/entries/http'
 import { connect, http2Client, request, serving2 } from './http2-client'
 import { waitFor } from '../helpers/wait-for'
 import { type AppHandler, controlledLimiter, inboundScenarios, type StartServer } from './inbound-scenarios'
 
-type MakeServer = (guard: InboundGuardOptions<any>, app: AppHandler) => http2.Http2Server
+/** A server behind the guard, and the guard (its stats for the scenarios that count). */
+type MakeServer = (
+  guard: InboundGuardOptions<any>,
+  app: AppHandler,
+) => http2.Http2Server & { guard?: InboundGuard<any> }
 
-const compatibilityServer: MakeServer = (guard, app) =>
-  http2.createServer(
-    httpGuard<http2.Http2ServerRequest, http2.Http2ServerResponse>(
-      (req, res) => app((req as { signal?: AbortSignal }).signal).then((body) => void res.end(body)),
-      guard,
-    ),
-  )
+function withGuard(server: http2.Http2Server, guard: InboundGuard<any>) {
+  return Object.assign(server, { guard })
+}
 
-const coreServer: MakeServer = (guard, app) =>
-  http2.createServer().on(
-    'stream',
-    http2StreamGuard(
-      (stream) =>
-        app((stream as { signal?: AbortSignal }).signal).then((body) => {
-          if (stream.destroyed) return // reset, or its session died: nothing to answer
-          stream.respond({ ':status': 200 })
-          stream.end(body)
-        }),
-      guard,
-    ),
+const compatibilityServer: MakeServer = (guard, app) => {
+  const listener = httpGuard<http2.Http2ServerRequest, http2.Http2ServerResponse>(
+    (req, res) =>
+      app((req as { signal?: AbortSignal }).signal, (name, value) => res.setHeader(name, value)).then(
+        (body) => void res.end(body),
+      ),
+    guard,
   )
+  return withGuard(http2.createServer(listener), listener.guard)
+}
+
+const coreServer: MakeServer = (guard, app) => {
+  const listener = http2StreamGuard((stream) => {
+    const headers: http2.OutgoingHttpHeaders = {} // the core API sends headers with the response: kept till then
+    return app((stream as { signal?: AbortSignal }).signal, (name, value) => (headers[name] = value)).then((body) => {
+      if (stream.destroyed) return // reset, or its session died: nothing to answer
+      stream.respond({ ...headers, ':status': 200 })
+      stream.end(body)
+    })
+  }, guard)
+  return withGuard(http2.createServer().on('stream', listener), listener.guard)
+}
 
 /** A gate the application waits at, counting the requests that reached it. */
 function gatedApp() {
@@ -55,7 +64,10 @@ const apis: Array<[string, MakeServer]> = [
 ]
 
 for (const [api, make] of apis) {
-  const start: StartServer = (guard, app) => serving2(make(guard, app))
+  const start: StartServer = async (guard, app) => {
+    const server = make(guard, app)
+    return { ...(await serving2(server)), stats: () => (server.guard as InboundGuard<any>).stats() }
+  }
 
   describe(`node:http2 (${api})`, () => {
     inboundScenarios(start, http2Client)

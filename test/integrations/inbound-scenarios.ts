@@ -6,8 +6,9 @@ import type { AddressInfo } from 'net'
 import { afterEach, expect, it, vi } from 'vitest'
 
 import { BbrLimiter, KeyedLimiter, TokenBucket } from '../../lib/index'
-import { type InboundGuardOptions } from '../../lib/entries/http'
+import { type InboundGuardOptions, type InboundGuardStats } from '../../lib/entries/http'
 import { ManualClock } from '../helpers/manual-clock'
+import { answerSafetyScenarios } from './answer-safety-scenarios'
 import { degradeScenarios } from './degrade-scenarios'
 import { queueScenarios } from './queue-scenarios'
 import { keyConcurrencyScenarios } from './key-concurrency-scenarios'
@@ -19,14 +20,20 @@ import { waitFor } from '../helpers/wait-for'
 export interface TestServer {
   port: number
   close(): Promise<void>
+  /** The guard's stats (the adapters' test files give them; scenarios that count need them). */
+  stats?: () => InboundGuardStats
 }
 
 /**
  * The application behind the guard: resolves with the body to answer 200 with; a rejection goes where the
  * framework sends a handler's errors.
  */
-/** The application under test; `signal` is the request's own, as its adapter hands it out (docs/guide/degrade.md). */
-export type AppHandler = (signal?: AbortSignal) => Promise<string>
+/**
+ * The application under test; `signal` is the request's own, as its adapter hands it out (docs/guide/degrade.md);
+ * `setHeader` sets a response header the framework's way, before the body.
+ */
+export type AppHandler = (signal?: AbortSignal, setHeader?: SetHeader) => Promise<string>
+export type SetHeader = (name: string, value: string) => void
 
 export type StartServer = (guard: InboundGuardOptions<any>, app: AppHandler) => Promise<TestServer>
 
@@ -239,6 +246,7 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
     })
 
   degradeScenarios(start, client)
+  answerSafetyScenarios(start, client)
   keyConcurrencyScenarios(start, client)
   slowClientScenarios(open, client)
 }

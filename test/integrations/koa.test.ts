@@ -22,14 +22,23 @@ const majors: Array<[string, typeof Koa3]> = [
 ]
 
 for (const [major, Koa] of majors) {
-  const guarded = (guard: Parameters<typeof koaGuard>[0], app: AppHandler) =>
-    new Koa().use(koaGuard(guard)).use(async (ctx) => {
-      ctx.body = await app((ctx.req as { signal?: AbortSignal }).signal)
+  const guarded = (guard: Parameters<typeof koaGuard>[0], app: AppHandler) => {
+    const middleware = koaGuard(guard)
+    const koa = new Koa().use(middleware).use(async (ctx) => {
+      ctx.body = await app((ctx.req as { signal?: AbortSignal }).signal, (name, value) => ctx.set(name, value))
     })
-  const start: StartServer = async (guard, app) => serving(guarded(guard, app).listen(0, '127.0.0.1'))
+    return { koa, stats: () => middleware.guard.stats() }
+  }
+  const start: StartServer = async (guard, app) => {
+    const { koa, stats } = guarded(guard, app)
+    return { ...(await serving(koa.listen(0, '127.0.0.1'))), stats }
+  }
 
   describe(`koaGuard (Koa ${major}, HTTP/2)`, () => {
-    inboundScenarios(async (guard, app) => serving2(http2.createServer(guarded(guard, app).callback())), http2Client)
+    inboundScenarios(async (guard, app) => {
+      const { koa, stats } = guarded(guard, app)
+      return { ...(await serving2(http2.createServer(koa.callback()))), stats }
+    }, http2Client)
   })
 
   describe(`koaGuard (Koa ${major})`, () => {

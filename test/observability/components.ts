@@ -79,12 +79,20 @@ export function drivenComponents() {
   for (const value of ['item-1', 'item-1', 'item-1', 'item-2', 'item-3', 'item-4', 42 as never])
     hotParameters.tryAcquire(value)
 
-  // A guard with a one-token rate limit in front of the limiter: the second request is answered 429; and a
-  // connection that holds its one admitted request: the next request on it is answered 429 too.
+  // A guard with a one-token rate limit in front of the limiter: the second request is answered 429; a connection
+  // that holds its one admitted request: the next request on it is answered 429 too. Its priority function throws
+  // for a request marked so, and its fallback throws: one application error of each source.
   const handler = httpGuard(() => undefined, {
     limiter: false,
     rateLimit: { limiter: new TokenBucket({ rate: 0.001, burst: 1, now }) },
     connectionConcurrency: 1,
+    priority: (req) => {
+      if (req.headers['x-break'] !== undefined) throw new Error('a bug in priority')
+      return 'normal'
+    },
+    fallback: () => {
+      throw new Error('a bug in the fallback')
+    },
   })
   const request = { headers: {}, socket: { remoteAddress: '127.0.0.1' } } as never
   handler.guard.tryAcquire(request)
@@ -92,6 +100,8 @@ export function drivenComponents() {
   const connection = {}
   handler.guard.connections?.take(connection) // what the adapter counts for the request it admitted
   handler.guard.tryAcquire(request, connection)
+  handler.guard.tryAcquire({ headers: { 'x-break': '1' }, socket: { remoteAddress: '127.0.0.1' } } as never)
+  handler.guard.answer(request, 'rate-limit')
 
   // One upstream saturated at 3x its 400 req/s (its bulkhead sheds), one that was never called.
   // (on a clock of their own: the run takes simulated seconds, which the other components must not see pass)

@@ -153,6 +153,9 @@ export function otelSuite({ label, api, sdk, apiPath }: Otel): void {
       expect(value(ps, 'bulwark.guard.rate_limited_requests', { 'bulwark.component.name': 'edge' })?.value).toBe(1)
       const edge = { 'bulwark.component.name': 'edge' }
       expect(value(ps, 'bulwark.guard.connection_shed_requests', edge)?.value).toBe(1)
+      const errors = (source: string) =>
+        value(ps, 'bulwark.guard.application_errors', { ...edge, 'bulwark.source': source })
+      expect([errors('callback')?.value, errors('fallback')?.value]).toEqual([1, 1])
       const tenants = { 'bulwark.component.name': 'tenants' }
       expect(value(ps, 'bulwark.key_concurrency.in_flight.limit', tenants)?.value).toBe(2)
       expect(value(ps, 'bulwark.key_concurrency.in_flight', tenants)).toMatchObject({ monotonic: false, value: 3 })

@@ -100,6 +100,8 @@ describe('PrometheusMetrics', () => {
     expect(v('retry_budget_retries', { name: 'retries' })).toBe(1)
     expect(v('guard_rate_limited_total', { name: 'edge' })).toBe(1)
     expect(v('guard_connection_shed_total', { name: 'edge' })).toBe(1)
+    expect(v('guard_application_errors_total', { name: 'edge', source: 'callback' })).toBe(1)
+    expect(v('guard_application_errors_total', { name: 'edge', source: 'fallback' })).toBe(1)
 
     expect(v('key_concurrency_max', { name: 'tenants' })).toBe(2)
     expect(v('key_concurrency_in_flight', { name: 'tenants' })).toBe(3)
@@ -107,7 +109,7 @@ describe('PrometheusMetrics', () => {
     expect(v('key_concurrency_requests_total', { name: 'tenants', outcome: 'admitted' })).toBe(3)
     expect(v('key_concurrency_requests_total', { name: 'tenants', outcome: 'shed' })).toBe(1)
     expect(v('key_concurrency_key_in_flight', { name: 'tenants', key: 'acme' })).toBe(2)
-    expect(v('key_concurrency_key_in_flight', { name: 'tenants', key: 'globex' })).toBe(1)
+    expect(v('key_concurrency_key_in_flight', { name: 'tenants', key: 'globex' })).toBeUndefined() // topKeys: 1
     c.perKey.configure({ max: 5 })
     expect(valueOf((await scrape()).samples, 'bulwark_key_concurrency_max', { name: 'tenants' })).toBe(5)
 
@@ -162,13 +164,14 @@ describe('PrometheusMetrics', () => {
     expect(await registry.metrics()).toBe('\n')
   })
 
-  it('reports no hot key, hot value or tenant as a label unless topKeys asks for them (keys can hold personal data)', async () => {
+  it('reports no hot key, hot value or busy key as a label unless topKeys asks for them (personal data)', async () => {
     const { metrics, c, scrape } = setup()
     metrics.add('products', c.topk)
     metrics.add('items', c.hotParameters)
     metrics.add('tenants', c.perKey)
     const { samples } = await scrape()
     expect(samples.filter((s) => s.labels.key !== undefined)).toEqual([])
+    expect(valueOf(samples, 'bulwark_key_concurrency_in_flight', { name: 'tenants' })).toBe(3)
     expect(valueOf(samples, 'bulwark_key_concurrency_keys', { name: 'tenants' })).toBe(2)
     expect(valueOf(samples, 'bulwark_hotkeys_counted', { name: 'products' })).toBeGreaterThan(0)
     expect(valueOf(samples, 'bulwark_hot_parameter_limited_values', { name: 'items' })).toBe(2)

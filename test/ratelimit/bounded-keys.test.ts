@@ -4,7 +4,7 @@ import { setFlagsFromString } from 'v8'
 import { runInNewContext } from 'vm'
 import { describe, expect, it } from 'vitest'
 
-import { KeyedLimiter, TokenBucket } from '../../lib/index'
+import { BreakerGroup, BulkheadPool, KeyedLimiter, SreBreaker, TokenBucket } from '../../lib/index'
 import { boundedKey, MAX_KEY_LENGTH } from '../../lib/foundation/common/bounded-key'
 
 const bucket = () => new TokenBucket({ rate: 0.001, burst: 1, now: () => 0 })
@@ -46,5 +46,30 @@ describe('KeyedLimiter with keys from requests', () => {
     expect(bounded).toMatch(/^é{64}#[A-Za-z0-9_-]{22}$/)
     expect(boundedKey(long)).toBe(bounded)
     expect(boundedKey(`${long}!`)).not.toBe(bounded)
+  })
+})
+
+// Issue 32, item 9: a BreakerGroup (keyed by route or host, which can come from requests) and a BulkheadPool (by
+// origin) kept keys whole: a megabyte key was a megabyte held for as long as its breaker lived.
+describe('BreakerGroup and BulkheadPool with keys from requests', () => {
+  it('keep a long key as a prefix and a hash, as KeyedLimiter does', () => {
+    const seen: string[] = []
+    const group = new BreakerGroup((key) => (seen.push(key), new SreBreaker()))
+    const pool = new BulkheadPool()
+    const long = 'h'.repeat(1_000_000)
+    for (const suffix of ['-a', '-b', '-a']) {
+      expect(group.get(`${long}${suffix}`)).toBeDefined()
+      expect(pool.get(`${long}${suffix}`)).toBeDefined()
+    }
+    expect(seen.map((k) => k.length)).toEqual([64 + 1 + 22, 64 + 1 + 22]) // before: 1 000 002, twice
+    expect(group.keys()).toEqual(seen)
+    expect(group.has(`${long}-a`)).toBe(true)
+    expect(pool.has(`${long}-b`)).toBe(true)
+    expect(pool.size).toBe(2)
+    pool.forEach((_bulkhead, upstream) => expect(upstream.length).toBe(64 + 1 + 22))
+    expect(group.delete(`${long}-b`)).toBe(true)
+    expect(group.size).toBe(1)
+    group.close()
+    pool.close()
   })
 })

@@ -140,6 +140,26 @@ describe('live rules across the host', () => {
     }
   })
 
+  // Issue 32, item 9: a bare shared name matched in every namespace, so `bulwark set api` changed another
+  // application's limiter when this one had none of that name.
+  it("bulwark set with a bare shared name never changes another application's component", async () => {
+    const shared = uniqueName('rules-ns')
+    const theirs = new TokenBucket({ rate: 10, shared, namespace: 'another-app' })
+    try {
+      for (const name of [shared, `token-bucket.${shared}`]) {
+        const refused = await run(process.execPath, [cli, 'set', name, 'rate=99']).catch((e) => e)
+        expect(refused.code).toBe(2) // before: 0, and their rate was 99
+        expect(refused.stderr).toContain(`token-bucket.another-app.${shared}`) // named, to be named in full
+      }
+      expect(theirs.stats().rate).toBe(10)
+      const named = await run(process.execPath, [cli, 'set', `another-app/${shared}`, 'rate=20'])
+      expect(named.stdout).toBe(`token-bucket.another-app.${shared}: rule version 1: rate=20 burst=10\n`)
+      expect(theirs.stats().rate).toBe(20)
+    } finally {
+      theirs.close()
+    }
+  })
+
   it("bulwark set changes a KeyConcurrencyLimiter's max; bulwark top shows it and its table", async () => {
     const shared = uniqueName('rules-keys-cli')
     const limiter = new KeyConcurrencyLimiter({ max: 2, shared })

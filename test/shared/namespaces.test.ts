@@ -1,6 +1,6 @@
 // Application namespaces (issue 13 item 3, docs/guide/trust.md): two unrelated applications of one user that both
 // name a limiter `api` keep apart; the processes and threads of one application share.
-import { type ChildProcess, fork } from 'child_process'
+import { type ChildProcess, fork, spawn, spawnSync } from 'child_process'
 import * as fs from 'fs'
 import * as os from 'os'
 import * as path from 'path'
@@ -16,8 +16,8 @@ afterAll(() => fs.rmSync(apps, { recursive: true, force: true }))
 
 // An application: a directory with a package.json and a server that opens the limiter `api`, takes every token it
 // can, reports how many, and holds the limiter until told to go.
-function makeApp(name: string): string {
-  const dir = path.join(apps, name)
+function makeApp(directory: string, name = directory): string {
+  const dir = path.join(apps, directory)
   fs.mkdirSync(dir, { recursive: true })
   fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name, private: true }))
   const server = path.join(dir, 'server.cjs')
@@ -82,6 +82,57 @@ describe('two applications of one user that both name a limiter `api`', () => {
     expect(await start(shop, { shared, burst: 5 }, { BULWARK_NAMESPACE: 'storefront' })).toEqual({ taken: 5 })
     expect(await start(blog, { shared, burst: 5 }, { BULWARK_NAMESPACE: 'storefront' })).toEqual({ taken: 0 })
     expect(await start(shop, { shared, burst: 5 }, { BULWARK_NAMESPACE: 'other' })).toEqual({ taken: 5 })
+  })
+})
+
+// Issue 32, item 4: the default namespace was the root directory's name and a hash of its path, so two different
+// applications run from one path (`/app` in two containers of one uid sharing /dev/shm: pods sharing memory, docker
+// --ipc=host) merged their state. Each "container" here is a mount namespace with its own directory bind-mounted at
+// the same path, as a container's image puts its own /app there.
+const canMount =
+  process.platform === 'linux' &&
+  process.getuid?.() === 0 &&
+  spawnSync('unshare', ['-m', '--propagation', 'private', 'true']).status === 0
+const mountWhy = canMount ? '' : ' (skipped: needs root and unshare, to give processes their own mounts)'
+
+describe.skipIf(!canMount)(`two applications run from the same path in two containers${mountWhy}`, () => {
+  const at = path.join(apps, 'app') // the path they run from, each with its own directory mounted there
+  fs.mkdirSync(at, { recursive: true })
+
+  /** `server` (an application's directory's server.cjs) run from `at`, its directory mounted there. */
+  function startIn(server: string, job: object): Promise<{ taken?: number; error?: string }> {
+    const script = `mount --bind "$1" "$2" && exec "$3" "$2/server.cjs" "$4"`
+    const args = ['-m', '--propagation', 'private', 'sh', '-c', script, 'sh', path.dirname(server), at]
+    const child = spawn('unshare', [...args, process.execPath, JSON.stringify(job)], {
+      stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+      env: { ...process.env, BULWARK_NAMESPACE: '' },
+    })
+    running.push(child)
+    return new Promise((resolve, reject) => {
+      child.once('message', resolve)
+      child.once('exit', (code) => reject(new Error(`app exited with ${code} before reporting`)))
+    })
+  }
+
+  it('keep apart: another package, or the same name in another directory (before: one bucket)', async () => {
+    const orders = makeApp('orders')
+    const billing = makeApp('billing')
+    const shared = uniqueName('api')
+    expect(await startIn(orders, { shared, burst: 5 })).toEqual({ taken: 5 })
+    expect(await startIn(billing, { shared, burst: 5 })).toEqual({ taken: 5 }) // before: 0, orders' bucket
+    // Two images whose package.json both say `app`: their directories still differ.
+    const first = makeApp('first-app', 'app')
+    const second = makeApp('second-app', 'app')
+    const same = uniqueName('api')
+    expect(await startIn(first, { shared: same, burst: 5 })).toEqual({ taken: 5 })
+    expect(await startIn(second, { shared: same, burst: 5 })).toEqual({ taken: 5 })
+  })
+
+  it('the processes of one application still share, in one container or in two mounting the same directory', async () => {
+    const shop = makeApp('shop-in-containers')
+    const shared = uniqueName('api')
+    expect(await startIn(shop, { shared, burst: 5 })).toEqual({ taken: 5 })
+    expect(await startIn(shop, { shared, burst: 5 })).toEqual({ taken: 0 })
   })
 })
 

@@ -126,6 +126,17 @@ describe('Switchboard', () => {
     circuit.close()
   })
 
+  it("bulwark set switches.<board> never reaches another application's board of that name", () => {
+    const name = uniqueName('switches')
+    board = new Switchboard({ shared: name, namespace: 'another-app' })
+    const refused = bulwark('set', `switches.${name}`, 'priority:low=shed')
+    expect(refused.status).toBe(1) // before: 0, and their low class was shed
+    expect(refused.stdout).toContain(`switches.another-app.${name}`)
+    expect(board.list()).toEqual([])
+    expect(bulwark('set', `switches.another-app.${name}`, 'priority:low=shed').status).toBe(0)
+    expect(board.list().map((s) => s.target)).toEqual(['priority:low'])
+  })
+
   it('bulwark set refuses a board no process holds, and bad pairs, with usage', () => {
     expect(bulwark('set', 'switches.nobody-here', 'priority:low=shed').status).toBe(1)
     const name = uniqueName('switches')
@@ -134,5 +145,27 @@ describe('Switchboard', () => {
     expect(bad.status).toBe(2)
     expect(bad.stdout).toMatch(/for priority: 'shed' or 'fallback'/)
     expect(board.list()).toEqual([])
+  })
+
+  // Issue 32, item 6: targets reached the terminal raw (a C1 CSI, a bidirectional override; --json keeps them as
+  // JSON.stringify leaves them), and a switch's time that is no date (any process of the user can write it) threw.
+  it('bulwark set and bulwark top print targets escaped, and a time that is no date stops neither', () => {
+    const name = uniqueName('switches')
+    board = new Switchboard({ shared: name })
+    const target = 'route:/\u001b]0;owned\u0007\u009b31m\u202e'
+    board.set(target as never, 'shed')
+    const internals = board as unknown as { f64: Float64Array; slotsBase: number }
+    internals.f64[internals.slotsBase / 8 + 1] = NaN // slot 0's time, as a peer writing garbage would leave it
+    const shown = 'route:/\\u001b]0;owned\\u0007\\u009b31m\\u202e'
+    const listed = bulwark('set', `switches.${name}`)
+    expect(listed.status, listed.stderr).toBe(0) // before: RangeError: Invalid time value
+    expect(listed.stdout).toBe(`switches.${name}: ${shown}=shed since unknown (NaN)\n`)
+    const text = bulwark('top', name, '--once', '--interval', '0.05')
+    expect(text.status, text.stderr).toBe(0)
+    expect(text.stdout).toContain(`${shown}  shed  unknown (NaN)`)
+    const json = bulwark('top', name, '--once', '--json', '--interval', '0.05')
+    // eslint-disable-next-line no-control-regex -- nothing that acts on a terminal, JSON or not
+    expect(json.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/)
+    expect(JSON.parse(json.stdout).regions[0].view.switches[0].target).toBe(target)
   })
 })

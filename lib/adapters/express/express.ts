@@ -54,7 +54,7 @@ export function expressGuard(options?: InboundGuardOptions<ExpressRequest>): Exp
     const reason = errorReason(error)
     const answer = guard.answer(req, reason)
     if (answer === undefined) return next(error) // the fallback chose Express's own error answer
-    answerWith(res, reason, answer)
+    answerWith(guard, res, reason, answer)
   }
   return Object.assign(middleware, { guard, errors })
 }

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'http'
 
 import { enterDeadline } from '../../guards/inbound/deadline-context'
-import { DEGRADED, plainAnswer, responseGone } from '../../guards/inbound/degraded-response'
+import { clearHeaders, DEGRADED, plainAnswer, responseGone } from '../../guards/inbound/degraded-response'
 import { type DegradedAnswer, errorReason, type FallbackReason } from '../../guards/inbound/fallback'
 import { awaitSlot } from '../../guards/inbound/await-slot'
-import { InboundGuard, QUEUED, type RequestAccess } from '../../guards/inbound/inbound-guard'
+import { CALLBACK_FAILED, InboundGuard, QUEUED, type RequestAccess } from '../../guards/inbound/inbound-guard'
 import type { InboundGuardOptions } from '../../guards/inbound/inbound-options'
 import { connectionOf, responseReleaser } from '../../guards/inbound/response-release'
 import { JSON_TYPE, retryAfterText, shedReply } from '../../guards/inbound/shed-reply'
@@ -22,6 +22,8 @@ interface FastifyReplyLike {
   readonly sent: boolean
   code(status: number): FastifyReplyLike
   header(name: string, value: unknown): FastifyReplyLike
+  getHeaders(): Record<string, unknown>
+  removeHeader(name: string): FastifyReplyLike
   send(body: unknown): unknown
 }
 
@@ -41,11 +43,41 @@ function applyHeaders(reply: FastifyReplyLike, answer: DegradedAnswer): void {
   for (const [name, value] of Object.entries(answer.headers)) reply.header(name, value)
 }
 
-function sendDegraded(reply: FastifyReplyLike, reason: FallbackReason, answer: DegradedAnswer | undefined | null) {
-  const a = answer ?? plainAnswer(reason, answer === null)
+/** Removes every header of the reply, Fastify's and its raw response's. */
+function clearReply(reply: FastifyReplyLike): void {
+  for (const name of Object.keys(reply.getHeaders())) reply.removeHeader(name)
+  clearHeaders(reply.raw)
+}
+
+const bodyOf = (answer: DegradedAnswer) => (typeof answer.body === 'string' ? answer.body : Buffer.from(answer.body))
+
+/** Sends `answer`; false when Node refused it (a header it cannot send), with nothing sent and the reply cleared. */
+function sendAnswer(reply: FastifyReplyLike, answer: DegradedAnswer): boolean {
+  try {
+    applyHeaders(reply, answer)
+    reply.send(bodyOf(answer))
+    return true
+  } catch {
+    if (reply.raw.headersSent) return true
+    clearReply(reply)
+    return false
+  }
+}
+
+/**
+ * Sends, in the handler's place, the fallback's answer, else (none, or one Node refused: counted) the plain one for
+ * `reason`; from clean headers (none the handler set: a length, a cookie).
+ */
+function sendDegraded(
+  guard: InboundGuard<FastifyRequestLike>,
+  reply: FastifyReplyLike,
+  reason: FallbackReason,
+  answer: DegradedAnswer | undefined | null,
+) {
   reply.raw[DEGRADED] = true
-  applyHeaders(reply, a)
-  reply.send(typeof a.body === 'string' ? a.body : Buffer.from(a.body))
+  clearReply(reply)
+  if (answer != null && guard.fallbackWritten(sendAnswer(reply, answer))) return
+  sendAnswer(reply, plainAnswer(reason, answer !== undefined))
 }
 
 function timedOut(
@@ -57,7 +89,7 @@ function timedOut(
 ) {
   if (reply.sent || reply.raw.headersSent || responseGone(reply.raw)) return
   guard.countTimeout()
-  sendDegraded(reply, 'timeout', guard.answer(request, 'timeout'))
+  sendDegraded(guard, reply, 'timeout', guard.answer(request, 'timeout'))
   signal.timedOut(ms)
 }
 
@@ -78,8 +110,9 @@ function addErrorFallback(fastify: FastifyInstanceLike, guard: InboundGuard<Fast
       if (answer === undefined) return done(null, payload)
       request[ERROR_ANSWER] = undefined
       reply.raw[DEGRADED] = true
+      clearReply(reply) // in the handler's place: nothing it set (a length, a cookie) goes with the answer
       applyHeaders(reply, answer)
-      done(null, typeof answer.body === 'string' ? answer.body : Buffer.from(answer.body))
+      done(null, bodyOf(answer))
     },
   )
 }
@@ -142,9 +175,10 @@ export function fastifyGuard(
       return next()
     }
     // Answering from the hook without calling next() ends the request here.
+    if (token === CALLBACK_FAILED) return void sendAnswer(reply, plainAnswer('error', false))
     if (guard.fallback !== undefined) {
       const answer = guard.answer(request, guard.reasonOf(token))
-      if (answer) return void sendDegraded(reply, 'overload', answer)
+      if (answer && guard.fallbackWritten(sendAnswer(reply, answer))) return
     }
     const r = shedReply(token)
     reply

@@ -29,7 +29,16 @@ export interface GrpcStatusAnswer {
   trailers: Record<string, string>
 }
 
-/** Checks a gRPC fallback's answer (undefined stays undefined); anything else throws, for the plain answer. */
+// What grpc-js's Metadata.set accepts for a text value: a key of lower-case letters, digits, '_', '.' and '-' that
+// does not end in -bin (binary values are Buffers), and a value of printable ASCII. Checked here, so that it never
+// throws where the answer is written (from a timer, say).
+const TRAILER_KEY = /^[0-9a-z_.-]+$/
+const TRAILER_VALUE = /^[ -~]*$/
+
+/**
+ * Checks a gRPC fallback's answer (undefined stays undefined); anything else throws, for the plain answer, and so
+ * do trailers grpc-js would refuse to send.
+ */
 export function checkGrpcAnswer(value: unknown): GrpcStatusAnswer | undefined {
   if (value === undefined) return undefined
   if (value === null || typeof value !== 'object') throw new TypeError('a gRPC fallback answer must be an object')
@@ -37,8 +46,18 @@ export function checkGrpcAnswer(value: unknown): GrpcStatusAnswer | undefined {
   const code = a.code ?? GrpcStatus.UNAVAILABLE
   if (!Number.isInteger(code) || code < 0 || code > 16) throw new RangeError(`bad gRPC status ${code}`)
   const trailers = { ...a.trailers }
-  for (const v of Object.values(trailers)) if (typeof v !== 'string') throw new TypeError('trailers are strings')
+  for (const [key, v] of Object.entries(trailers)) {
+    if (!TRAILER_KEY.test(key) || key.endsWith('-bin')) throw new TypeError(`bad trailer key ${key}`)
+    if (typeof v !== 'string' || !TRAILER_VALUE.test(v)) throw new TypeError(`trailer ${key}: printable ASCII`)
+  }
   return { code, details: String(a.details ?? ''), trailers }
+}
+
+/** The end of a call one of the application's functions (priority, a key, a trust predicate) threw for. */
+export const CALLBACK_FAILED_STATUS: GrpcStatusAnswer = {
+  code: GrpcStatus.INTERNAL,
+  details: 'internal error',
+  trailers: {},
 }
 
 /** The plain end of a call the fallback did not answer: UNAVAILABLE, saying why. */

@@ -3,10 +3,11 @@ import { Shed } from '../../foundation/errors/shed'
 import { runWithDeadline } from '../../guards/inbound/deadline-context'
 import type { FallbackReason } from '../../guards/inbound/fallback'
 import type { Waiter } from '../../admission/queue/admission-queue'
-import { InboundGuard, QUEUED, type RequestAccess } from '../../guards/inbound/inbound-guard'
+import { CALLBACK_FAILED, InboundGuard, QUEUED, type RequestAccess } from '../../guards/inbound/inbound-guard'
 import type { InboundGuardOptions } from '../../guards/inbound/inbound-options'
 import { GrpcStatus, grpcModule } from './grpc-module'
 import {
+  CALLBACK_FAILED_STATUS,
   checkGrpcAnswer,
   type GrpcCallInfo,
   type GrpcFallback,
@@ -31,12 +32,10 @@ export interface GrpcServerGuardOptions extends Omit<InboundGuardOptions<GrpcCal
 }
 
 /** What grpc-js tells an interceptor of the method: its path, and whether it answers with a stream. */
-interface MethodInfo {
-  path: string
-  responseStream?: boolean
-}
+type MethodInfo = { path: string; responseStream?: boolean }
 
-export type GrpcServerInterceptor = ((method: MethodInfo, call: any) => any) & {
+/** A grpc-js server interceptor (`interceptors: [guard]`), with the guard it runs. */
+export type GrpcServerInterceptor = ((method: { path: string; responseStream?: boolean }, call: any) => any) & {
   readonly guard: InboundGuard<GrpcCallInfo>
 }
 
@@ -84,6 +83,15 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
     for (const [name, value] of Object.entries(answer.trailers)) trailers.set(name, value)
     return { code: answer.code, details: answer.details, metadata: trailers }
   }
+  /** The fallback's status, else (one grpc-js refused, counted: checked first, but never thrown) the plain one. */
+  const statusOf = (answer: GrpcStatusAnswer, plain: () => object): object => {
+    try {
+      return toStatus(answer)
+    } catch {
+      guard.fallbackWritten(false)
+      return plain()
+    }
+  }
   const answerFor = (info: GrpcCallInfo, reason: FallbackReason): GrpcStatusAnswer => {
     const answer = guard.answer(info, reason) as unknown as GrpcStatusAnswer | undefined | null
     return answer ?? plainGrpcAnswer(reason, answer === null)
@@ -117,17 +125,17 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
         connections?.giveBack(session as object) // the call is over: its status sent, or its stream closed
       }
     }
-    const answerInstead = (answer: GrpcStatusAnswer): void => {
+    const answerInstead = (answer: GrpcStatusAnswer, reason: FallbackReason): void => {
       phase = ANSWERING
       release(false) // answered in the handler's place: its time is not the service's
-      intercepting.sendStatus(toStatus(answer))
+      intercepting.sendStatus(statusOf(answer, () => toStatus(plainGrpcAnswer(reason, true))))
       phase = ANSWERED
     }
     const timedOut = (): void => {
       timer = undefined
       if (phase !== PASS || token === RELEASED) return
       guard.countTimeout()
-      answerInstead(answerFor(info as GrpcCallInfo, 'timeout'))
+      answerInstead(answerFor(info as GrpcCallInfo, 'timeout'), 'timeout')
       signal?.timedOut(timeoutMs)
     }
     const inContext = (next: (...args: any[]) => void, ...args: unknown[]): void => {
@@ -173,7 +181,7 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
         if (phase === ANSWERED) return // the handler's late status: the call ended already
         if (phase === PASS && guard.fallback !== undefined && HANDLER_ERRORS.has(status?.code as number)) {
           const answer = guard.answer(info as GrpcCallInfo, 'error') as unknown as GrpcStatusAnswer | null | undefined
-          if (answer !== undefined) return answerInstead(answer ?? plainGrpcAnswer('error', true))
+          if (answer !== undefined) return answerInstead(answer ?? plainGrpcAnswer('error', true), 'error')
         }
         // A failure says nothing about how long calls take (a deadline, on the other hand, is the longest time).
         release(status?.code === undefined || !SERVER_FAILURES.has(status.code))
@@ -184,9 +192,10 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
     function decided(t: number, info: GrpcCallInfo, metadata: unknown, forward: (metadata: unknown) => void): void {
       if (t < 0) {
         // The handler never sees the metadata, so it never starts.
+        if (t === CALLBACK_FAILED) return intercepting.sendStatus(toStatus(CALLBACK_FAILED_STATUS))
         const answer = guard.fallback === undefined ? undefined : guard.answer(info, guard.reasonOf(t))
-        const status = answer ? toStatus(answer as unknown as GrpcStatusAnswer) : shedStatus(grpc, t, guard)
-        return intercepting.sendStatus(status)
+        const shed = () => shedStatus(grpc, t, guard)
+        return intercepting.sendStatus(answer ? statusOf(answer as unknown as GrpcStatusAnswer, shed) : shed())
       }
       token = t
       if (connections !== undefined && session !== undefined) {

@@ -7,7 +7,7 @@ import { runWithDeadline } from '../../guards/inbound/deadline-context'
 import { DEGRADED, discardLateStreamWrites, type Marked, plainAnswer } from '../../guards/inbound/degraded-response'
 import { type DegradedAnswer, errorReason, type FallbackReason } from '../../guards/inbound/fallback'
 import { awaitSlot } from '../../guards/inbound/await-slot'
-import { InboundGuard, QUEUED, type RequestAccess } from '../../guards/inbound/inbound-guard'
+import { CALLBACK_FAILED, InboundGuard, QUEUED, type RequestAccess } from '../../guards/inbound/inbound-guard'
 import type { InboundGuardOptions } from '../../guards/inbound/inbound-options'
 import { streamReleaser } from '../../guards/inbound/response-release'
 import { respondShed } from '../../guards/inbound/shed-reply'
@@ -36,10 +36,18 @@ const streamAccess: RequestAccess<Http2StreamRequest> = {
   address: (request) => request.stream.session?.socket?.remoteAddress,
 }
 
-function respondAnswer(stream: ServerHttp2Stream, head: boolean, answer: DegradedAnswer): void {
-  if (stream.destroyed) return
-  stream.respond({ ...answer.headers, ':status': answer.status }, { endStream: head })
+/** Responds with `answer`; false when node:http2 refused it (a header it cannot send), with nothing sent. */
+function respondAnswer(stream: ServerHttp2Stream, head: boolean, answer: DegradedAnswer): boolean {
+  if (stream.destroyed) return true
+  try {
+    stream.respond({ ...answer.headers, ':status': answer.status }, { endStream: head })
+  } catch {
+    if (!stream.headersSent) return false
+    stream.close(constants.NGHTTP2_INTERNAL_ERROR) // cannot happen as respond checks first: cut, never hang
+    return true
+  }
   if (!head) stream.end(answer.body)
+  return true
 }
 
 /** Answers in the listener's place (it timed out or threw) and discards what it writes later. */
@@ -54,7 +62,9 @@ function answerInstead(
   if (reason === 'timeout') guard.countTimeout()
   const answer = guard.answer(request, reason)
   ;(stream as Marked)[DEGRADED] = true
-  respondAnswer(stream, request.headers[':method'] === 'HEAD', answer ?? plainAnswer(reason, answer === null))
+  const head = request.headers[':method'] === 'HEAD'
+  if (answer == null || !guard.fallbackWritten(respondAnswer(stream, head, answer)))
+    respondAnswer(stream, head, plainAnswer(reason, answer !== undefined))
   discardLateStreamWrites(stream)
 }
 
@@ -126,12 +136,14 @@ export function http2StreamGuard(
     token: number,
   ) => {
     const head = headers[':method'] === 'HEAD'
+    if (token === CALLBACK_FAILED) return void respondAnswer(stream, head, plainAnswer('error', false))
     if (token < 0) {
       request.stream = stream
       request.headers = headers
       const answer = guard.fallback === undefined ? undefined : guard.answer(request, guard.reasonOf(token))
       request.stream = request.headers = undefined as never
-      return answer ? respondAnswer(stream, head, answer) : respondShed(stream, head, token, guard.retryAfter)
+      if (answer && guard.fallbackWritten(respondAnswer(stream, head, answer))) return
+      return respondShed(stream, head, token, guard.retryAfter)
     }
     bind(stream, token, stream.session)
     if (stream.destroyed) return guard.countClientGone() // reset by the client already: no listener runs

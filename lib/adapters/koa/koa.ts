@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'http'
 
 import { runWithDeadline } from '../../guards/inbound/deadline-context'
-import { DEGRADED, type Marked, plainAnswer, responseGone } from '../../guards/inbound/degraded-response'
+import { clearHeaders, DEGRADED, type Marked, plainAnswer, responseGone } from '../../guards/inbound/degraded-response'
 import { type DegradedAnswer, errorReason, type FallbackReason } from '../../guards/inbound/fallback'
 import { awaitSlot } from '../../guards/inbound/await-slot'
-import { InboundGuard, QUEUED, type RequestAccess } from '../../guards/inbound/inbound-guard'
+import { CALLBACK_FAILED, InboundGuard, QUEUED, type RequestAccess } from '../../guards/inbound/inbound-guard'
 import type { InboundGuardOptions } from '../../guards/inbound/inbound-options'
 import { connectionOf, responseReleaser } from '../../guards/inbound/response-release'
 import { JSON_TYPE, retryAfterText, shedReply } from '../../guards/inbound/shed-reply'
@@ -33,15 +33,31 @@ export type KoaMiddleware = ((ctx: KoaContextLike, next: () => Promise<unknown>)
 
 const TIMED_OUT = Symbol('timed out')
 
-function setAnswer(ctx: KoaContextLike, answer: DegradedAnswer): void {
-  ctx.status = answer.status
-  for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value as string | string[])
+/** Sets `answer` on the context; false when Node refused one of its headers (those set so far are removed). */
+function setAnswer(ctx: KoaContextLike, answer: DegradedAnswer): boolean {
+  try {
+    ctx.status = answer.status
+    for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value as string | string[])
+  } catch {
+    for (const name of Object.keys(answer.headers)) ctx.res.removeHeader(name)
+    return false
+  }
   ctx.body = typeof answer.body === 'string' ? answer.body : Buffer.from(answer.body)
+  return true
 }
 
-function setDegraded(ctx: KoaContextLike, reason: FallbackReason, answer: DegradedAnswer | undefined | null): void {
+/** Answers in the handler's place from clean headers (none it set: a length, a cookie). */
+function setDegraded(
+  guard: InboundGuard<KoaContextLike>,
+  ctx: KoaContextLike,
+  reason: FallbackReason,
+  answer: DegradedAnswer | undefined | null,
+): void {
+  if (ctx.res.headersSent) return // the downstream wrote to the response itself: Koa answers nothing more
   ;(ctx.res as Marked)[DEGRADED] = true // answered in the handler's place: its time is not the service's
-  setAnswer(ctx, answer ?? plainAnswer(reason, answer === null))
+  clearHeaders(ctx.res)
+  if (answer == null || !guard.fallbackWritten(setAnswer(ctx, answer)))
+    setAnswer(ctx, plainAnswer(reason, answer !== undefined))
 }
 
 /**
@@ -67,13 +83,13 @@ async function degradedNext(
     if ((await Promise.race([work, expired])) !== TIMED_OUT) return
     work.then(undefined, () => undefined) // its late failure goes nowhere
     guard.countTimeout()
-    setDegraded(ctx, 'timeout', guard.answer(ctx, 'timeout'))
+    setDegraded(guard, ctx, 'timeout', guard.answer(ctx, 'timeout'))
     signal?.timedOut(ms)
   } catch (error) {
     const reason = errorReason(error)
     const answer = guard.answer(ctx, reason)
     if (answer === undefined) throw error
-    setDegraded(ctx, reason, answer)
+    setDegraded(guard, ctx, reason, answer)
   } finally {
     clearTimeout(timer)
   }
@@ -101,8 +117,9 @@ export function koaGuard(options?: InboundGuardOptions<KoaContextLike>): KoaMidd
       }
       return plain ? next() : degradedNext(guard, ctx, next) // plain: the downstream promise as it is
     }
+    if (token === CALLBACK_FAILED) return void setAnswer(ctx, plainAnswer('error', false))
     const answer = guard.fallback === undefined ? undefined : guard.answer(ctx, guard.reasonOf(token))
-    if (answer) return void setAnswer(ctx, answer)
+    if (answer && guard.fallbackWritten(setAnswer(ctx, answer))) return undefined
     const r = shedReply(token)
     ctx.status = r.status
     ctx.set('Retry-After', retryAfterText(guard.retryAfter))

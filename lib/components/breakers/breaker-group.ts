@@ -1,5 +1,6 @@
 import { InvalidOptionError } from '../../foundation/errors/invalid-option-error'
 import { type KeyedFactory, KeyedPool, type KeyedPoolStats } from '../../foundation/keyed/keyed-pool'
+import { boundedKey } from '../../foundation/common/bounded-key'
 import type { KeyedOptions } from '../../foundation/keyed/keyed-options'
 import { joinGroupSwitches, resolveSwitches, type Switchboard } from '../switches/breaker-switch'
 import { checkOptions, checkSharedName } from '../../foundation/common/validate'
@@ -20,7 +21,9 @@ export const SHARED_GROUP_MAX_KEYS = 256
 
 /**
  * Options of a BreakerGroup (`maxKeys` default 1000, 256 when `shared`; `idleTimeout` 60 000 ms). With `shared`,
- * key k's breaker gets the shared name `<shared>.<k, made safe>.<hash of k>`, the same in every process.
+ * key k's breaker gets the shared name `<shared>.<an HMAC of k>` (keySharedName), the same in every process. A key
+ * longer than 128 characters is kept as its first 64, `#` and a hash (boundedKey, docs/guide/trust.md): the form
+ * the factory, `keys()` and a `breaker:<group>/<key>` switch see.
  */
 export interface BreakerGroupOptions extends KeyedOptions {
   /**
@@ -75,17 +78,17 @@ export class BreakerGroup<B extends Breaker> {
 
   /** The breaker of `key`, made now if the key is new; undefined when the group has no room for it. */
   get(key: string): B | undefined {
-    return this.pool.get(key)
+    return this.pool.get(boundedKey(key))
   }
 
   /** Whether `key` has a breaker: true exactly when get(key) returns the one it has. Does not count as a use. */
   has(key: string): boolean {
-    return this.pool.has(key)
+    return this.pool.has(boundedKey(key))
   }
 
   /** Drops `key` and closes its breaker. */
   delete(key: string): boolean {
-    return this.pool.delete(key)
+    return this.pool.delete(boundedKey(key))
   }
 
   get size(): number {

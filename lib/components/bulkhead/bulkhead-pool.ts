@@ -1,5 +1,6 @@
 import { KeyedPool, type KeyedPoolStats } from '../../foundation/keyed/keyed-pool'
 import type { KeyedOptions } from '../../foundation/keyed/keyed-options'
+import { boundedKey } from '../../foundation/common/bounded-key'
 import { coarseNow } from '../../foundation/signals/clock'
 import { checkOptions } from '../../foundation/common/validate'
 import { AdaptiveBulkhead } from './adaptive-bulkhead'
@@ -23,10 +24,11 @@ export const SHARED_POOL_MAX_KEYS = 64
 
 /**
  * One adaptive bulkhead per upstream (an origin, a gRPC target), made on first use, in a KeyedPool: bounded by
- * `maxKeys` (default 1000; 64 when `shared`), no timer per upstream. A bulkhead is at rest when it has no call in
- * flight; one with calls in flight is never dropped (the upstream would start afresh with no limit). When every
- * upstream the pool looks at has calls in flight, a new upstream is refused: `get` returns undefined and the call is
- * rejected, as a full bulkhead would reject it.
+ * `maxKeys` (default 1000; 64 when `shared`), no timer per upstream; an upstream longer than 128 characters is kept as
+ * a prefix and a hash (boundedKey). A bulkhead is at rest when it has no call in flight; one with calls in flight is
+ * never dropped (the upstream would start afresh with no limit). When every upstream the pool looks at has calls in
+ * flight, a new upstream is refused: `get` returns undefined and the call is rejected, as a full bulkhead would reject
+ * it.
  */
 export class BulkheadPool {
   declare private readonly pool: KeyedPool<AdaptiveBulkhead>
@@ -53,12 +55,12 @@ export class BulkheadPool {
 
   /** The bulkhead of `upstream`, made now if it is new; undefined when the pool has no room for it. */
   get(upstream: string): AdaptiveBulkhead | undefined {
-    return this.pool.get(upstream)
+    return this.pool.get(boundedKey(upstream))
   }
 
   /** Whether `upstream` has a bulkhead: true exactly when get(upstream) returns the one it has. */
   has(upstream: string): boolean {
-    return this.pool.has(upstream)
+    return this.pool.has(boundedKey(upstream))
   }
 
   get size(): number {

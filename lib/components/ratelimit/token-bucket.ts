@@ -1,7 +1,7 @@
 import type { Event } from '../../foundation/common/event-source'
 import { DecideAgain } from '../../foundation/live-rules/decide-again'
 import { LiveRules, type RuleStats } from '../../foundation/live-rules/live-rules'
-import { placeRules, type RulePlacement } from '../../foundation/live-rules/rule-block'
+import { lockBusyError, placeRules, type RulePlacement } from '../../foundation/live-rules/rule-block'
 import type { RegionLayout } from '../../foundation/regions/region-layout'
 import type { SharedRegion } from '../../foundation/regions/shared-region'
 import type { Clock } from '../../foundation/signals/clock'
@@ -111,7 +111,7 @@ export class TokenBucket implements Limiter {
    */
   configure(rule: TokenBucketRule): RuleStats {
     const lock = this.lock
-    lock?.acquire()
+    if (lock !== undefined && lock.acquire() === LOCK_TIMED_OUT) throw lockBusyError(this.region.name)
     try {
       return this.rules.configure(rule, ([rate, burst]) => {
         // The arrival time is counted in tokens: count it again at the new rate, for the same tokens available.

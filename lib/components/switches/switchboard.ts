@@ -116,7 +116,10 @@ export class Switchboard {
       )
   }
 
-  /** Sets a switch (replacing the target's mode if it has one). Throws on a bad target or mode, or a full board. */
+  /**
+   * Sets a switch (replacing the target's mode if it has one). Throws on a bad target or mode, a full board, or a
+   * lock another member held too long (SharedMemoryError ERR_BULWARK_REGION_BUSY): then nothing changed.
+   */
   set(target: SwitchTarget, mode: SwitchMode): void {
     this.configure({ [target]: mode })
   }
@@ -130,7 +133,7 @@ export class Switchboard {
 
   /** Clears every switch. */
   clearAll(): void {
-    this.write(() => this.u8.fill(0, this.slotsBase, this.slotsBase + this.slots * SLOT_BYTES))
+    this.block.write([], () => this.u8.fill(0, this.slotsBase, this.slotsBase + this.slots * SLOT_BYTES))
   }
 
   /**
@@ -140,8 +143,8 @@ export class Switchboard {
   configure(changes: Record<string, SwitchMode | null>): void {
     const c = checkOptions<Record<string, SwitchMode | null>>(changes, 'changes')
     const checked = Object.entries(c).map(([target, mode]) => checkSwitch(target, mode))
-    this.write(() => {
-      const free = this.freeSlots(checked.filter((x) => x.code !== 0).length, checked)
+    let free: number[] = []
+    const change = () => {
       const now = Date.now()
       for (const { target, code } of checked) {
         const at = this.find(target)
@@ -151,7 +154,9 @@ export class Switchboard {
         }
         this.writeSlot(at >= 0 ? at : (free.pop() as number), target, code, now)
       }
-    })
+    }
+    // A full board refuses the change before the block's version moves: all or nothing.
+    this.block.write([], change, () => (free = this.freeSlots(checked.filter((x) => x.code !== 0).length, checked)))
   }
 
   /** The active switches, oldest first. */
@@ -277,10 +282,5 @@ export class Switchboard {
     this.f64[at / 8 + 1] = now
     this.f64[at / 8 + 2] = bytes.length
     this.f64[at / 8] = code
-  }
-
-  /** Runs `change` as the next version of the board's live-rules block: under its lock, the sequence odd. */
-  private write(change: () => void): void {
-    this.block.write([], change)
   }
 }

@@ -23,8 +23,8 @@ export interface ResolvedKeyedOptions {
 }
 
 /**
- * Longest `shared` name of a keyed collection: each key's component is named `<shared>.<key, made safe>.<hash>`,
- * which must stay within a region name.
+ * Longest `shared` name of a keyed collection: each key's component is named `<shared>.<an HMAC of the key>`
+ * (keySharedName), which must stay within a region name.
  */
 export const MAX_GROUP_NAME = 64
 

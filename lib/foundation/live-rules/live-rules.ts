@@ -126,7 +126,8 @@ export class LiveRules {
 
   /**
    * Validates `partial` over the current rule and writes it as the next version for every member. Throws
-   * InvalidOptionError (naming the field) and changes nothing when any field is bad. `whileWriting` runs while the
+   * InvalidOptionError (naming the field) and changes nothing when any field is bad, or SharedMemoryError
+   * (ERR_BULWARK_REGION_BUSY) when another member held the block's lock too long. `whileWriting` runs while the
    * block is held.
    */
   configure(partial: unknown, whileWriting?: (values: readonly number[]) => void): RuleStats {

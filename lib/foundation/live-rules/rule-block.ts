@@ -1,4 +1,5 @@
-import { SpinLock } from '../regions/spin-lock'
+import { SharedMemoryError } from '../errors/shared-memory-error'
+import { LOCK_TIMED_OUT, SpinLock } from '../regions/spin-lock'
 import type { RegionLayout } from '../regions/region-layout'
 import type { SharedRegion } from '../regions/shared-region'
 
@@ -24,6 +25,16 @@ export function placeRules(layout: RegionLayout, initial: readonly number[]): Ru
 /** Reads retried while a writer is under way before giving up until the next look. */
 const READ_TRIES = 16
 
+/** The error of a change refused because another member held the lock it needs past the longest wait. */
+export function lockBusyError(region: string | undefined): SharedMemoryError {
+  const name = region ?? 'a local region'
+  return new SharedMemoryError(
+    'ERR_BULWARK_REGION_BUSY',
+    name,
+    `${name}: another member held its lock past the longest wait; nothing was changed (try again)`,
+  )
+}
+
 /**
  * A versioned block of numbers in a region, read without a lock: a sequence number that is odd while a writer is
  * under way (a seqlock). Writers exclude each other with a spin lock that a dead writer does not keep. The version
@@ -37,8 +48,10 @@ export class RuleBlock {
   private readonly f64: Float64Array
   private readonly valuesIndex: number
   private readonly lock: SpinLock
+  private readonly region: string | undefined
 
   constructor(region: SharedRegion, placement: RulePlacement) {
+    this.region = region.name
     this.i32 = region.i32
     this.f64 = region.f64
     this.sequenceIndex = (region.base + placement.lock + 4) >>> 2
@@ -66,19 +79,31 @@ export class RuleBlock {
   }
 
   /**
-   * Writes `values` as the next version, host-wide, and returns its sequence. `whileWriting` runs with the block
-   * held (a component rebasing state the rule's meaning depends on).
+   * Writes `values` as the next version, host-wide, and returns its sequence; all or nothing. `check` runs first
+   * with the block held, before anything changes: what it throws refuses the change (a full table). `whileWriting`
+   * runs with the block held, the sequence odd (a component rebasing state the rule's meaning depends on). A lock
+   * another member holds past the longest wait (bounded, docs/guide/trust.md) refuses the change with
+   * SharedMemoryError ERR_BULWARK_REGION_BUSY.
    */
-  write(values: ArrayLike<number>, whileWriting?: () => void): number {
-    this.lock.acquire()
+  write(values: ArrayLike<number>, whileWriting?: () => void, check?: () => void): number {
+    if (this.lock.acquire() === LOCK_TIMED_OUT) throw lockBusyError(this.region)
+    try {
+      check?.()
+    } catch (error) {
+      this.lock.release()
+      throw error
+    }
     // Odd: a writer died halfway through; this write completes its version.
     const current = Atomics.load(this.i32, this.sequenceIndex)
     const writing = (current & 1) !== 0 ? current : current + 1
     Atomics.store(this.i32, this.sequenceIndex, writing)
-    for (let i = 0; i < this.count; i++) this.f64[this.valuesIndex + i] = values[i]
-    whileWriting?.()
-    Atomics.store(this.i32, this.sequenceIndex, writing + 1)
-    this.lock.release()
+    try {
+      for (let i = 0; i < this.count; i++) this.f64[this.valuesIndex + i] = values[i]
+      whileWriting?.()
+    } finally {
+      Atomics.store(this.i32, this.sequenceIndex, writing + 1)
+      this.lock.release()
+    }
     return writing + 1
   }
 }

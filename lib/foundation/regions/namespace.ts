@@ -1,4 +1,4 @@
-import { existsSync, realpathSync } from 'fs'
+import { existsSync, readFileSync, realpathSync, statSync } from 'fs'
 import { basename, dirname, join, resolve, sep } from 'path'
 
 import { InvalidOptionError } from '../errors/invalid-option-error'
@@ -39,17 +39,47 @@ export function applicationRoot(entry: string | undefined = process.argv[1], cwd
   }
 }
 
-/** The namespace derived from an application root: its directory name (made safe) and a hash of its full path. */
+/** The `name` in `root`'s package.json, or undefined (none, unreadable, or not a string). */
+function packageName(root: string): string | undefined {
+  try {
+    const name = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { name?: unknown }).name
+    return typeof name === 'string' && name !== '' ? name : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Which directory `root` is on this host: its device and inode. Two containers' `/app` are two directories (each
+ * its own filesystem or bind mount), while an application's processes, and its versions deployed in place, see one.
+ */
+function directoryIdentity(root: string): string {
+  try {
+    const st = statSync(root, { bigint: true })
+    return `${st.dev}:${st.ino}`
+  } catch {
+    return ''
+  }
+}
+
+/**
+ * The namespace derived from an application root (docs/guide/trust.md): its package's name (else the directory's),
+ * made safe, and a hash of its path, its package's name and the directory's identity, none of which a new version
+ * changes: two applications run from the same path (`/app` in two containers sharing /dev/shm) keep apart.
+ */
 export function namespaceOfRoot(root: string): string {
+  const name = packageName(root)
   const readable =
-    basename(root)
+    (name ?? basename(root))
+      .replace(/^@/, '')
       .replace(/[^A-Za-z0-9_-]/g, '_')
       .slice(0, 24) || 'root'
   // crypto is required here, not at the top: it costs a worker 2.5 MB and more than 10 ms to load, and only a
   // shared component that names no namespace needs it, once per process.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { createHash } = require('crypto') as typeof import('crypto')
-  const hash = createHash('sha256').update(root).digest('hex').slice(0, 8)
+  const identity = `${root}\0${name ?? ''}\0${directoryIdentity(root)}`
+  const hash = createHash('sha256').update(identity).digest('hex').slice(0, 8)
   return `${readable}-${hash}`
 }
 

@@ -3,7 +3,7 @@ import type { Http2ServerResponse, ServerHttp2Stream } from 'http2'
 
 import { runWithDeadline } from './deadline-context'
 import { errorReason, type DegradedAnswer, type FallbackReason } from './fallback'
-import type { InboundGuard } from './inbound-guard'
+import { CALLBACK_FAILED, type InboundGuard } from './inbound-guard'
 import { attachSignal, type RequestSignal } from './request-signal'
 import { JSON_TYPE, writeShed } from './shed-reply'
 
@@ -34,16 +34,39 @@ export function responseGone(res: NodeResponse): boolean {
   return socket != null && socket.destroyed
 }
 
-function writeAnswer(res: NodeResponse, answer: DegradedAnswer): void {
-  ;(res as ServerResponse).writeHead(answer.status, answer.headers as Record<string, string>)
-  res.end(answer.body)
+/** Removes every header `res` holds: an answer given in the handler's place carries nothing the handler set. */
+export function clearHeaders(res: NodeResponse): void {
+  for (const name of res.getHeaderNames()) res.removeHeader(name)
 }
 
-/** Answers a refused request (Shed code): the fallback's answer, else the plain 503 or 429. */
+/**
+ * Writes a fallback's answer; false when Node refused it (a header this transport cannot carry), with nothing sent
+ * and the response's headers cleared, so that the plain answer can follow. Never throws.
+ */
+function writeAnswer(res: NodeResponse, answer: DegradedAnswer): boolean {
+  try {
+    ;(res as ServerResponse).writeHead(answer.status, answer.headers as Record<string, string>)
+    res.end(answer.body)
+    return true
+  } catch {
+    if (!res.headersSent) {
+      clearHeaders(res)
+      return false
+    }
+    res.destroy() // Node checks headers before it sends: if it had started all the same, cut, never leave it hanging
+    return true
+  }
+}
+
+/**
+ * Answers a refused request: for a Shed code, the fallback's answer, else the plain 503 or 429; for CALLBACK_FAILED
+ * (a function of the options threw), the plain 500.
+ */
 export function refuse<Req>(guard: InboundGuard<Req>, request: Req, res: NodeResponse, code: number): void {
+  if (code === CALLBACK_FAILED) return void writeAnswer(res, plainAnswer('error', false))
   const answer = guard.fallback === undefined ? undefined : guard.answer(request, guard.reasonOf(code))
-  if (answer) writeAnswer(res, answer)
-  else writeShed(res, code, guard.retryAfter)
+  if (answer && guard.fallbackWritten(writeAnswer(res, answer))) return
+  writeShed(res, code, guard.retryAfter)
 }
 
 const noop = function (this: unknown): unknown {
@@ -93,18 +116,26 @@ export const answeredInstead = (res: NodeResponse): boolean => (res as Marked)[D
 
 /**
  * Answers in the handler's place (it timed out or threw) with `answer` as `guard.answer` gave it (undefined or
- * null: the plain answer), then discards what the handler writes later.
+ * null: the plain answer), from clean headers (none the handler set: a length, a cookie), then discards what the
+ * handler writes later.
  */
-export function answerWith(res: NodeResponse, reason: FallbackReason, answer: DegradedAnswer | undefined | null) {
+export function answerWith<Req>(
+  guard: InboundGuard<Req>,
+  res: NodeResponse,
+  reason: FallbackReason,
+  answer: DegradedAnswer | undefined | null,
+): void {
   ;(res as Marked)[DEGRADED] = true
-  writeAnswer(res, answer ?? plainAnswer(reason, answer === null))
+  clearHeaders(res)
+  if (answer == null || !guard.fallbackWritten(writeAnswer(res, answer)))
+    writeAnswer(res, plainAnswer(reason, answer !== undefined))
   discardLateWrites(res)
 }
 
 function timedOut<Req>(guard: InboundGuard<Req>, request: Req, res: NodeResponse, signal: RequestSignal, ms: number) {
   if (res.headersSent || res.writableEnded || responseGone(res)) return // answering already, or nobody to answer
   guard.countTimeout()
-  answerWith(res, 'timeout', guard.answer(request, 'timeout'))
+  answerWith(guard, res, 'timeout', guard.answer(request, 'timeout'))
   signal.timedOut(ms)
 }
 
@@ -127,7 +158,7 @@ export function handlerFailed<Req>(guard: InboundGuard<Req>, request: Req, res: 
   if (answeredInstead(res)) return // answered in its place already (a timeout)
   if (res.headersSent) return void res.destroy() // mid-response: the client sees it cut, as frameworks do
   const reason = errorReason(error)
-  answerWith(res, reason, guard.answer(request, reason))
+  answerWith(guard, res, reason, guard.answer(request, reason))
 }
 
 /**

@@ -43,6 +43,12 @@ export class GuardAnswers<Req> {
     }
   }
 
+  /** An answer `answer` gave that Node refused to write: a failed fallback after all (answered plainly). */
+  unwritable(): void {
+    this.fallbacks--
+    this.fallbackErrors++
+  }
+
   /** Milliseconds `request`'s handler has to answer (0: no timeout). */
   timeoutOf(request: Req): number {
     return timeoutFor(this.timeout, request)

@@ -22,13 +22,21 @@ export interface InboundGuardStats {
   shedForced: number
   /** Requests refused at once because their deadline was shorter than the expected service time (Shed.deadline). */
   shedDeadline: number
+  /**
+   * Requests answered with the plain error answer (500; gRPC INTERNAL) because one of the application's functions
+   * (`priority`, `trustPriority`, a rate-limit, concurrency or fairness key, `route`, `deadline.trust`) threw.
+   */
+  callbackErrors: number
   /** Admitted requests dropped before their handler ran because their client was already gone. */
   clientGone: number
   /** Requests whose handler did not answer within `timeout`. */
   timedOut: number
   /** Requests answered by the fallback. */
   fallbacks: number
-  /** Fallback calls that threw or returned something that is not an answer (answered plainly instead). */
+  /**
+   * Fallback calls that threw, returned something that is not an answer, or gave an answer Node refused to write
+   * (answered plainly instead).
+   */
   fallbackErrors: number
   /** The adaptive limiter's stats (undefined without one). */
   limiter: BbrLimiterStats | undefined
@@ -51,3 +59,9 @@ export const FALLBACK_FAILED = null
 
 /** What tryAcquire returns for a request that may wait in the limiter's queue: call `waitForSlot` next. */
 export const QUEUED = -100
+
+/**
+ * What tryAcquire returns when one of the application's functions threw for the request: nothing is held, answer it
+ * with the plain error answer (not the fallback, which may share the broken code).
+ */
+export const CALLBACK_FAILED = -101

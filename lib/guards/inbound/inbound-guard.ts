@@ -7,14 +7,15 @@ import type { KeyConcurrencyLimiter } from '../../components/key-limits/key-conc
 import type { DegradedAnswer, Fallback, FallbackReason } from './fallback'
 import { GuardAnswers } from './guard-answers'
 import { classOf, jittered } from './inbound-helpers'
-import { type InboundGuardStats, QUEUED, type RequestAccess, type ShedEvent } from './inbound-guard-types'
+import { CALLBACK_FAILED, QUEUED } from './inbound-guard-types'
+import type { InboundGuardStats, RequestAccess, ShedEvent } from './inbound-guard-types'
 import { type InboundGuardOptions, resolveInboundOptions } from './inbound-options'
 import { type KeyConcurrencyPort, NO_TOKEN } from './key-concurrency-port'
 import { RequestGate } from './request-gate'
 import { registerComponent } from '../../foundation/common/component-registry'
 import { ConnectionCount } from './connection-count'
 
-export { FALLBACK_FAILED, QUEUED } from './inbound-guard-types'
+export { CALLBACK_FAILED, FALLBACK_FAILED, QUEUED } from './inbound-guard-types'
 export type { InboundGuardStats, RequestAccess, ShedEvent } from './inbound-guard-types'
 
 const NO_CLASS = 4 // a header that names no class (classes are 0-3)
@@ -58,6 +59,7 @@ export class InboundGuard<Req> {
   declare private readonly random: () => number
   private shedKeyConcurrencyCount = 0
   private shedConnectionCount = 0
+  private callbackErrorCount = 0
   /** @internal Admitted requests per connection, for `connectionConcurrency` (undefined: no bound). */
   declare readonly connections: ConnectionCount | undefined
   declare private readonly keys: KeyConcurrencyPort<Req> | undefined
@@ -97,43 +99,51 @@ export class InboundGuard<Req> {
   }
 
   /**
-   * Decides one request: a token >= 0 to release when its response is over, a Shed code (negative), or QUEUED.
+   * Decides one request: a token >= 0 to release when its response is over, a Shed code (negative), QUEUED, or
+   * CALLBACK_FAILED when a function of the options threw (docs/guide/trust.md): answer it plainly, nothing is held.
    * `connection`: its socket or HTTP/2 session, whose admitted requests `connectionConcurrency` bounds.
    */
   tryAcquire(request: Req, connection?: object): number {
-    const p = this.classOfRequest(request)
-    const connections = this.connections
-    if (connections !== undefined && connection !== undefined && connections.full(connection)) {
-      this.shedConnectionCount++
-      this.retryAfter = jittered(this.overloadRetryAfter, this.jitter, this.random)
-      return this.shed(Shed.connectionConcurrency, p)
-    }
-    const gate = this.gate
-    if (gate !== undefined) {
-      const code = gate.check(request, p)
-      this.deadlineAt = gate.deadlineAt
-      if (code !== 0) {
-        this.retryAfter = gate.retryAfter
-        return this.shed(code, p)
+    try {
+      const p = this.classOfRequest(request)
+      const connections = this.connections
+      if (connections !== undefined && connection !== undefined && connections.full(connection)) {
+        this.shedConnectionCount++
+        this.retryAfter = jittered(this.overloadRetryAfter, this.jitter, this.random)
+        return this.shed(Shed.connectionConcurrency, p)
       }
-    }
-    const keys = this.keys
-    if (keys === undefined) return this.admit(request, p)
-    const key = String(keys.key(request)) // as the rate limit's key: never refused for its type
-    const keyToken = keys.limiter.tryAcquire(key)
-    if (keyToken < 0) return this.shedKey(p)
-    let token = NO_TOKEN
-    if (this.limiter !== undefined) {
-      token = this.admit(request, p)
-      if (token < 0) {
-        // Refused, or queued: a waiting request holds no slot of its key (it takes one when admitted).
-        keys.limiter.release(keyToken)
-        if (token === QUEUED) this.pendingConcurrencyKey = key
-        return token
+      const gate = this.gate
+      if (gate !== undefined) {
+        const code = gate.check(request, p)
+        this.deadlineAt = gate.deadlineAt
+        if (code !== 0) {
+          this.retryAfter = gate.retryAfter
+          return this.shed(code, p)
+        }
       }
+      // The fairness key before any slot is taken: a function that throws must find nothing held.
+      const fair = this.fairKey === undefined ? undefined : this.fairKey(request)
+      const keys = this.keys
+      if (keys === undefined) return this.admit(p, fair)
+      const key = String(keys.key(request)) // as the rate limit's key: never refused for its type
+      const keyToken = keys.limiter.tryAcquire(key)
+      if (keyToken < 0) return this.shedKey(p)
+      let token = NO_TOKEN
+      if (this.limiter !== undefined) {
+        token = this.admit(p, fair)
+        if (token < 0) {
+          // Refused, or queued: a waiting request holds no slot of its key (it takes one when admitted).
+          keys.limiter.release(keyToken)
+          if (token === QUEUED) this.pendingConcurrencyKey = key
+          return token
+        }
+      }
+      const paired = keys.pairOrRelease(keyToken, token, this.limiter)
+      return paired >= 0 ? paired : this.shedKey(p)
+    } catch {
+      this.callbackErrorCount++ // every such function runs before a slot is taken: nothing to give back
+      return CALLBACK_FAILED
     }
-    const paired = keys.pairOrRelease(keyToken, token, this.limiter)
-    return paired >= 0 ? paired : this.shedKey(p)
   }
 
   private shedKey(p: number): number {
@@ -143,10 +153,9 @@ export class InboundGuard<Req> {
   }
 
   /** The adaptive limiter's decision: a token >= 0, or a Shed code (counted). */
-  private admit(request: Req, p: number): number {
+  private admit(p: number, key: string | undefined): number {
     const limiter = this.limiter
     if (limiter === undefined) return 0
-    const key = this.fairKey === undefined ? undefined : this.fairKey(request)
     const token = limiter.tryAcquire(p, key)
     if (token >= 0) return token
     const queue = limiter.queue
@@ -237,6 +246,12 @@ export class InboundGuard<Req> {
     return this.answers.answer(request, reason)
   }
 
+  /** @internal Passes on whether a fallback answer was written, counting one Node refused (answer plainly). */
+  fallbackWritten(written: boolean): boolean {
+    if (!written) this.answers.unwritable()
+    return written
+  }
+
   /** @internal The fallback reason of a refusal: 'forced' for a fallback switch, 'rate-limit', else 'overload'. */
   reasonOf(code: number): FallbackReason {
     if (code === Shed.forced && this.gate?.forcedFallback === true) return 'forced'
@@ -267,6 +282,7 @@ export class InboundGuard<Req> {
       rateLimited: gate?.rateLimited ?? 0,
       shedKeyConcurrency: this.shedKeyConcurrencyCount,
       shedConnectionConcurrency: this.shedConnectionCount,
+      callbackErrors: this.callbackErrorCount,
       shedForced: gate?.shedForced ?? 0,
       shedDeadline: gate?.shedDeadline ?? 0,
       clientGone: answers.clientGone,

@@ -2,6 +2,7 @@ import { BulwarkError } from '../../foundation/errors/bulwark-error'
 // Loaded by the fleet's commands only (scripts/pack-cjs.js).
 import * as rules from './rules-command' // bulwark:lazy
 import * as sourceSet from './source-set-command' // bulwark:lazy
+import { printableLines } from '../top/printable'
 import { SET_USAGE, setRule } from './set-command'
 import { GC_USAGE, runGc } from './gc-command'
 import { parseTopArgs, TOP_USAGE } from '../top/top-args'
@@ -19,6 +20,10 @@ Commands:
           ('bulwark gc --help' for its options: --namespace, --all-users)
   help    this text ('bulwark top --help' for top's options)`
 
+// What the commands print holds names and messages read from shared memory and /dev/shm: escaped for the terminal.
+const say = (text: string) => process.stdout.write(printableLines(text))
+const complain = (text: string) => process.stderr.write(printableLines(text))
+
 /** The `bulwark` command line. Resolves with the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv
@@ -34,7 +39,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     try {
       return runGc(rest)
     } catch (error) {
-      process.stderr.write(`bulwark gc: ${error instanceof Error ? error.message : String(error)}\n\n${GC_USAGE}\n`)
+      complain(`bulwark gc: ${error instanceof Error ? error.message : String(error)}\n\n${GC_USAGE}\n`)
       return 2
     }
   }
@@ -52,7 +57,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     return await runTop(parseTopArgs(rest))
   } catch (error) {
     if (!(error instanceof BulwarkError)) throw error
-    process.stderr.write(`bulwark top: ${error.message}\n\n${TOP_USAGE}\n`)
+    complain(`bulwark top: ${error.message}\n\n${TOP_USAGE}\n`)
     return 2
   }
 }
@@ -64,12 +69,12 @@ async function fleet(command: 'set' | 'rules', args: readonly string[]): Promise
     process.stdout.write(`${usage}\n`)
     return args.length === 0 ? 2 : 0
   }
-  const out = (text: string) => process.stdout.write(text)
+  // What a source holds (authors, names, reasons) was written by others: escaped as the region's text is.
   try {
-    return await (command === 'set' ? sourceSet.setThroughSource(args, out) : rules.runRules(args, out))
+    return await (command === 'set' ? sourceSet.setThroughSource(args, say) : rules.runRules(args, say))
   } catch (error) {
     const bad = error instanceof BulwarkError
-    process.stderr.write(`bulwark ${command}: ${error instanceof Error ? error.message : String(error)}\n`)
+    complain(`bulwark ${command}: ${error instanceof Error ? error.message : String(error)}\n`)
     return bad ? 2 : 1
   }
 }
@@ -80,15 +85,15 @@ function set(args: readonly string[]): number {
     return args.length === 0 ? 2 : 0
   }
   // Switches hold names, not numbers: a switchboard has its own parser, the same validation as configure().
-  if (args[0].startsWith('switches.')) return setSwitches(args, (text) => process.stdout.write(text))
   try {
+    if (args[0].startsWith('switches.')) return setSwitches(args, say)
     const { region, version, values } = setRule(args[0], args.slice(1))
     const fields = Object.entries(values).map(([field, value]) => `${field}=${value}`)
-    process.stdout.write(`${region}: rule version ${version}: ${fields.join(' ')}\n`)
+    say(`${region}: rule version ${version}: ${fields.join(' ')}\n`)
     return 0
   } catch (error) {
     if (!(error instanceof BulwarkError)) throw error
-    process.stderr.write(`bulwark set: ${error.message}\n`)
+    complain(`bulwark set: ${error.message}\n`)
     return 2
   }
 }

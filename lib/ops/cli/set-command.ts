@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../../foundation/errors/invalid-argument-error'
 import { nestRule, type FlatRule, type RuleStats } from '../../foundation/live-rules/live-rules'
-import { splitRegionName } from '../../foundation/regions/namespace'
+import { defaultNamespace, splitRegionName } from '../../foundation/regions/namespace'
 import { listRegions } from '../../foundation/regions/regions'
 import { type Attach, attacherOf } from '../top/attach'
 import { RegionSnapshot } from '../top/region-snapshot'
@@ -8,8 +8,10 @@ import { RegionSnapshot } from '../top/region-snapshot'
 export const SET_USAGE = `Usage: bulwark set <component> <field>=<value> ...
 
 Changes the live rule of a shared component for every process of the host (docs/rules/live-rules.md): each
-worker obeys within a second, with no restart. <component> is its region name (token-bucket.api) or its
-\`shared\` name (api) when only one component has it. Fields you do not name keep their values.
+worker obeys within a second, with no restart. <component> is its full region name (token-bucket.<namespace>.api),
+<namespace>/api, or, for a component of this command's own application namespace (BULWARK_NAMESPACE, else the
+one of the directory it runs from), its \`shared\` name (api) or token-bucket.api. Fields you do not name keep their
+values.
 
   token-bucket     rate, burst
   sliding-window   limit
@@ -23,19 +25,30 @@ worker obeys within a second, with no restart. <component> is its region name (t
 
 Example: bulwark set bbr.api cpuThreshold=700 queueDelay.target=5`
 
+/**
+ * Whether `region` is the one `name` designates: its full name or `namespace/shared` anywhere; a bare `shared` name
+ * or `kind.shared` only in this command's namespace, so that a short name never changes another application's.
+ */
+export function designates(region: string, name: string, namespace: string): boolean {
+  const r = splitRegionName(region)
+  if (region === name || `${r.namespace}/${r.shared}` === name) return true
+  return r.namespace === namespace && (r.shared === name || `${r.kind}.${r.shared}` === name)
+}
+
 /** The one region `name` designates among those with live rules. */
 function findRegion(name: string): string {
   const regions = listRegions().filter((r) => attacherOf(r) !== undefined)
-  // A full region name, `kind.shared`, `namespace/shared` or the `shared` name (docs/guide/trust.md).
-  const matches = regions.filter((r) => {
-    const { kind, namespace, shared } = splitRegionName(r)
-    return r === name || shared === name || `${namespace}/${shared}` === name || `${kind}.${shared}` === name
-  })
+  const namespace = defaultNamespace()
+  const matches = regions.filter((r) => designates(r, name, namespace))
   if (matches.length === 1) return matches[0]
+  // Elsewhere: the same short name in other applications' namespaces, to be named in full.
+  const others = regions.filter((r) => designates(r, name, splitRegionName(r).namespace))
   const expected =
-    matches.length === 0
-      ? `a shared component with live rules on this host (${regions.join(', ') || 'none'})`
-      : `one component: name one of ${matches.join(', ')}`
+    matches.length > 1
+      ? `one component: name one of ${matches.join(', ')}`
+      : others.length > 0
+        ? `a component of this namespace (${namespace}); others' are named with theirs: ${others.join(', ')}`
+        : `a shared component with live rules on this host (${regions.join(', ') || 'none'})`
   throw new InvalidArgumentError('component', name, expected)
 }
 

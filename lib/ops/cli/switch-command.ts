@@ -1,6 +1,8 @@
 import { InvalidArgumentError } from '../../foundation/errors/invalid-argument-error'
-import { splitRegionName } from '../../foundation/regions/namespace'
+import { defaultNamespace, splitRegionName } from '../../foundation/regions/namespace'
 import { listRegions } from '../../foundation/regions/regions'
+import { printableTime } from '../top/printable'
+import { designates } from './set-command'
 import { checkSwitch, type SwitchMode, Switchboard } from '../../components/switches/switchboard'
 
 export const SWITCHES_USAGE = `Usage: bulwark set switches.<board> <target>=<mode> ...
@@ -54,16 +56,18 @@ export function setSwitches(args: readonly string[], out: (text: string) => void
     return 2
   }
   // A board that no process holds would vanish with this command: the switch would reach nobody.
-  // `switches.<board>`, or the full region name with its application namespace (docs/guide/trust.md).
-  const found = listRegions().filter((r) => {
-    const { kind, shared } = splitRegionName(r)
-    return kind === 'switches' && (r === region || `switches.${shared}` === region)
-  })
+  // The full region name, or `switches.<board>` for a board of this command's namespace (docs/guide/trust.md).
+  const boards = listRegions().filter((r) => splitRegionName(r).kind === 'switches')
+  const here = defaultNamespace()
+  const found = boards.filter((r) => designates(r, region, here))
   if (found.length !== 1) {
+    const others = boards.filter((r) => designates(r, region, splitRegionName(r).namespace))
     out(
-      found.length === 0
-        ? `bulwark set: no process of this host has the switchboard '${region}' open (bulwark top lists them)\n`
-        : `bulwark set: '${region}' names several switchboards: name one of ${found.join(', ')}\n`,
+      found.length > 1
+        ? `bulwark set: '${region}' names several switchboards: name one of ${found.join(', ')}\n`
+        : others.length > 0
+          ? `bulwark set: no switchboard '${region}' in this namespace (${here}); another application's is named in full: ${others.join(', ')}\n`
+          : `bulwark set: no process of this host has the switchboard '${region}' open (bulwark top lists them)\n`,
     )
     return 1
   }
@@ -84,7 +88,7 @@ export function setSwitches(args: readonly string[], out: (text: string) => void
     out(
       active.length === 0
         ? `${region}: no switch\n`
-        : active.map((s) => `${region}: ${s.target}=${s.mode} since ${new Date(s.since).toISOString()}\n`).join(''),
+        : active.map((s) => `${region}: ${s.target}=${s.mode} since ${printableTime(s.since)}\n`).join(''),
     )
     return 0
   } finally {

@@ -74,6 +74,8 @@ function sampleGuard(name: string, guard: InboundGuard<unknown>, emit: Emit, lim
   const s = guard.stats()
   emit(METRIC.guardRateLimited, s.rateLimited, { name })
   emit(METRIC.guardConnectionShed, s.shedConnectionConcurrency, { name })
+  emit(METRIC.guardApplicationErrors, s.callbackErrors, { name, source: 'callback' })
+  emit(METRIC.guardApplicationErrors, s.fallbackErrors, { name, source: 'fallback' })
   if (guard.limiter !== undefined) sampleLimiter(name, guard.limiter, emit)
   if (guard.keyConcurrency !== undefined) sampleKeyConcurrency(name, guard.keyConcurrency, emit, limits)
 }
@@ -213,7 +215,7 @@ function sampleRetryBudget(name: string, budget: RetryBudget, emit: Emit): void 
 
 /**
  * A KeyConcurrencyLimiter: its rule, this process's counts, its table's keys and, when topKeys asks (keys come from
- * requests and can be personal data), the keys with the most in flight (up to groupKeys).
+ * requests and can be personal data), the keys with the most in flight, up to topKeys.
  */
 function sampleKeyConcurrency(name: string, limiter: KeyConcurrencyLimiter, emit: Emit, limits: SampleLimits): void {
   const s = limiter.stats()
@@ -229,7 +231,7 @@ function sampleKeyConcurrency(name: string, limiter: KeyConcurrencyLimiter, emit
     if (inFlight > 0) busy.push([key, inFlight])
   })
   busy.sort((a, b) => b[1] - a[1])
-  for (const [key, inFlight] of busy.slice(0, limits.groupKeys))
+  for (const [key, inFlight] of busy.slice(0, limits.topKeys))
     emit(METRIC.keyConcurrencyKeyInFlight, inFlight, { name, key: label(key) })
 }
 

@@ -174,6 +174,13 @@ const defs = {
     N,
     'Requests an inbound guard answered 429 because their connection held connectionConcurrency admitted requests.',
   ),
+  guardApplicationErrors: counter(
+    'guard',
+    'application_errors',
+    '{request}',
+    ['name', 'source'],
+    "Requests an inbound guard answered plainly because the application's code failed: a function of its options threw (source callback), or the fallback threw or gave an answer Node could not write (source fallback).",
+  ),
   breakerState: gauge(
     'breaker',
     'state',
@@ -362,7 +369,7 @@ const defs = {
     'key_in_flight',
     '{request}',
     ['name', 'key'],
-    "A key's requests in flight (host-wide when shared), for this process's busiest keys, when topKeys asks.",
+    "A key's requests in flight (host-wide when shared), for this process's busiest keys, up to topKeys.",
   ),
   hotParameterLimited: gauge(
     'hot_parameter',

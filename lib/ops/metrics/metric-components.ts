@@ -9,9 +9,9 @@ import type { MetricSpec } from './metric-catalog'
 /** Options every exporter takes about how many series a component may produce. */
 export interface SeriesOptions {
   /**
-   * Keys reported per top-k (HeavyKeeper, HotKeyCache), the heaviest first, each as a `key` label. Default 0: keys
-   * come from requests and can hold personal data (a user id, an email), so they reach a metrics backend only when
-   * asked for (docs/guide/trust.md).
+   * Keys reported per top-k (HeavyKeeper, HotKeyCache), keyed limiter table, hot-parameter or per-key concurrency
+   * limiter, the heaviest first, each as a `key` label. Default 0: keys come from requests and can hold personal data (a user id, an
+   * email), so they reach a metrics backend only when asked for (docs/guide/trust.md).
    */
   topKeys?: number
   /** Breakers reported per BreakerGroup, those not closed first (default 20). */

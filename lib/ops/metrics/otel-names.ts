@@ -25,6 +25,7 @@ export const OTEL = {
   limiterQueueTimeouts: ['limiter.queue.timeouts', 'counter'],
   guardRateLimited: ['guard.rate_limited_requests', 'counter'],
   guardConnectionShed: ['guard.connection_shed_requests', 'counter'],
+  guardApplicationErrors: ['guard.application_errors', 'counter'],
   breakerState: ['breaker.state', 'gauge'],
   breakerDrop: ['breaker.drop.probability', 'gauge'],
   breakerFailure: ['breaker.failure.ratio', 'gauge'],

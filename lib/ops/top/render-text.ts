@@ -1,3 +1,4 @@
+import { printable, printableTime } from './printable'
 import { bytes, count, percent, rate, seconds, textTable } from './text-table'
 import type { HostFrame, RegionReport, RulesWatcherView } from './views'
 
@@ -17,19 +18,9 @@ function section(title: string, header: string[], rows: string[][], width: numbe
   return ['', ...textTable([title, ...header], rows, width)]
 }
 
-/** A region's name as shown: `<namespace>/<shared>`. */
+/** A region's name as shown: `<namespace>/<shared>` (escaped for the terminal with every cell, by textTable). */
 function label(r: RegionReport): string {
-  return r.namespace === '' ? printable(r.name) : `${r.namespace}/${printable(r.name)}`
-}
-
-// Characters that would act on the terminal rather than show (C0 and C1 controls, DEL, bidirectional overrides,
-// line and paragraph separators): a key from a request could otherwise set the window title or hide text.
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g
-
-/** `text` with every character that would act on the terminal written as an escape (`\x1b` -> `\u001b`). */
-export function printable(text: string): string {
-  return text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  return r.namespace === '' ? r.name : `${r.namespace}/${r.name}`
 }
 
 /** A host's rules watcher: which process watches, the version obeyed, whether the source answers and how stale. */
@@ -132,7 +123,7 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
         `${count(v.used)} used in ${seconds(v.window)}`,
       ])
     } else if (v.type === 'keyed-table') {
-      const heavy = v.heaviest.map((k) => `${printable(k.key)}${k.truncated ? '…' : ''} ${count(k.refused)}`)
+      const heavy = v.heaviest.map((k) => `${k.key}${k.truncated ? '…' : ''} ${count(k.refused)}`)
       rows.tables.push([
         label(r),
         v.component,
@@ -155,10 +146,9 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
     } else if (v.type === 'rules-watcher') {
       rows.watchers.push(watcherRow(r, v))
     } else if (v.type === 'switches') {
-      for (const sw of v.switches)
-        rows.switches.push([r.name, sw.target, sw.mode, new Date(sw.since).toISOString().slice(0, 19) + 'Z'])
+      for (const sw of v.switches) rows.switches.push([label(r), sw.target, sw.mode, printableTime(sw.since)])
     } else {
-      const top = v.keys.map((k) => `${printable(k.key)}${k.truncated ? '…' : ''} ${count(k.count)}`).join(' · ')
+      const top = v.keys.map((k) => `${k.key}${k.truncated ? '…' : ''} ${count(k.count)}`).join(' · ')
       rows.keys.push([label(r), members(r), rate(v.rates?.counted), count(v.total), top || '(none yet)'])
     }
   }

@@ -1,5 +1,12 @@
-/** Plain-text columns: each as wide as its widest cell, two spaces apart, cut to the terminal's width. */
-export function textTable(header: readonly string[], rows: readonly (readonly string[])[], width = Infinity): string[] {
+import { printable } from './printable'
+
+/**
+ * Plain-text columns: each as wide as its widest cell, two spaces apart, cut to the terminal's width. Every cell is
+ * escaped for the terminal (printable): names, kinds, details, keys and targets come from elsewhere.
+ */
+export function textTable(head: readonly string[], cells: readonly (readonly string[])[], width = Infinity): string[] {
+  const header = head.map(printable)
+  const rows = cells.map((row) => row.map(printable))
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? '').length)))
   const line = (cells: readonly string[]) => {
     const text = cells

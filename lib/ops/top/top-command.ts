@@ -1,3 +1,4 @@
+import { printableJson } from './printable'
 import { HostWatcher } from './host-watcher'
 import { renderFrame } from './render-text'
 import { Terminal } from './terminal'
@@ -22,7 +23,7 @@ export async function runTop(
 ): Promise<number> {
   const watcher = new HostWatcher({ names: args.names, keys: args.keys })
   const print = (frame: HostFrame, interactive: boolean) =>
-    args.json ? JSON.stringify(frame) : renderFrame(frame, { width: io.stdout.columns, interactive })
+    args.json ? printableJson(frame) : renderFrame(frame, { width: io.stdout.columns, interactive })
   if (args.once) {
     watcher.sample()
     await sleep(args.interval * 1000)

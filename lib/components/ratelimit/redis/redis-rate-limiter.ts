@@ -24,7 +24,7 @@ import {
   resolveRedisOptions,
 } from './redis-options'
 import { RedisInsurance } from './redis-insurance'
-import { openRedisRule, scriptParams } from './redis-rule'
+import { openRedisRule, scriptMaxWaitUs, scriptParams } from './redis-rule'
 import { GCRA_SCRIPT, SLIDING_WINDOW_SCRIPT, scriptSha } from './redis-scripts'
 import { ScriptBatcher } from './script-batcher'
 import { Warmup } from './warmup'
@@ -62,6 +62,8 @@ export class RedisRateLimiter {
   private keys: RedisKeys
   /** The most permits one decision may ask for: the limit, or the burst for GCRA. */
   private maxCost: number
+  /** The longest wait the script can answer, µs: a reply's wait is clamped to it (docs/guide/trust.md). */
+  private maxWaitUs: number
   private options: ResolvedRedisOptions
   private readonly insuranceLimiter: RedisInsurance
   private readonly region: SharedRegion
@@ -93,6 +95,7 @@ export class RedisRateLimiter {
     this.keys = new RedisKeys(o.keyPrefix, limitDefinition(o.algorithm, o.limit, o.window, o.burst))
     const gcra = o.algorithm === 'gcra'
     this.maxCost = gcra ? o.burst : o.limit
+    this.maxWaitUs = scriptMaxWaitUs(o)
     const script = gcra ? GCRA_SCRIPT : SLIDING_WINDOW_SCRIPT
     const injected = o.now
     const timeArg = injected === undefined ? () => '' : () => String(injected())
@@ -238,16 +241,20 @@ export class RedisRateLimiter {
     this.circuit.succeeded(call.probe)
     this.counts.redis++
     // waitUs: 0 admitted; < 0 admitted, and the key is empty for -waitUs; > 0 refused for waitUs (redis-scripts.ts).
-    const allowed = waitUs <= 0
-    const retryAfterMs = allowed ? 0 : waitUs / 1000
+    // Clamped to what the script can answer: a reply that says 2^53 µs must not refuse a key here for decades.
+    const max = this.maxWaitUs
+    const wait = waitUs > max ? max : waitUs < -max ? -max : waitUs
+    const allowed = wait <= 0
+    const retryAfterMs = allowed ? 0 : wait / 1000
     const refusals = this.refusals
-    if (refusals !== undefined && waitUs !== 0) {
+    if (refusals !== undefined && wait !== 0) {
       // An empty key refuses any request until its next permit; a refused one, requests as large as this one.
-      if (allowed) refusals.refuse(call.redisKey, 1, sentAt, -waitUs / 1000)
+      if (allowed) refusals.refuse(call.redisKey, 1, sentAt, -wait / 1000)
       else refusals.refuse(call.redisKey, call.cost, sentAt, retryAfterMs)
     }
-    // Clamped: the scripts never answer a negative count, but a server in front of them (a proxy) might.
-    call.resolve({ allowed, remaining: remaining > 0 ? remaining : 0, retryAfterMs, source: 'redis' })
+    // Clamped: the scripts never answer a negative count, or more than the limit, but a proxy in front of them might.
+    const left = remaining > 0 ? (remaining < this.maxCost ? remaining : this.maxCost) : 0
+    call.resolve({ allowed, remaining: left, retryAfterMs, source: 'redis' })
   }
 
   /** @internal */
@@ -286,6 +293,7 @@ export class RedisRateLimiter {
     this.options = o
     this.keys = new RedisKeys(o.keyPrefix, limitDefinition(o.algorithm, limit, window, burst))
     this.maxCost = o.algorithm === 'gcra' ? burst : limit
+    this.maxWaitUs = scriptMaxWaitUs(o)
     this.batcher.setParams(scriptParams(o))
     this.refusals?.clear() // refusals were timed by the old rule
     this.insuranceLimiter.renew(o)

@@ -82,3 +82,11 @@ export function openRedisRule(
 export function scriptParams(o: ResolvedRedisOptions): [string, string] {
   return o.algorithm === 'gcra' ? [String(o.window / o.limit), String(o.burst)] : [String(o.limit), String(o.window)]
 }
+
+/**
+ * The longest wait the script can answer, µs, which a reply's wait is clamped to (docs/guide/trust.md): sliding
+ * window, the rest of this window and all of the next; GCRA, a burst's worth, or one permit's interval.
+ */
+export function scriptMaxWaitUs(o: ResolvedRedisOptions): number {
+  return 1000 * (o.algorithm === 'gcra' ? Math.max(o.burst, 1) * (o.window / o.limit) : 2 * o.window)
+}

@@ -156,6 +156,7 @@ export class ScriptBatcher {
   }
 }
 
+/** A number the scripts can answer: finite (NaN or an infinite wait is a broken server, not a decision). */
 function isNumber(value: unknown): boolean {
-  return typeof value === 'number'
+  return typeof value === 'number' && Number.isFinite(value)
 }
