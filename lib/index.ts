@@ -137,6 +137,7 @@ export type { CacheRule, KeyRule, PatternRule } from './components/hotkeys/cache
 export { TokenBucket } from './components/ratelimit/token-bucket'
 export type { TokenBucketOptions, TokenBucketRule, TokenBucketStats } from './components/ratelimit/token-bucket'
 export type { FlatRule, RuleStats } from './foundation/live-rules/live-rules'
+export type { ShadowCount, ShadowRule, ShadowStats } from './foundation/live-rules/shadow-tally'
 export { SlidingWindowLimiter } from './components/ratelimit/sliding-window-limiter'
 export type {
   SlidingWindowLimiterOptions,

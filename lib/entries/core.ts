@@ -54,6 +54,7 @@ export type { QueueDelayOptions } from '../admission/limits/queue-delay-controll
 export type { LatencyOptions } from '../admission/limits/latency-options'
 export type { LatencyStats } from '../admission/limits/latency-stats'
 export type { FlatRule, RuleStats } from '../foundation/live-rules/live-rules'
+export type { ShadowCount, ShadowRule, ShadowStats } from '../foundation/live-rules/shadow-tally'
 export { OverloadError } from '../foundation/errors/overload-error'
 
 // Breakers

@@ -44,7 +44,7 @@ describe.skipIf(!target)('RedisRateLimiter: a live rule (docs/rules/live-rules.m
     expect(() => limiter.configure({ limit: 0 })).toThrow(InvalidOptionError)
     expect(() => limiter.configure({ window: -1 })).toThrow(/`window`/)
     expect(() => limiter.configure({ burst: 5 })).toThrow(
-      /`burst` must be a field that changes at run time \(limit, window\)/,
+      /`burst` must be a field that changes at run time \(limit, window, shadow\)/,
     )
     expect(() => limiter.configure({ keyPrefix: 'x' } as object)).toThrow(/`keyPrefix` must be a field that changes/)
     expect(limiter.stats().rules).toEqual({ version: 0, values: { limit: 10, window: 1000 } })

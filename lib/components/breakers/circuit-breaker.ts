@@ -141,7 +141,8 @@ export class CircuitBreaker implements Breaker {
     if (word === this.closedWord) return true
     const now = this.now()
     const rules = this.rules // a new openDuration may end the wait sooner: decide again when the rule moved
-    if (word === this.blockedWord && now < this.blockedUntil && rules.i32[rules.index] === rules.seen) return false
+    if (word === this.blockedWord && now < this.blockedUntil && rules.i32[rules.index] === rules.seen)
+      return rules.shadowAdmits(stateOf(word) === OPEN ? 0 : 1)
     return this.acquireSlow(now)
   }
 
@@ -259,7 +260,7 @@ export class CircuitBreaker implements Breaker {
       if (now < until) {
         this.blockedWord = word
         this.blockedUntil = until
-        return false
+        return this.rules.shadowAdmits(state === OPEN ? 0 : 1) // shadow mode: counted, admitted
       }
       this.cell.advance(word, HALF_OPEN, now)
     }

@@ -1,7 +1,8 @@
+import type { ShadowRule } from '../../foundation/live-rules/shadow-tally'
 import type { Event } from '../../foundation/common/event-source'
 import { DecideAgain } from '../../foundation/live-rules/decide-again'
 import { LiveRules, type RuleStats } from '../../foundation/live-rules/live-rules'
-import { placeRules, type RulePlacement } from '../../foundation/live-rules/rule-block'
+import { placeRules, RATE_SHADOW, type RulePlacement } from '../../foundation/live-rules/rule-block'
 import { MAX_EPOCH } from '../../foundation/regions/rolling-window'
 import type { RegionLayout } from '../../foundation/regions/region-layout'
 import type { SharedRegion } from '../../foundation/regions/shared-region'
@@ -23,7 +24,7 @@ export interface SlidingWindowLimiterOptions extends SharingOptions {
 }
 
 /** The fields of a SlidingWindowLimiter's rule that `configure` changes at run time. */
-export type SlidingWindowLimiterRule = Partial<Pick<SlidingWindowLimiterOptions, 'limit'>>
+export type SlidingWindowLimiterRule = Partial<Pick<SlidingWindowLimiterOptions, 'limit'>> & ShadowRule
 
 export interface SlidingWindowLimiterStats {
   limit: number
@@ -122,7 +123,7 @@ export class SlidingWindowLimiter implements Limiter {
     const e = this.epochAt(this.now())
     const f64 = this.f64
     // Within one bucket the total only grows: if it is already full for this bucket, reject without the lock.
-    if (f64[this.epochIndex] === e && f64[this.totalIndex] + n > this.permits) return false
+    if (f64[this.epochIndex] === e && f64[this.totalIndex] + n > this.permits) return rules.shadowAdmits(0)
     const lock = this.lock
     if (lock !== undefined) {
       const got = lock.acquire()
@@ -145,7 +146,8 @@ export class SlidingWindowLimiter implements Limiter {
       f64[this.countsIndex + f64[this.slotIndex]] += n
       f64[this.totalIndex] = total + n
     }
-    return lock === undefined ? ok : lock.release() && ok
+    const released = lock === undefined || lock.release()
+    return ok ? released : released && rules.shadowAdmits(0)
   }
 
   available(): number {
@@ -198,8 +200,10 @@ export class SlidingWindowLimiter implements Limiter {
     this.close()
   }
 
+  /** A bad `n` is refused and counted; more than `limit` is a refusal the shadow mode admits. */
   private outOfRange(n: unknown): boolean {
-    if (!validPermits(n)) this.invalidArguments++
+    if (validPermits(n)) return this.rules.shadowAdmits(0)
+    this.invalidArguments++
     return false
   }
 
@@ -288,7 +292,7 @@ export function placeSlidingWindow(
   buckets: number,
   origin: number,
 ): SlidingWindowCells {
-  layout.describe(`v2 limit=${limit} window=${window} buckets=${buckets}`)
+  layout.describe(`v3 limit=${limit} window=${window} buckets=${buckets}`)
   const lock = layout.cell(0, true)
   return {
     lock,
@@ -297,6 +301,6 @@ export function placeSlidingWindow(
     slot: lock + 24,
     origin: layout.cell(origin),
     counts: layout.block(buckets * 8),
-    rules: placeRules(layout, [limit]),
+    rules: placeRules(layout, [limit], RATE_SHADOW),
   }
 }

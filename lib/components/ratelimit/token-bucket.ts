@@ -1,7 +1,8 @@
+import type { ShadowRule } from '../../foundation/live-rules/shadow-tally'
 import type { Event } from '../../foundation/common/event-source'
 import { DecideAgain } from '../../foundation/live-rules/decide-again'
 import { LiveRules, type RuleStats } from '../../foundation/live-rules/live-rules'
-import { lockBusyError, placeRules, type RulePlacement } from '../../foundation/live-rules/rule-block'
+import { lockBusyError, placeRules, RATE_SHADOW, type RulePlacement } from '../../foundation/live-rules/rule-block'
 import type { RegionLayout } from '../../foundation/regions/region-layout'
 import type { SharedRegion } from '../../foundation/regions/shared-region'
 import type { Clock } from '../../foundation/signals/clock'
@@ -20,7 +21,7 @@ export interface TokenBucketOptions extends SharingOptions {
 }
 
 /** The fields of a TokenBucket's rule that `configure` changes at run time. */
-export type TokenBucketRule = Partial<Pick<TokenBucketOptions, 'rate' | 'burst'>>
+export type TokenBucketRule = Partial<Pick<TokenBucketOptions, 'rate' | 'burst'>> & ShadowRule
 
 export interface TokenBucketStats {
   rate: number
@@ -137,7 +138,7 @@ export class TokenBucket implements Limiter {
     const f64 = this.f64
     const at = this.tatIndex
     // The arrival time only grows: if an unlocked read already rejects, the current value rejects too.
-    if (f64[at] + n > limit) return false
+    if (f64[at] + n > limit) return rules.shadowAdmits(0)
     const lock = this.lock
     if (lock === undefined) {
       const tat = f64[at]
@@ -155,7 +156,8 @@ export class TokenBucket implements Limiter {
     const ok = next <= limit
     if (ok) f64[at] = next
     // Taken over meanwhile (this member stalled for a second inside): deny, the write may have been stale.
-    return lock.release() && ok
+    const released = lock.release()
+    return ok ? released : released && rules.shadowAdmits(0)
   }
 
   available(): number {
@@ -198,8 +200,10 @@ export class TokenBucket implements Limiter {
     this.close()
   }
 
+  /** A bad `n` is refused and counted; more than `burst` is a refusal the shadow mode admits. */
   private outOfRange(n: unknown): boolean {
-    if (!validPermits(n)) this.invalidArguments++
+    if (validPermits(n)) return this.rules.shadowAdmits(0)
+    this.invalidArguments++
     return false
   }
 }
@@ -216,9 +220,9 @@ export function placeTokenBucket(
   burst: number,
   origin: number,
 ): { lock: number; tat: number; origin: number; rules: RulePlacement } {
-  layout.describe(`v2 rate=${rate} burst=${burst}`)
+  layout.describe(`v3 rate=${rate} burst=${burst}`)
   const lock = layout.cell(0, true)
-  return { lock, tat: lock + 8, origin: layout.cell(origin), rules: placeRules(layout, [rate, burst]) }
+  return { lock, tat: lock + 8, origin: layout.cell(origin), rules: placeRules(layout, [rate, burst], RATE_SHADOW) }
 }
 
 /** Tokens available when the arrival time is `tat` and the clock reads `now`, both in tokens since the origin. */

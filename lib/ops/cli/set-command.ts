@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../../foundation/errors/invalid-argument-error'
-import { nestRule, type FlatRule, type RuleStats } from '../../foundation/live-rules/live-rules'
+import { nestRule, SHADOW_FIELD, type FlatRule, type RuleStats } from '../../foundation/live-rules/live-rules'
 import { defaultNamespace, splitRegionName } from '../../foundation/regions/namespace'
 import { listRegions } from '../../foundation/regions/regions'
 import { type Attach, attacherOf } from '../top/attach'
@@ -22,6 +22,9 @@ values.
   key-concurrency-limiter   max
   keyed-limiter    rate, burst
   redis-rate-limiter        limit, window, burst (GCRA)
+
+Every one of them also takes shadow=on|off: in shadow mode it counts what it would refuse and admits it
+(docs/rules/shadow.md).
 
 Example: bulwark set bbr.api cpuThreshold=700 queueDelay.target=5`
 
@@ -52,14 +55,19 @@ function findRegion(name: string): string {
   throw new InvalidArgumentError('component', name, expected)
 }
 
-/** `field=value` arguments as a rule (values are numbers; validation is the component's). */
+/** The words `shadow=` takes besides 1 and 0 (docs/rules/shadow.md). */
+const SHADOW_VALUES: Record<string, number> = { on: 1, off: 0, true: 1, false: 0 }
+
+const toNumber = (raw: string) => (raw.trim() === '' ? NaN : Number(raw))
+
+/** `field=value` arguments as a rule (values are numbers, `shadow=on|off`; validation is the component's). */
 export function parseAssignments(args: readonly string[]): Record<string, unknown> {
   if (args.length === 0) throw new InvalidArgumentError('rule', '', 'at least one field=value')
   const flat: FlatRule = {}
   for (const arg of args) {
     const eq = arg.indexOf('=')
     const raw = arg.slice(eq + 1)
-    const value = raw.trim() === '' ? NaN : Number(raw)
+    const value = arg.slice(0, eq) === SHADOW_FIELD && raw in SHADOW_VALUES ? SHADOW_VALUES[raw] : toNumber(raw)
     if (eq <= 0) throw new InvalidArgumentError('rule', arg, 'field=value')
     if (!Number.isFinite(value)) throw new InvalidArgumentError(arg.slice(0, eq), raw, 'a number')
     flat[arg.slice(0, eq)] = value

@@ -6,7 +6,7 @@ import { Switchboard } from '../../components/switches/switchboard'
 import { type Attach, attacherOf } from '../top/attach'
 import { inspectRegion } from '../top/inspect'
 import { RegionSnapshot } from '../top/region-snapshot'
-import { entryFor, type HostRules } from './host-rules'
+import { entryFor, entryRule, type HostRules } from './host-rules'
 
 /** A rule or switch the host could not apply (the rest was applied). */
 export interface Refusal {
@@ -50,10 +50,10 @@ export class HostApplier {
       }
       const attach = attacherOf(region)
       if (attach === undefined) continue
-      const entry = entryFor(next, kind, shared)
-      if (entry?.rules === undefined) continue
-      if (!all && same(entry.rules, entryFor(previous, kind, shared)?.rules)) continue
-      this.applyRule(region, attach, `${kind}.${shared}`, entry.rules, refusals)
+      const rule = entryRule(entryFor(next, kind, shared))
+      if (rule === undefined) continue
+      if (!all && same(rule, entryRule(entryFor(previous, kind, shared)))) continue
+      this.applyRule(region, attach, `${kind}.${shared}`, rule, refusals)
     }
     return refusals
   }
@@ -69,9 +69,9 @@ export class HostApplier {
       if (kind === 'switches') this.applyBoard(region, shared, {}, rules.switches[shared] ?? {}, true, refusals)
       else {
         const attach = attacherOf(region)
-        const entry = entryFor(rules, kind, shared)
-        if (attach !== undefined && entry?.rules !== undefined)
-          this.applyRule(region, attach, `${kind}.${shared}`, entry.rules, refusals)
+        const rule = entryRule(entryFor(rules, kind, shared))
+        if (attach !== undefined && rule !== undefined)
+          this.applyRule(region, attach, `${kind}.${shared}`, rule, refusals)
       }
     }
     return refusals
@@ -80,7 +80,8 @@ export class HostApplier {
   private applyRule(region: string, attach: Attach, component: string, rules: FlatRule, refusals: Refusal[]): void {
     try {
       const view = inspectRegion(region, 0)?.view
-      const current = view !== undefined && 'rules' in view ? view.rules?.values : undefined
+      const inForce = view !== undefined && 'rules' in view ? view.rules : undefined
+      const current: FlatRule | undefined = inForce && { ...inForce.values, shadow: inForce.shadow?.enabled ? 1 : 0 }
       if (current !== undefined && Object.entries(rules).every(([field, value]) => current[field] === value)) return
       const attached = attach(new RegionSnapshot(region))
       try {

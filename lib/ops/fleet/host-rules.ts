@@ -3,6 +3,7 @@
 import { createHash } from 'crypto'
 
 import type { SwitchMode } from '../../components/switches/switch-layout'
+import type { FlatRule } from '../../foundation/live-rules/live-rules'
 import type { Canary, ComponentEntry, RuleDocument } from './rule-document'
 
 /** Who a host is, for canaries: its id (the host name by default) and its labels. */
@@ -83,4 +84,15 @@ export function entryFor(rules: HostRules, kind: string, shared: string): Compon
     }
   }
   return best
+}
+
+/**
+ * What a component's entry makes its region obey, as a live rule: its rule fields, and its shadow flag as the
+ * `shadow` field (docs/rules/shadow.md); undefined when the entry names neither.
+ */
+export function entryRule(entry: ComponentEntry | undefined): FlatRule | undefined {
+  if (entry === undefined || (entry.rules === undefined && entry.shadow === undefined)) return undefined
+  const rule: FlatRule = { ...entry.rules }
+  if (entry.shadow !== undefined) rule.shadow = entry.shadow ? 1 : 0
+  return rule
 }

@@ -8,7 +8,7 @@ import { FleetRegion, NUMBER, readStatus, type RulesFollowerStats } from '../../
 import { type FollowRulesOptions, type ResolvedFollowOptions, resolveFollowOptions } from './follower-options'
 import { HostApplier } from './host-applier'
 import { HostElection } from './host-election'
-import { entryFor, type HostRules } from './host-rules'
+import { entryFor, entryRule, type HostRules } from './host-rules'
 import { LastGoodStore } from './last-good'
 import { openRuleSource, splitSourceUrl } from './open-source'
 import type { RuleSource } from './rule-source'
@@ -90,8 +90,8 @@ export class RulesFollower {
   }
 
   /**
-   * The shadow flag the source sets for a component (`bbr.api`), or undefined when it sets none. Carried to every
-   * host and checked; the components do not act on it yet.
+   * The shadow flag the source sets for a component (`bbr.api`), or undefined when it sets none: the host's
+   * components of that name decide in shadow mode while it is true (docs/rules/shadow.md).
    */
   shadow(component: string): boolean | undefined {
     return this.hostRules().components[component]?.shadow
@@ -139,7 +139,7 @@ export class RulesFollower {
 
   /** @internal Gives the rule in force for `kind.shared` to a region just made. */
   give(kind: string, shared: string, adopt: (rule: object) => void): void {
-    const rules = entryFor(this.hostRules(), kind, shared)?.rules
+    const rules = entryRule(entryFor(this.hostRules(), kind, shared))
     if (rules === undefined) return
     try {
       adopt(nestRule(rules))

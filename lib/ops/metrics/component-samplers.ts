@@ -22,6 +22,7 @@ import type { RulesFollowerStats } from '../../foundation/live-rules/fleet-regio
 import { isComponent } from '../../foundation/common/component-registry'
 import type { ExportedKindName } from '../kinds/component-kinds'
 import { METRIC, type MetricSpec } from './metric-catalog'
+import { sampleShadow } from './shadow-samples'
 
 export type Labels = Record<string, string>
 
@@ -61,6 +62,7 @@ function sampleLimiter(name: string, limiter: BbrLimiter, emit: Emit): void {
     emit(METRIC.limiterQueuePending, s.queue.length, n)
     emit(METRIC.limiterQueueTimeouts, s.queue.timedOut, n)
   }
+  sampleShadow(name, 'limiter', s.rules, emit)
   for (const priority of PRIORITY_NAMES) {
     const c = s.byPriority[priority]
     emit(METRIC.limiterAdmitted, c.admitted, { name, priority })
@@ -90,11 +92,13 @@ function sampleBreaker(labels: Labels, breaker: SreBreaker | CircuitBreaker, emi
     emit(METRIC.breakerDrop, s.dropProbability, labels)
     emit(METRIC.breakerFailure, s.calls > 0 ? 1 - s.accepts / s.calls : 0, labels)
     emit(METRIC.breakerWindowRequests, s.calls, labels)
+    if (labels.key === undefined) sampleShadow(labels.name, 'breaker', s.rules, emit)
   } else {
     const s = (breaker as CircuitBreaker).stats()
     for (const state of CIRCUIT_STATES) emit(METRIC.breakerState, s.state === state ? 1 : 0, { ...labels, state })
     emit(METRIC.breakerFailure, s.badRatio, labels)
     emit(METRIC.breakerWindowRequests, s.calls, labels)
+    if (labels.key === undefined) sampleShadow(labels.name, 'breaker', s.rules, emit)
   }
 }
 
@@ -149,6 +153,7 @@ function sampleHotKeyCache(name: string, cache: HotKeyCache, emit: Emit, limits:
 }
 
 function sampleLocalLimiter(name: string, limiter: TokenBucket | SlidingWindowLimiter, emit: Emit): void {
+  sampleShadow(name, 'ratelimit', limiter.stats().rules, emit)
   emit(METRIC.ratelimitAvailable, limiter.available(), { name })
   emit(
     METRIC.ratelimitCapacity,
@@ -180,6 +185,7 @@ function sampleKeyed(name: string, keyed: KeyedLimiter, emit: Emit, limits: Samp
     emit(METRIC.ratelimitKeyEvents, s.refused, { name, event: 'refused' })
     return
   }
+  sampleShadow(name, 'ratelimit', keyed.stats().table?.rules, emit)
   emit(METRIC.ratelimitKeys, table.size, { name })
   emit(METRIC.ratelimitKeyEvents, table.own('created'), { name, event: 'created' })
   emit(METRIC.ratelimitKeyEvents, table.own('reused'), { name, event: 'evicted' })
@@ -204,6 +210,7 @@ function sampleRedis(name: string, limiter: RedisRateLimiter, emit: Emit): void 
   for (const state of REDIS_STATES) emit(METRIC.redisState, s.state === state ? 1 : 0, { name, state })
   emit(METRIC.redisPending, s.pending, { name })
   emit(METRIC.redisRefusedKeys, s.refusedKeys, { name })
+  sampleShadow(name, 'ratelimit', s.rules, emit)
 }
 
 function sampleRetryBudget(name: string, budget: RetryBudget, emit: Emit): void {
@@ -225,6 +232,7 @@ function sampleKeyConcurrency(name: string, limiter: KeyConcurrencyLimiter, emit
   emit(METRIC.keyConcurrencyKeys, s.size, n)
   emit(METRIC.keyConcurrencyRequests, s.admitted, { name, outcome: 'admitted' })
   emit(METRIC.keyConcurrencyRequests, s.shed, { name, outcome: 'shed' })
+  sampleShadow(name, 'key_concurrency', s.rules, emit)
   if (limits.topKeys === 0) return
   const busy: Array<[string, number]> = []
   limiter.forEachKey((key, inFlight) => {

@@ -438,6 +438,20 @@ const defs = {
     "Documents and rules the host's watcher refused (a failed check, a region that would not take a rule).",
   ),
   rulesApplied: counter('rules', 'applied_versions', '{version}', N, "Versions the host's watcher applied."),
+  shadowEnabled: gauge(
+    'shadow',
+    'enabled',
+    '1',
+    ['name', 'component'],
+    '1 while the component decides in shadow mode (counts what it would refuse, admits it), else 0.',
+  ),
+  shadowWouldRefuse: counter(
+    'shadow',
+    'would_refuse',
+    '{request}',
+    ['name', 'component', 'reason', 'priority'],
+    'Requests admitted in shadow mode that the component would have refused, by reason (and priority class).',
+  ),
 }
 
 export type MetricName = keyof typeof defs

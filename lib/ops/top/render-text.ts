@@ -1,3 +1,4 @@
+import type { ShadowStats } from '../../foundation/live-rules/shadow-tally'
 import { printable, printableTime } from './printable'
 import { bytes, count, percent, rate, seconds, textTable } from './text-table'
 import type { HostFrame, RegionReport, RulesWatcherView } from './views'
@@ -23,6 +24,14 @@ function label(r: RegionReport): string {
   return r.namespace === '' ? r.name : `${r.namespace}/${r.name}`
 }
 
+/** A component's shadow mode: on or off, and what it would have refused so far, by reason (and class). */
+function shadowRow(name: string, shadow: ShadowStats): string[] {
+  const refused = shadow.wouldRefuse
+    .filter((c) => c.count > 0)
+    .map((c) => `${c.priority === undefined ? c.reason : `${c.reason}/${c.priority}`} ${count(c.count)}`)
+  return [name, shadow.enabled ? 'shadow' : 'enforcing', refused.join(', ') || '-']
+}
+
 /** A host's rules watcher: which process watches, the version obeyed, whether the source answers and how stale. */
 function watcherRow(r: RegionReport, v: RulesWatcherView): string[] {
   const watcher = v.watcher === undefined ? 'none' : `pid ${v.watcher.pid} of ${v.followers}`
@@ -46,6 +55,7 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
     tables: [] as string[][],
     other: [] as string[][],
     rules: [] as string[][],
+    shadow: [] as string[][],
     watchers: [] as string[][],
   }
   for (const r of frame.regions) {
@@ -57,6 +67,7 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
         v.rules.version === 0 ? '0 (as constructed)' : String(v.rules.version),
         values.join(' '),
       ])
+      if (v.rules.shadow !== undefined) rows.shadow.push(shadowRow(label(r), v.rules.shadow))
     }
     if (v === undefined) {
       rows.other.push([
@@ -194,6 +205,7 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
     ),
     ...section('HOT KEYS', ['members', 'counted/s', 'counted', 'top keys'], rows.keys, width),
     ...section('RULES', ['version', 'values'], rows.rules, width),
+    ...section('SHADOW MODE (would refuse; admitted)', ['mode', 'would have refused'], rows.shadow, width),
     ...section('OTHER REGIONS', ['kind', 'members', 'size', 'note'], rows.other, width),
   ]
   if (frame.regions.length === 0)

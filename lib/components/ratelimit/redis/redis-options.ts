@@ -1,3 +1,4 @@
+import type { ShadowRule } from '../../../foundation/live-rules/shadow-tally'
 import { InvalidOptionError } from '../../../foundation/errors/invalid-option-error'
 import { resolveSharing, type ResolvedSharing } from '../../../foundation/regions/sharing-options'
 import type { Clock } from '../../../foundation/signals/clock'
@@ -77,7 +78,7 @@ export interface RedisRateLimiterOptions {
 }
 
 /** The fields of a RedisRateLimiter's rule that `configure` changes at run time (burst only for GCRA). */
-export type RedisRateLimiterRule = Partial<Pick<RedisRateLimiterOptions, 'limit' | 'window' | 'burst'>>
+export type RedisRateLimiterRule = Partial<Pick<RedisRateLimiterOptions, 'limit' | 'window' | 'burst'>> & ShadowRule
 
 export interface ResolvedRedisOptions {
   redis: unknown

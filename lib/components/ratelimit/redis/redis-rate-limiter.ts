@@ -144,7 +144,7 @@ export class RedisRateLimiter {
       const wait = refusals.waitMs(redisKey, n, this.refusalClock())
       if (wait > 0) {
         this.counts.local++
-        return Promise.resolve({ allowed: false, remaining: 0, retryAfterMs: wait, source: 'local' })
+        return Promise.resolve(this.verdict({ allowed: false, remaining: 0, retryAfterMs: wait, source: 'local' }))
       }
     }
     const now = this.clock()
@@ -254,7 +254,7 @@ export class RedisRateLimiter {
     }
     // Clamped: the scripts never answer a negative count, or more than the limit, but a proxy in front of them might.
     const left = remaining > 0 ? (remaining < this.maxCost ? remaining : this.maxCost) : 0
-    call.resolve({ allowed, remaining: left, retryAfterMs, source: 'redis' })
+    call.resolve(this.verdict({ allowed, remaining: left, retryAfterMs, source: 'redis' }))
   }
 
   /** @internal */
@@ -301,7 +301,13 @@ export class RedisRateLimiter {
 
   private insure(key: string, n: number): RateLimitDecision {
     this.counts.insurance++
-    return this.insuranceLimiter.decide(key, n)
+    return this.verdict(this.insuranceLimiter.decide(key, n))
+  }
+
+  /** A decision as returned: a refusal in shadow mode (docs/rules/shadow.md) counted and admitted. */
+  private verdict(decision: RateLimitDecision): RateLimitDecision {
+    if (decision.allowed || !this.rules.shadowAdmits(0)) return decision
+    return { ...decision, allowed: true, retryAfterMs: 0 }
   }
 }
 registerComponent('RedisRateLimiter', RedisRateLimiter)

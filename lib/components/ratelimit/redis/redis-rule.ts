@@ -2,7 +2,7 @@
 // block of a host region of its own. The decisions' state stays in Redis; only the rule is host-wide.
 import { InvalidOptionError } from '../../../foundation/errors/invalid-option-error'
 import { LiveRules } from '../../../foundation/live-rules/live-rules'
-import { placeRules, type RulePlacement } from '../../../foundation/live-rules/rule-block'
+import { placeRules, RATE_SHADOW, type RulePlacement } from '../../../foundation/live-rules/rule-block'
 import { RegionLayout } from '../../../foundation/regions/region-layout'
 import { SharedRegion } from '../../../foundation/regions/shared-region'
 import type { ResolvedSharing } from '../../../foundation/regions/sharing-options'
@@ -53,8 +53,8 @@ export function placeRedisRule(
   algorithm: RedisAlgorithm,
   values: readonly number[],
 ): { layout: RegionLayout; rules: RulePlacement } {
-  const layout = new RegionLayout(REDIS_RULE_KIND, lanes).describe(`v1 ${algorithm} rules`)
-  return { layout, rules: placeRules(layout, values) }
+  const layout = new RegionLayout(REDIS_RULE_KIND, lanes).describe(`v2 ${algorithm} rules`)
+  return { layout, rules: placeRules(layout, values, RATE_SHADOW) }
 }
 
 /**
