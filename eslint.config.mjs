@@ -7,7 +7,7 @@ import vitest from '@vitest/eslint-plugin'
 export default tseslint.config(
   {
     ignores: [
-      'dist/',
+      'dist*/',
       'build/',
       'build-cmake*/',
       'build-coverage/',

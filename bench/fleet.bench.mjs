@@ -20,7 +20,8 @@ import { writeTable } from './harness.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const require = createRequire(import.meta.url)
-const dist = path.join(here, '..', 'dist', 'cjs')
+// The fleet's internal modules, as tsc builds each (the workers load the package's entries).
+const dist = path.join(here, '..', 'dist-internal')
 const { openRuleSource } = require(path.join(dist, 'ops/fleet/open-source'))
 const { editDocument } = require(path.join(dist, 'ops/fleet/source-edit'))
 const { setComponent } = require(path.join(dist, 'ops/fleet/document-changes'))

@@ -13,7 +13,7 @@ import { peer, writeTable } from './harness.mjs'
 
 const require = createRequire(import.meta.url)
 const { listRegions } = require('../dist/cjs')
-const { regionLocation } = require('../dist/cjs/foundation/regions/regions.js')
+const { regionLocation } = require('../dist-internal/foundation/regions/regions.js')
 const dir = path.dirname(fileURLToPath(import.meta.url))
 const member = path.join(dir, 'lib', 'keyed-member.mjs')
 const KEYS = Number(process.env.BENCH_KEYS ?? 1_000_000)

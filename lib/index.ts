@@ -1,35 +1,10 @@
 // bulwark: overload protection for Node gateways.
 
-// Errors: every one has a stable `code` and a type guard that works across copies of the package
-export { BulwarkError } from './foundation/errors/bulwark-error'
-export {
-  isAbortedError,
-  isBreakerOpenError,
-  isBulkheadRejectedError,
-  isBulwarkError,
-  isFallbackChainError,
-  isInvalidArgumentError,
-  isInvalidOptionError,
-  isMissingPeerDependencyError,
-  isNativeLoadError,
-  isOverloadError,
-  isRedisError,
-  isRegionCorruptError,
-  isRegionMismatchError,
-  isRegionOwnerError,
-  isSharedMemoryError,
-} from './foundation/errors/error-guards'
-export type { BulwarkErrorCode, BulwarkErrorCodes } from './foundation/errors/error-guards'
-export { AbortedError } from './foundation/errors/aborted-error'
-export { InvalidOptionError } from './foundation/errors/invalid-option-error'
-export { InvalidArgumentError } from './foundation/errors/invalid-argument-error'
-export { NativeLoadError } from './foundation/errors/native-load-error'
+// The components a gateway starts with (BbrLimiter, the two breakers, TokenBucket), the errors and the shed codes:
+// everything 'bulwark/core' exports, the same classes.
+export * from './entries/core'
+// The Redis tier's error (its limiter is 'bulwark/redis'): a type guard in the core recognises it
 export { RedisError } from './foundation/errors/redis-error'
-export { RegionMismatchError } from './foundation/errors/region-mismatch-error'
-export { RegionCorruptError } from './foundation/errors/region-corrupt-error'
-export { RegionOwnerError } from './foundation/errors/region-owner-error'
-export { SharedMemoryError } from './foundation/errors/shared-memory-error'
-export { MissingPeerDependencyError } from './foundation/errors/missing-peer-dependency-error'
 
 // Signals and clocks
 export {
@@ -55,31 +30,14 @@ export { LaneCounter } from './foundation/regions/lane-counter'
 export { AtomicCounter } from './foundation/regions/atomic-counter'
 export { listRegions, removeRegion, removeStaleRegions } from './foundation/regions/regions'
 export { defaultNamespace, NAMESPACE_ENV, splitRegionName } from './foundation/regions/namespace'
-export type { SharingOptions } from './foundation/regions/sharing-options'
 
 // Keyed collections: one bounded pool of per-key components, one eviction rule
 export { KeyedPool } from './foundation/keyed/keyed-pool'
 export type { KeyedFactory, KeyedPoolOptions, KeyedPoolStats, PoolMember } from './foundation/keyed/keyed-pool'
 export type { KeyedOptions } from './foundation/keyed/keyed-options'
 
-// Admission: shed codes, execution
-export { Shed, shedReason } from './foundation/errors/shed'
-export type { ShedCode, ShedReason } from './foundation/errors/shed'
-export type { ExecuteOptions, GuardedFunction } from './admission/run-guarded'
-
-// BBR adaptive limiter
-export { BbrLimiter } from './components/bbr/bbr-limiter'
-export type { BbrLimiterStats, PriorityExecuteOptions } from './components/bbr/bbr-limiter'
-export type { PriorityCounts } from './components/bbr/bbr-layout'
-export type { BbrLimiterOptions, BbrLimiterRule } from './components/bbr/bbr-options'
-export type { LoadSignal } from './admission/limits/load-signal'
-export type { FairnessOptions } from './admission/queue/fair-share'
+// BBR adaptive limiter: what the core entry leaves out
 export type { AdmissionQueueStats } from './admission/queue/admission-queue'
-export { Priority } from './admission/priority'
-export type { PriorityName } from './admission/priority'
-export type { QueueDelayOptions } from './admission/limits/queue-delay-controller'
-export type { LatencyOptions } from './admission/limits/latency-options'
-export type { LatencyStats } from './admission/limits/latency-stats'
 
 // Adaptive bulkheads (one per upstream: the outbound guards make them)
 export { AdaptiveBulkhead } from './components/bulkhead/adaptive-bulkhead'
@@ -88,34 +46,10 @@ export type { AdaptiveBulkheadOptions } from './components/bulkhead/bulkhead-opt
 export { BulkheadPool } from './components/bulkhead/bulkhead-pool'
 export type { BulkheadPoolOptions, BulkheadPoolStats } from './components/bulkhead/bulkhead-pool'
 export { BulkheadRejectedError } from './foundation/errors/bulkhead-rejected-error'
-export { OverloadError } from './foundation/errors/overload-error'
-export type { Disposable } from './foundation/common/disposable'
-export type { Event } from './foundation/common/event-source'
 
 // Breakers, fallbacks and retry budgets
-export type { Breaker, BreakerState } from './components/breakers/breaker'
-export { SreBreaker } from './components/breakers/sre-breaker'
-export type {
-  SreBreakerOptions,
-  SreBreakerRule,
-  SreBreakerState,
-  SreBreakerStats,
-} from './components/breakers/sre-breaker'
-export { CircuitBreaker } from './components/breakers/circuit-breaker'
-export type {
-  CircuitBreakerOptions,
-  CircuitBreakerRule,
-  CircuitBreakerStats,
-  CircuitCommonOptions,
-  CircuitErrorCountOptions,
-  CircuitErrorRatioOptions,
-  CircuitSlowCallRatioOptions,
-  CircuitStateChange,
-  CircuitStrategy,
-} from './components/breakers/circuit-breaker-options'
 export { BreakerGroup } from './components/breakers/breaker-group'
 export type { BreakerFactory, BreakerGroupOptions, BreakerGroupStats } from './components/breakers/breaker-group'
-export { BreakerOpenError } from './foundation/errors/breaker-open-error'
 export { FallbackChainError } from './foundation/errors/fallback-chain-error'
 export { withFallbacks } from './components/resilience/fallback'
 export type { FallbackStep } from './components/resilience/fallback'
@@ -134,10 +68,6 @@ export type { HotKeyCacheOptions, HotKeyCacheStats } from './components/hotkeys/
 export type { CacheRule, KeyRule, PatternRule } from './components/hotkeys/cache-rules'
 
 // Rate limiters and subsetting
-export { TokenBucket } from './components/ratelimit/token-bucket'
-export type { TokenBucketOptions, TokenBucketRule, TokenBucketStats } from './components/ratelimit/token-bucket'
-export type { FlatRule, RuleStats } from './foundation/live-rules/live-rules'
-export type { ShadowCount, ShadowRule, ShadowStats } from './foundation/live-rules/shadow-tally'
 export { SlidingWindowLimiter } from './components/ratelimit/sliding-window-limiter'
 export type {
   SlidingWindowLimiterOptions,
@@ -181,5 +111,4 @@ export type { SwitchboardOptions, SwitchMode, SwitchState, SwitchTarget } from '
 // 'bulwark/opentelemetry', 'bulwark/top'.
 
 // BULWARK_RULES=<url>: the process follows that fleet rule source with no code change (entries/rules-env.ts).
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the variable is set
-if (process.env.BULWARK_RULES) require('./entries/rules-env') // bulwark:separate
+import './entries/rules-env'

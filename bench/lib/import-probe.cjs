@@ -4,9 +4,8 @@
 // than wall time), and the resident memory it adds. Prints one line of JSON. It loads nothing of its own before
 // measuring (not even perf_hooks: a library that needs it pays for it here).
 //   node --expose-gc import-probe.cjs <specifier> <how>
-// how: 'require'; 'import' (the ES module entry); 'touch:<Name>' (require, then read that export); 'use:bbr' (one
-// BbrLimiter made and asked once); 'use:core' and 'import:use' (see useCore); 'use:peer' (see usePeer);
-// 'touch:*' (require, then read every export, which loads whatever the entry defers).
+// how: 'require'; 'import' (the ES module entry); 'use:bbr' (one BbrLimiter made and asked once); 'use:core' and
+// 'import:use' (see useCore); 'use:peer' (see usePeer).
 const fs = require('fs')
 
 const [specifier, how = 'require'] = process.argv.slice(2)
@@ -37,11 +36,9 @@ async function load() {
   if (how === 'import') return import(specifier)
   if (how === 'import:use') return useCore(await import(specifier))
   const loaded = require(specifier)
-  if (how === 'touch:*') for (const name of Object.keys(loaded)) void loaded[name]
-  else if (how === 'use:core') useCore(loaded)
+  if (how === 'use:core') useCore(loaded)
   else if (how === 'use:bbr') new loaded.BbrLimiter().tryAcquire()
   else if (how === 'use:peer') await usePeer(specifier, loaded)
-  else if (how.startsWith('touch:')) void loaded[how.slice('touch:'.length)]
   return loaded
 }
 

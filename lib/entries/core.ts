@@ -1,7 +1,6 @@
 // 'bulwark/core': the components a gateway starts with (BbrLimiter, the two breakers, TokenBucket), their types,
-// and the errors and shed codes they answer with. The root entry exports the same classes (one instance of each):
-// both entries load a component's code when it is first read (require) or used (an ES module import, through the
-// stand-ins of scripts/build-ts.js; docs/guide/install.md, "Entry points and what loading costs").
+// and the errors and shed codes they answer with. The root entry exports all of it too: the same classes, from the
+// core chunk of the build (scripts/build-ts.mjs), so a process that loads both has one copy of each.
 
 // Errors: every one has a stable `code` and a type guard that works across copies of the package
 export { BulwarkError } from '../foundation/errors/bulwark-error'
@@ -85,5 +84,4 @@ export { TokenBucket } from '../components/ratelimit/token-bucket'
 export type { TokenBucketOptions, TokenBucketRule, TokenBucketStats } from '../components/ratelimit/token-bucket'
 
 // BULWARK_RULES=<url>: the process follows that fleet rule source with no code change (entries/rules-env.ts).
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the variable is set
-if (process.env.BULWARK_RULES) require('./rules-env') // bulwark:separate
+import './rules-env'

@@ -1,6 +1,9 @@
 // 'bulwark/fleet': one set of rules and switches for every host of a fleet, from Redis, etcd or a file
 // (docs/guide/fleet.md). A process started with BULWARK_RULES follows it without importing this; this entry is
-// for doing the same from code, and for rule sources of your own.
+// for doing the same from code, and for rule sources of your own. Loaded in the thread a host's watcher keeps a
+// URL's source in (ops/fleet/thread-rule-source.ts), it serves that source.
+import '../ops/fleet/source-thread'
+
 export { followRules, rulesFollower, RulesFollower } from '../ops/fleet/rules-follower'
 export type { FollowRulesOptions, RulesFollowerStats } from '../ops/fleet/rules-follower'
 export type { RuleSource, SourceDocument } from '../ops/fleet/rule-source'
@@ -12,5 +15,4 @@ export { FileRuleSource } from '../ops/fleet/file-rule-source'
 export type { FileRuleSourceOptions } from '../ops/fleet/file-rule-source'
 
 // BULWARK_RULES=<url>: the process follows that fleet rule source with no code change (entries/rules-env.ts).
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the variable is set
-if (process.env.BULWARK_RULES) require('./rules-env') // bulwark:separate
+import './rules-env'

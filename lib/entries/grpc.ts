@@ -12,5 +12,4 @@ export type { BreakerChoice } from '../guards/outbound/breaker-port'
 export type { BulkheadChoice } from '../guards/outbound/bulkhead-port'
 
 // BULWARK_RULES=<url>: the process follows that fleet rule source with no code change (entries/rules-env.ts).
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the variable is set
-if (process.env.BULWARK_RULES) require('./rules-env') // bulwark:separate
+import './rules-env'

@@ -11,5 +11,4 @@ export { http2StreamGuard } from '../adapters/http/http2-stream'
 export type { GuardedStreamListener, Http2StreamRequest, StreamListener } from '../adapters/http/http2-stream'
 
 // BULWARK_RULES=<url>: the process follows that fleet rule source with no code change (entries/rules-env.ts).
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the variable is set
-if (process.env.BULWARK_RULES) require('./rules-env') // bulwark:separate
+import './rules-env'

@@ -4,5 +4,4 @@ export { koaGuard } from '../adapters/koa/koa'
 export type { KoaContextLike, KoaMiddleware } from '../adapters/koa/koa'
 
 // BULWARK_RULES=<url>: the process follows that fleet rule source with no code change (entries/rules-env.ts).
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the variable is set
-if (process.env.BULWARK_RULES) require('./rules-env') // bulwark:separate
+import './rules-env'

@@ -18,5 +18,4 @@ export type { NodeRedisClient, NodeRedisScriptOptions } from '../components/rate
 export type { GlideClient } from '../components/ratelimit/redis/clients/glide-port'
 
 // BULWARK_RULES=<url>: the process follows that fleet rule source with no code change (entries/rules-env.ts).
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the variable is set
-if (process.env.BULWARK_RULES) require('./rules-env') // bulwark:separate
+import './rules-env'

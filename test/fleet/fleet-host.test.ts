@@ -65,7 +65,7 @@ function host(url: string) {
     (await run(process.execPath, [cli, ...args], { env: { ...process.env, BULWARK_RULES: '' } })).stdout
   const set = (...args: string[]) =>
     bulwark('set', '--source', url, '--namespace', namespace, '--author', 'test', ...args)
-  return { namespace, cache, reports, start, latest, bulwark, set }
+  return { namespace, cache, env, reports, start, latest, bulwark, set }
 }
 
 /** A TCP proxy in front of the source that the test can cut (every connection refused or dropped) and restore. */
@@ -191,6 +191,23 @@ describe.skipIf(!redis)('a host following Redis with no code change', () => {
     } finally {
       cutter.close()
     }
+  })
+
+  it('the connection to Redis lives in an unref’d thread: a process with nothing left to do ends', async () => {
+    // No process.exit: once the bucket is closed, only the watcher's connection could keep the process alive.
+    const script = `
+const { TokenBucket } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'dist', 'cjs', 'index.js'))})
+const bucket = new TokenBucket({ rate: 1, burst: 1, shared: 'gw' })
+const timer = setInterval(() => {
+  const stats = require('bulwark/fleet').rulesFollower()?.stats()
+  if (!stats?.watching || !stats.sourceUp) return
+  clearInterval(timer)
+  bucket.close()
+  console.log('source up')
+}, 5)`
+    const { env } = host(server.url)
+    const ended = await run(process.execPath, ['-e', script], { env, timeout: 15_000 })
+    expect(ended.stdout).toBe('source up\n')
   })
 
   it('a host started while its source is down serves with the last good rules kept on disk', async () => {

@@ -15,18 +15,18 @@ interface LoadFailure {
   tried: string[]
 }
 
-// Loads the package at `dir` and reports the error as JSON (the class comes from the same module instance). The root
-// entry loads the addon with the first component that needs it, as `const { BbrLimiter } = require('bulwark')` does.
+// Loads the package at `dir` and reports the error as JSON. The root entry loads the addon as it loads, as
+// `require('bulwark')` does; the error is recognised by bulwark's own guard (which works across copies).
 function loadFailure(dir: string, env = cleanEnv(), nodeArgs: string[] = []): LoadFailure {
+  const guards = join(packageRoot, 'dist-internal', 'foundation', 'errors', 'error-guards')
   const script = `
-const dist = ${JSON.stringify(join(dir, 'dist', 'cjs'))}
-const { NativeLoadError } = require(dist + '/foundation/errors/native-load-error')
+const { isNativeLoadError } = require(${JSON.stringify(guards)})
 try {
-  require(dist).BbrLimiter
+  require(${JSON.stringify(join(dir, 'dist', 'cjs'))})
   console.log(JSON.stringify({ loaded: true }))
 } catch (error) {
   const { name, code, message, tried } = error
-  console.log(JSON.stringify({ isNativeLoadError: error instanceof NativeLoadError, name, code, message, tried }))
+  console.log(JSON.stringify({ isNativeLoadError: isNativeLoadError(error), name, code, message, tried }))
 }`
   return nodeJson<LoadFailure>([...nodeArgs, '-e', script], dir, env)
 }
@@ -42,7 +42,7 @@ describe('loading without a usable binary', () => {
     // The built package without build/ or prebuilds/; node_modules is the real one, so node-gyp-build is found.
     copy = mkdtempSync(join(tmpdir(), 'bulwark-nobinary-'))
     cpSync(join(packageRoot, 'dist'), join(copy, 'dist'), { recursive: true })
-    cpSync(join(packageRoot, 'package.json'), join(copy, 'package.json'))
+    for (const file of ['package.json', 'binding.gyp']) cpSync(join(packageRoot, file), join(copy, file))
     symlinkSync(join(packageRoot, 'node_modules'), join(copy, 'node_modules'))
   })
 

@@ -14,7 +14,7 @@ import { waitFor } from '../helpers/wait-for'
 
 const fixtures = path.join(__dirname, 'fixtures')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const regionLayout = require('../../dist/cjs/foundation/native/load-native').native.layout.region
+const regionLayout = require('../../dist-internal/foundation/native/load-native').native.layout.region
 // The file of the BbrLimiter region `shared` of this application (its namespace: the fixtures share the root).
 const bbrFile = (shared: string) => regionLocation(`bbr.${defaultNamespace()}.${shared}`)
 const children: ChildProcess[] = []

@@ -84,9 +84,10 @@ describe('typed errors', () => {
   })
 
   describe('across copies of the package', () => {
-    // A second copy of the compiled package, as two versions of bulwark in one node_modules tree would have.
+    // A second copy of the compiled package, as two versions of bulwark in one node_modules tree would have (its
+    // per-file build, whose error modules load without the addon).
     const dir = mkdtempSync(path.join(tmpdir(), 'bulwark-copy-'))
-    const dist = path.join(__dirname, '..', '..', 'dist', 'cjs')
+    const dist = path.join(__dirname, '..', '..', 'dist-internal')
     cpSync(dist, dir, { recursive: true })
     const other = createRequire(path.join(dir, 'x.js'))
     afterAll(() => rmSync(dir, { recursive: true, force: true }))

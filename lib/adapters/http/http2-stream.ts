@@ -1,6 +1,4 @@
-// Loaded at first use (scripts/pack-cjs.js): node:http2 loads tls and crypto, which a process that never serves
-// HTTP/2 should not pay for (docs/guide/install.md), and only a stream cut mid-response reads its constants.
-import { constants, type IncomingHttpHeaders, type ServerHttp2Stream } from 'http2' // bulwark:lazy
+import type { IncomingHttpHeaders, ServerHttp2Stream } from 'http2'
 
 import { InvalidArgumentError } from '../../foundation/errors/invalid-argument-error'
 import { runWithDeadline } from '../../guards/inbound/deadline-context'
@@ -12,6 +10,11 @@ import type { InboundGuardOptions } from '../../guards/inbound/inbound-options'
 import { streamReleaser } from '../../guards/inbound/response-release'
 import { respondShed } from '../../guards/inbound/shed-reply'
 import { attachSignal } from '../../guards/inbound/request-signal'
+
+// HTTP/2's error codes (RFC 9113, section 7; node:http2's constants.NGHTTP2_*), written here because node:http2
+// loads tls and crypto, which a process that never serves HTTP/2 should not pay for (docs/guide/install.md).
+const NO_ERROR = 0x0
+const INTERNAL_ERROR = 0x2
 
 /**
  * What the guard sees of an HTTP/2 stream, and what `priority` and `rateLimit.key` receive: the stream and its
@@ -43,7 +46,7 @@ function respondAnswer(stream: ServerHttp2Stream, head: boolean, answer: Degrade
     stream.respond({ ...answer.headers, ':status': answer.status }, { endStream: head })
   } catch {
     if (!stream.headersSent) return false
-    stream.close(constants.NGHTTP2_INTERNAL_ERROR) // cannot happen as respond checks first: cut, never hang
+    stream.close(INTERNAL_ERROR) // cannot happen as respond checks first: cut, never hang
     return true
   }
   if (!head) stream.end(answer.body)
@@ -58,7 +61,7 @@ function answerInstead(
 ): void {
   const stream = request.stream
   if ((stream as Marked)[DEGRADED] === true || stream.destroyed) return
-  if (stream.headersSent) return void stream.close(constants.NGHTTP2_INTERNAL_ERROR) // mid-response: cut it
+  if (stream.headersSent) return void stream.close(INTERNAL_ERROR) // mid-response: cut it
   if (reason === 'timeout') guard.countTimeout()
   const answer = guard.answer(request, reason)
   ;(stream as Marked)[DEGRADED] = true
@@ -87,7 +90,7 @@ function runDegraded(
     }, ms)
     stream.once('close', () => {
       clearTimeout(timer)
-      if (stream.rstCode !== constants.NGHTTP2_NO_ERROR) signal.clientGone() // reset: not an end it wrote
+      if (stream.rstCode !== NO_ERROR) signal.clientGone() // reset: not an end it wrote
     })
   }
   const failed = (error: unknown): void => answerInstead(guard, request, errorReason(error))

@@ -1,7 +1,6 @@
-// Loaded at first use (scripts/pack-cjs.js): only limiters made with `maxWait` queue.
-import { runQueued } from './run-queued' // bulwark:lazy
+import { runQueued } from './run-queued'
 import type { GuardedFunction, Outcome } from '../run-guarded'
-import { AdmissionQueue, type Waiter } from './admission-queue' // bulwark:lazy
+import { AdmissionQueue, type Waiter } from './admission-queue'
 import type { AdmissionQueueOptions } from './queue-options'
 import { Shed } from '../../foundation/errors/shed'
 import { setWaiterAsking } from '../limits/queue-delay-check'

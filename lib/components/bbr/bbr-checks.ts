@@ -3,8 +3,7 @@ import { LatencyController } from '../../admission/limits/latency-controller'
 import type { Event } from '../../foundation/common/event-source'
 import type { AdmissionQueue } from '../../admission/queue/admission-queue'
 import { FAIR_HEADROOM, FAIR_MIN_FRACTION, FairShare, fairnessKeeperName } from '../../admission/queue/fair-share'
-// Loaded at first use (scripts/pack-cjs.js): only limiters made with `fairness` track keys.
-import { HeavyKeeper } from '../hotkeys/heavy-keeper' // bulwark:lazy
+import { HeavyKeeper } from '../hotkeys/heavy-keeper'
 import { LiveRules, type RuleStats } from '../../foundation/live-rules/live-rules'
 import type { LaneCounter } from '../../foundation/regions/lane-counter'
 import type { RollingWindow } from '../../foundation/regions/rolling-window'

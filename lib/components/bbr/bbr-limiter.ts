@@ -1,8 +1,7 @@
 import { AdmissionCore } from '../../admission/admission-core'
 import { Priority, priorityIndex, type PriorityName } from '../../admission/priority'
 import type { AdmissionQueue } from '../../admission/queue/admission-queue'
-// Only a limiter with a queue (maxWait) runs it: loaded by the first such limiter.
-import { LimiterQueue } from '../../admission/queue/limiter-queue' // bulwark:lazy
+import { LimiterQueue } from '../../admission/queue/limiter-queue'
 import { type GuardedFunction, type Outcome, runGuarded, startError } from '../../admission/run-guarded'
 import { NOT_SAMPLED } from '../../admission/token-table'
 import { TokenOutcomes } from '../../admission/token-outcomes'

@@ -1,7 +1,6 @@
 import { InvalidOptionError } from '../../foundation/errors/invalid-option-error'
 import { MODE } from './switch-layout'
-// Loaded at first use (scripts/pack-cjs.js): only breakers given `switches` need it.
-import { Switchboard } from './switchboard' // bulwark:lazy
+import { Switchboard } from './switchboard'
 
 export type { Switchboard }
 

@@ -1,6 +1,4 @@
-// Loaded at first use (scripts/pack-cjs.js): crypto costs a process about 2.5 MB (docs/guide/install.md), and
-// only a key longer than MAX_KEY_LENGTH is hashed.
-import { createHash } from 'crypto' // bulwark:lazy
+import { sha256 } from './sha256'
 
 /** Longest key kept whole (UTF-16 units); a longer one is kept as a prefix and a hash (docs/guide/trust.md). */
 export const MAX_KEY_LENGTH = 128
@@ -14,5 +12,5 @@ const PREFIX_LENGTH = 64
 export function boundedKey(key: string): string {
   if (typeof key !== 'string' || key.length <= MAX_KEY_LENGTH) return key
   const prefix = Buffer.from(key.slice(0, PREFIX_LENGTH), 'utf16le').toString('utf16le')
-  return `${prefix}#${createHash('sha256').update(key).digest('base64url').slice(0, 22)}`
+  return `${prefix}#${sha256(key, 'base64url').slice(0, 22)}`
 }

@@ -1,7 +1,6 @@
 // Each component class registers itself here when its module loads. The exporters (bulwark/prometheus,
-// bulwark/opentelemetry) recognise a component by the classes registered, so they load no component's code: a
-// component that exists was loaded, and registered, by whoever made it (docs/guide/install.md, "Entry points and
-// what loading costs").
+// bulwark/opentelemetry) recognise a component by the classes registered, so they import no component class: a
+// component that exists was loaded, and registered, by whoever made it, through whichever entry.
 
 /** A component kind: its class's name (lib/ops/kinds/component-kinds.ts lists them all). */
 export type ComponentKindName = string

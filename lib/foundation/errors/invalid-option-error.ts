@@ -1,6 +1,5 @@
 import { BulwarkError } from './bulwark-error'
-// Formats a bad value for the message: loaded by the first error of its kind.
-import { describeValue } from './describe-value' // bulwark:lazy
+import { describeValue } from './describe-value'
 
 /** A constructor option is missing, of the wrong type, or out of range. Names the field and the bad value. */
 export class InvalidOptionError extends BulwarkError {

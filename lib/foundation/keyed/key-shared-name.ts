@@ -1,7 +1,4 @@
-// Loaded at first use (scripts/pack-cjs.js): crypto costs a process about 2.5 MB (docs/guide/install.md), and
-// only a shared group names the regions of its keys.
-import { createHmac } from 'crypto' // bulwark:lazy
-
+import { hmacSha256 } from '../common/sha256'
 import { native } from '../native/load-native'
 import { defaultNamespace } from '../regions/namespace'
 import { RegionLayout } from '../regions/region-layout'
@@ -36,6 +33,6 @@ function hostSecret(): Buffer {
  * for a key; no key, nor anything another local user could test a guessed key against, appears in a file name.
  */
 export function keySharedName(group: string, key: string): string {
-  const hash = createHmac('sha256', hostSecret()).update(key).digest('base64url').slice(0, 16)
+  const hash = hmacSha256(hostSecret(), key, 'base64url').slice(0, 16)
   return `${group}.${hash}`
 }

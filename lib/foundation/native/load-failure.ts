@@ -3,8 +3,7 @@ import { join } from 'path'
 
 import { NativeLoadError } from '../errors/native-load-error'
 
-// Why the addon did not load, and what to do about it (load-native.ts): apart, so that a process whose addon loads
-// does not parse it.
+// Why the addon did not load, and what to do about it (load-native.ts).
 
 function describePlatform(): string {
   const libc = process.platform === 'linux' ? (isMusl() ? 'musl' : 'glibc') : ''

@@ -3,17 +3,18 @@ import { dirname, join, resolve } from 'path'
 
 import { SAMPLER_DEFAULTS } from './sampler-defaults'
 import { knownAddonPath } from './addon-path'
-// Only a process whose addon does not load runs the code that explains why.
-import { nativeLoadFailure } from './load-failure' // bulwark:lazy
+import { nativeLoadFailure } from './load-failure'
 import type { NativeBinding } from './native-types'
 
-// The package root (where build/ and prebuilds/ live): the nearest binding.gyp above this file, which is in
-// dist/cjs/foundation/native/ when built and in lib/foundation/native/ when tests run the sources.
+// The package root (where build/ and prebuilds/ live): the nearest folder holding binding.gyp above this code,
+// which runs from dist/cjs/chunks/ (the build), dist-internal/foundation/native/ (test threads) or
+// lib/foundation/native/ (tests of the sources). Bundled into an application there is none: the bundle's own
+// folder is named, and the load error says that the code runs outside bulwark's package.
 function findPackageRoot(): string {
   let dir = __dirname
   while (!existsSync(join(dir, 'binding.gyp'))) {
     const parent = dirname(dir)
-    if (parent === dir) return join(__dirname, '..', '..', '..', '..')
+    if (parent === dir) return __dirname
     dir = parent
   }
   return dir

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, realpathSync, statSync } from 'fs'
 import { basename, dirname, join, resolve, sep } from 'path'
 
+import { sha256 } from '../common/sha256'
 import { InvalidOptionError } from '../errors/invalid-option-error'
 
 /** The environment variable that sets the namespace of every component of a process that names none. */
@@ -74,12 +75,8 @@ export function namespaceOfRoot(root: string): string {
       .replace(/^@/, '')
       .replace(/[^A-Za-z0-9_-]/g, '_')
       .slice(0, 24) || 'root'
-  // crypto is required here, not at the top: it costs a worker 2.5 MB and more than 10 ms to load, and only a
-  // shared component that names no namespace needs it, once per process.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { createHash } = require('crypto') as typeof import('crypto')
   const identity = `${root}\0${name ?? ''}\0${directoryIdentity(root)}`
-  const hash = createHash('sha256').update(identity).digest('hex').slice(0, 8)
+  const hash = sha256(identity, 'hex').slice(0, 8)
   return `${readable}-${hash}`
 }
 

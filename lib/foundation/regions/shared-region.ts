@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../errors/invalid-argument-error'
 import { native } from '../native/load-native'
 import type { NativeMember } from '../native/native-types'
-import { toRegionError } from './region-errors' // bulwark:lazy
+import { toRegionError } from './region-errors'
 import { RegionLayout } from './region-layout'
 
 const regionLayout = native.layout.region

@@ -1,7 +1,6 @@
 import type { Clock } from '../signals/clock'
 import { checkSharedName, optionalFunction, optionalNumber } from '../common/validate'
-// The namespace is worked out only for a shared component: a local one does not load this code.
-import { checkNamespace, defaultNamespace } from './namespace' // bulwark:lazy
+import { checkNamespace, defaultNamespace } from './namespace'
 import { DEFAULT_MEMBER_CAPACITY } from './shared-region'
 
 /**

@@ -1,5 +1,5 @@
 // Loaded at the first fallback answer: a gRPC-only process never needs node:http's checks.
-import { validateHeaderName, validateHeaderValue } from 'http' // bulwark:lazy
+import { validateHeaderName, validateHeaderValue } from 'http'
 
 import { isBreakerOpenError } from '../../foundation/errors/error-guards'
 

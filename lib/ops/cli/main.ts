@@ -1,8 +1,7 @@
 import { BulwarkError } from '../../foundation/errors/bulwark-error'
-// Loaded by the fleet's commands only (scripts/pack-cjs.js).
-import * as rules from './rules-command' // bulwark:lazy
-import * as sourceSet from './source-set-command' // bulwark:lazy
 import { printableLines } from '../top/printable'
+import * as rules from './rules-command'
+import * as sourceSet from './source-set-command'
 import { SET_USAGE, setRule } from './set-command'
 import { GC_USAGE, runGc } from './gc-command'
 import { parseTopArgs, TOP_USAGE } from '../top/top-args'

@@ -1,5 +1,3 @@
-import * as fs from 'fs'
-import * as path from 'path'
 import { Worker } from 'worker_threads'
 
 import { type Disposable, toDisposable } from '../../foundation/common/disposable'
@@ -8,8 +6,21 @@ import type { RuleSource, SourceDocument } from './rule-source'
 import type { SourceMessage, SourceRequest } from './source-thread'
 import { withTimeout } from './with-timeout'
 
-/** The thread's entry, as built (dist/cjs); absent when bulwark runs from its TypeScript sources. */
-const THREAD_ENTRY = path.join(__dirname, 'source-thread.js')
+/**
+ * The thread's code: the built 'bulwark/fleet' entry, which serves a source when loaded in a thread made here
+ * (source-thread.ts). Undefined when it cannot be resolved (bulwark copied without its package.json).
+ */
+let threadEntry: string | null | undefined
+function resolveThreadEntry(): string | undefined {
+  if (threadEntry === undefined) {
+    try {
+      threadEntry = require.resolve('bulwark/fleet')
+    } catch {
+      threadEntry = null
+    }
+  }
+  return threadEntry ?? undefined
+}
 
 /** Longest the watcher waits for the thread's answer (the source inside has its own, shorter, timeout). */
 const ANSWER_TIMEOUT = 10_000
@@ -33,7 +44,7 @@ export class ThreadRuleSource implements RuleSource {
 
   constructor(url: string, namespace: string) {
     this.description = `${withoutCredentials(url.split('?')[0])} (${namespace})`
-    this.worker = new Worker(THREAD_ENTRY, { workerData: { bulwarkRuleSource: true, url, namespace } })
+    this.worker = new Worker(resolveThreadEntry() ?? '', { workerData: { bulwarkRuleSource: true, url, namespace } })
     this.worker.on('message', (m: SourceMessage) => this.receive(m))
     this.worker.on('error', (error) => this.fail(error))
     this.worker.on('exit', () => {
@@ -48,9 +59,9 @@ export class ThreadRuleSource implements RuleSource {
     return this.ended && !this.closed
   }
 
-  /** Whether sources can run in a thread here (bulwark runs from its build, not from its TypeScript sources). */
+  /** Whether sources can run in a thread here (the package's 'bulwark/fleet' entry resolves). */
   static available(): boolean {
-    return fs.existsSync(THREAD_ENTRY)
+    return resolveThreadEntry() !== undefined
   }
 
   read(): Promise<SourceDocument | undefined> {

@@ -4,8 +4,8 @@
 const assert = require('node:assert/strict')
 const fc = require('fast-check')
 // Every entry point's names in one object: the fuzz targets reach the subpaths' guards too, and the hashes the
-// root no longer exports.
-const dist = '../../../dist/cjs'
+// root no longer exports, so they load the per-file build (one copy of each module, internals included).
+const dist = '../../../dist-internal'
 const b = {
   ...['index', 'entries/http', 'entries/express', 'entries/fastify', 'entries/koa', 'entries/grpc', 'entries/undici']
     .concat(['entries/redis', 'entries/top', 'components/hotkeys/murmur3', 'components/subset/fnv1a32'])

@@ -4,7 +4,8 @@
 const path = require('path')
 const { b, fc, assert, anySmall, key, options, typedOrValue, uniqueName } = require('../kit.cjs')
 
-const dist = path.join(__dirname, '..', '..', '..', '..', 'dist', 'cjs', 'ops', 'metrics')
+// The build the kit's components come from: the exporters know them by the classes registered there.
+const dist = path.join(__dirname, '..', '..', '..', '..', 'dist-internal', 'ops', 'metrics')
 const { PrometheusMetrics } = require(path.join(dist, 'prometheus.js'))
 const { OpenTelemetryMetrics } = require(path.join(dist, 'opentelemetry.js'))
 const promClient = require('prom-client')

@@ -205,7 +205,7 @@ const owned = [
   new b.SlidingWindowLimiter({ limit: 10, window: 1000, shared: watched }),
 ]
 owned[3].add('hot key')
-const { regionLocation } = require('../../../../dist/cjs/foundation/regions/regions')
+const { regionLocation } = require('../../../../dist-internal/foundation/regions/regions')
 const garbage = [regionLocation(`bbr.${watched}-garbage`), regionLocation(`heavykeeper.${watched}-short`)]
 fs.writeFileSync(garbage[0], Buffer.alloc(8192, 0x5a), { mode: 0o600 })
 fs.writeFileSync(garbage[1], Buffer.alloc(10), { mode: 0o600 })

@@ -2,7 +2,7 @@
 // listRegions / removeRegion; and attaching to region files whose bytes were overwritten at random.
 'use strict'
 const fs = require('fs')
-const { regionLocation } = require('../../../../dist/cjs/foundation/regions/regions')
+const { regionLocation } = require('../../../../dist-internal/foundation/regions/regions')
 const { b, fc, assert, anyValue, weirdNumber, key, typedOrValue, uniqueName } = require('../kit.cjs')
 
 const layoutArgs = [
