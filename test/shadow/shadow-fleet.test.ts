@@ -3,7 +3,7 @@
 import { Registry } from 'prom-client'
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { CircuitBreaker, TokenBucket } from '../../lib/index'
+import { BreakerGroup, CircuitBreaker, SreBreaker, TokenBucket } from '../../lib/index'
 import { PrometheusMetrics } from '../../lib/ops/metrics/prometheus'
 import { setComponent } from '../../lib/ops/fleet/document-changes'
 import { emptyDocument } from '../../lib/ops/fleet/rule-document'
@@ -72,6 +72,33 @@ describe('shadow mode from a rule source', () => {
     source.put(JSON.stringify(setComponent(doc, 'token-bucket.gw', { shadow: false }, alice)))
     await waitFor(() => bucket.stats().rules.shadow?.enabled === false, { what: 'the bucket enforcing again' })
     expect(later.tryAcquire()).toBe(false)
+  })
+
+  it("a guard's breakers: a shared BreakerGroup follows its collection's flag (`sre.<shared>.*`), reported as one", async () => {
+    const ns = uniqueName('shg')
+      .replace(/[^A-Za-z0-9_-]/g, '_')
+      .slice(-40)
+    const source = new MemoryRuleSource()
+    const options = { minimumCalls: 5, random: () => 0, namespace: ns }
+    const group = keep(
+      new BreakerGroup((_key, shared) => new SreBreaker({ ...options, shared }), { shared: 'deps', namespace: ns }),
+    )
+    keep(followRules({ rules: source, namespace: ns, cacheDir: false, log: () => undefined }))
+    const failing = group.get('https://a.example')!
+    for (let i = 0; i < 10; i++) failing.recordFailure()
+    expect(failing.tryAcquire()).toBe(false)
+    source.put(JSON.stringify(setComponent(emptyDocument(), 'sre.deps.*', { shadow: true }, alice)))
+    await waitFor(() => failing.tryAcquire(), { what: "the key's breaker in shadow mode" })
+    const later = group.get('https://b.example')! // made after the change: takes the flag with its region
+    for (let i = 0; i < 10; i++) later.recordFailure()
+    expect(later.tryAcquire()).toBe(true)
+
+    const registry = new Registry()
+    keep(new PrometheusMetrics({ registry })).add('outbound', group)
+    const { samples } = parsePrometheusText(await registry.metrics())
+    expect(valueOf(samples, 'bulwark_shadow_enabled', { name: 'outbound', component: 'breaker' })).toBe(1)
+    const counted = valueOf(samples, 'bulwark_shadow_would_refuse_total', { name: 'outbound', reason: 'open' })
+    expect(counted).toBeGreaterThanOrEqual(2)
   })
 
   it('`bulwark set` takes shadow=on|off, and refuses another word naming the field', () => {

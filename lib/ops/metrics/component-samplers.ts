@@ -19,10 +19,11 @@ import type { SlidingWindowLimiter } from '../../components/ratelimit/sliding-wi
 import type { TokenBucket } from '../../components/ratelimit/token-bucket'
 import type { RetryBudget } from '../../components/resilience/retry-budget'
 import type { RulesFollowerStats } from '../../foundation/live-rules/fleet-region'
+import type { RuleStats } from '../../foundation/live-rules/live-rules'
 import { isComponent } from '../../foundation/common/component-registry'
 import type { ExportedKindName } from '../kinds/component-kinds'
 import { METRIC, type MetricSpec } from './metric-catalog'
-import { sampleShadow } from './shadow-samples'
+import { sampleShadow, sumShadow } from './shadow-samples'
 
 export type Labels = Record<string, string>
 
@@ -85,7 +86,8 @@ function sampleGuard(name: string, guard: InboundGuard<unknown>, emit: Emit, lim
 const SRE_STATES = ['closed', 'open'] as const
 const CIRCUIT_STATES = ['closed', 'open', 'half-open'] as const
 
-function sampleBreaker(labels: Labels, breaker: SreBreaker | CircuitBreaker, emit: Emit): void {
+/** A breaker's metrics; returns its rule's stats (a group adds its breakers' shadow counts up). */
+function sampleBreaker(labels: Labels, breaker: SreBreaker | CircuitBreaker, emit: Emit): RuleStats {
   if (isComponent(breaker, 'SreBreaker')) {
     const s = (breaker as SreBreaker).stats()
     for (const state of SRE_STATES) emit(METRIC.breakerState, s.state === state ? 1 : 0, { ...labels, state })
@@ -93,13 +95,14 @@ function sampleBreaker(labels: Labels, breaker: SreBreaker | CircuitBreaker, emi
     emit(METRIC.breakerFailure, s.calls > 0 ? 1 - s.accepts / s.calls : 0, labels)
     emit(METRIC.breakerWindowRequests, s.calls, labels)
     if (labels.key === undefined) sampleShadow(labels.name, 'breaker', s.rules, emit)
-  } else {
-    const s = (breaker as CircuitBreaker).stats()
-    for (const state of CIRCUIT_STATES) emit(METRIC.breakerState, s.state === state ? 1 : 0, { ...labels, state })
-    emit(METRIC.breakerFailure, s.badRatio, labels)
-    emit(METRIC.breakerWindowRequests, s.calls, labels)
-    if (labels.key === undefined) sampleShadow(labels.name, 'breaker', s.rules, emit)
+    return s.rules
   }
+  const s = (breaker as CircuitBreaker).stats()
+  for (const state of CIRCUIT_STATES) emit(METRIC.breakerState, s.state === state ? 1 : 0, { ...labels, state })
+  emit(METRIC.breakerFailure, s.badRatio, labels)
+  emit(METRIC.breakerWindowRequests, s.calls, labels)
+  if (labels.key === undefined) sampleShadow(labels.name, 'breaker', s.rules, emit)
+  return s.rules
 }
 
 function sampleGroup(name: string, group: BreakerGroup<Breaker>, emit: Emit, limits: SampleLimits): void {
@@ -110,8 +113,10 @@ function sampleGroup(name: string, group: BreakerGroup<Breaker>, emit: Emit, lim
     if (!(isComponent(breaker, 'SreBreaker') || isComponent(breaker, 'CircuitBreaker'))) return
     ;(breaker.state === 'closed' ? closed : open).push([key, breaker as SreBreaker | CircuitBreaker])
   })
-  for (const [key, breaker] of [...open, ...closed].slice(0, limits.groupKeys))
-    sampleBreaker({ name, key: label(key) }, breaker, emit)
+  const rules = [...open, ...closed]
+    .slice(0, limits.groupKeys)
+    .map(([key, breaker]) => sampleBreaker({ name, key: label(key) }, breaker, emit))
+  sampleShadow(name, 'breaker', sumShadow(rules), emit)
 }
 
 function sampleBulkhead(labels: Labels, bulkhead: AdaptiveBulkhead, emit: Emit): void {
