@@ -90,14 +90,14 @@ function undiciSuite(major: number, u: UndiciModule): void {
     it("shadow mode: an open origin's breaker lets requests through, counted as would-be refusals", async () => {
       const guard = undiciGuard({ breaker: strict, attempts: 1 })
       const dispatcher = new Agent().compose(guard)
-      for (let i = 0; i < 5; i++) await outcome(dispatcher, url(origin, '/status/502'))
+      for (let i = 0; i < 5; i++) await outcome(dispatcher, url(origin, '/status/502/shadow'))
       const breaker = guard.breakers.get(url(origin, '')) as SreBreaker
       breaker.configure({ shadow: true })
-      expect((await outcome(dispatcher, url(origin, '/status/502'))).status).toBe(502)
-      expect(hit('/status/502')).toBe(6)
+      expect((await outcome(dispatcher, url(origin, '/status/502/shadow'))).status).toBe(502)
+      expect(hit('/status/502/shadow')).toBe(6)
       expect(breaker.stats().rules.shadow?.wouldRefuse).toContainEqual({ reason: 'open', count: 1 })
       breaker.configure({ shadow: false })
-      expect((await outcome(dispatcher, url(origin, '/status/502'))).error).toBeInstanceOf(BreakerOpenError)
+      expect((await outcome(dispatcher, url(origin, '/status/502/shadow'))).error).toBeInstanceOf(BreakerOpenError)
       guard.close()
     })
     it('does not count 4xx as failures (unless isFailure says so)', async () => {
