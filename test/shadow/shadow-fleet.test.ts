@@ -80,9 +80,7 @@ describe('shadow mode from a rule source', () => {
       .slice(-40)
     const source = new MemoryRuleSource()
     const options = { minimumCalls: 5, random: () => 0, namespace: ns }
-    const group = keep(
-      new BreakerGroup((_key, shared) => new SreBreaker({ ...options, shared }), { shared: 'deps', namespace: ns }),
-    )
+    const group = keep(new BreakerGroup((_key, shared) => new SreBreaker({ ...options, shared }), { shared: 'deps' }))
     keep(followRules({ rules: source, namespace: ns, cacheDir: false, log: () => undefined }))
     const failing = group.get('https://a.example')!
     for (let i = 0; i < 10; i++) failing.recordFailure()
