@@ -195,11 +195,15 @@ export class BbrChecks {
    * (docs/rules/shadow.md) counts it as a shed it would have made instead, and admits it.
    */
   shed(p: number, reason: number, result: number): number {
-    if (this.live.shadow) {
-      this.live.wouldRefuse(shadowSlot(reason, p))
-      return ADMIT
-    }
-    return this.refuse(p, reason, result)
+    if (this.live.shadow) return this.shadowAdmit(p, reason)
+    this.f64[this.statsBase + reason + p] += 1
+    return result
+  }
+
+  /** A shed in shadow mode: counted as one it would have made (by reason and class), and admitted. */
+  private shadowAdmit(p: number, reason: number): number {
+    this.live.wouldRefuse(shadowSlot(reason, p))
+    return ADMIT
   }
 
   /** Counts a shed request of class `p` under stat `reason`, in shadow mode too; returns its Shed code `result`. */
