@@ -4,34 +4,19 @@
 import * as fs from 'fs'
 import * as os from 'os'
 import * as path from 'path'
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 
-import { main } from '../../lib/ops/cli/main'
 import type { RuleDocument } from '../../lib/ops/fleet/rule-document'
+import { bulwarkHere as bulwark } from '../helpers/cli-in-process'
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bulwark-fleet-cli-'))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
-afterEach(() => vi.restoreAllMocks())
 
 let files = 0
 /** A new file source: its URL and a reader of the document it holds. */
 function fileSource() {
   const file = path.join(dir, `rules-${++files}.json`)
   return { url: `file://${file}`, doc: () => JSON.parse(fs.readFileSync(file, 'utf8')) as RuleDocument }
-}
-
-/** Runs `bulwark <args>` here: its exit code and what it wrote to stdout and stderr. */
-async function bulwark(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = ''
-  let err = ''
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((out += String(chunk)), true))
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((err += String(chunk)), true))
-  try {
-    const code = await main(args)
-    return { code, out, err }
-  } finally {
-    vi.restoreAllMocks()
-  }
 }
 
 describe('bulwark set --source and bulwark rules, on a file source', () => {
