@@ -97,6 +97,18 @@ export type {
   KeyedTableStats,
 } from './components/ratelimit/keyed-limiter'
 export type { Limiter } from './components/ratelimit/limiter'
+
+// Waiting for permits, reserving and settling costs, quotas of requests and cost (docs/guide/ratelimit.md)
+export { Reservation } from './components/ratelimit/waiting/reservation'
+export type { AcquireOptions } from './components/ratelimit/waiting/acquire-options'
+export type { PermitQueueStats } from './components/ratelimit/waiting/permit-queue'
+export type { WaitingOptions } from './components/ratelimit/waiting/limiter-permits'
+export { Quota } from './components/ratelimit/quota'
+export type { QuotaOptions, QuotaStats, UpstreamLimits } from './components/ratelimit/quota'
+export { Coalescer } from './foundation/common/coalescer'
+export type { CoalescerOptions, CoalescerStats } from './foundation/common/coalescer'
+export { Hedger } from './components/resilience/hedger'
+export type { HedgerOptions, HedgerStats } from './components/resilience/hedger'
 export { subset } from './components/subset/subset'
 export { ConsistentHash } from './components/subset/consistent-hash'
 export type { ConsistentHashOptions } from './components/subset/consistent-hash'

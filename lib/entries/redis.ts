@@ -1,6 +1,8 @@
 // 'bulwark/redis': the rate limiter whose state lives in Redis or Valkey (any of the supported clients, optional
 // peers), with a local insurance limiter while Redis cannot answer.
 export { RedisRateLimiter } from '../components/ratelimit/redis/redis-rate-limiter'
+export { RedisQuota } from '../components/ratelimit/redis/redis-quota'
+export type { RedisQuotaOptions, RedisQuotaStats } from '../components/ratelimit/redis/redis-quota'
 export { RedisError } from '../foundation/errors/redis-error'
 export type {
   RateLimitDecision,

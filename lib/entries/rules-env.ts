@@ -1,9 +1,9 @@
 // BULWARK_RULES=<url>: the process follows that fleet rule source (docs/readme/fleet.md) with no code change. Every
-// public entry imports this module; when the variable is set, it registers an attach hook
-// that starts the process's follower when its first shared component with live rules, or its first switchboard,
-// attaches to its region. The fleet's code is loaded then, not before: it is the 'bulwark/fleet' entry, required by
-// the package's own name so that the build keeps it in that entry's file, out of the chunks every entry loads. A
-// process that makes no such component never loads it.
+// public entry imports this module; when the variable is set, it registers an attach hook that starts the process's
+// follower when its first shared component with live rules, or its first switchboard, attaches to its region. The
+// fleet's code is loaded then, not before: it is the 'bulwark/fleet' entry, required by the package's own name so
+// that the build keeps it in that entry's file, out of the chunks every entry loads. A process that makes no such
+// component never loads it.
 import { addAttachHook } from '../foundation/live-rules/attach-hooks'
 
 const url = process.env.BULWARK_RULES

@@ -39,6 +39,22 @@ describe.skipIf(!target)('RedisRateLimiter: a live rule (docs/rules/live-rules.m
     limiter.close()
   })
 
+  it('waiting callers obey the new rule: acquire takes up to the new limit', async () => {
+    const limiter = new RedisRateLimiter({
+      redis: await client(),
+      limit: 2,
+      window: 60_000,
+      keyPrefix: `${uniqueName('live-wait')}:`,
+    })
+    await limiter.ready()
+    await expect(limiter.acquire('k', 3, { maxWait: 50 })).rejects.toThrow(/`n`/)
+    limiter.configure({ limit: 5 })
+    await expect(limiter.acquire('k', 3, { maxWait: 1000 })).resolves.toBeUndefined()
+    expect((await limiter.consume('k', 2)).allowed).toBe(true)
+    expect((await limiter.consume('k')).allowed).toBe(false)
+    limiter.close()
+  })
+
   it('refuses a bad rule whole, naming the field, and keeps the one in force', async () => {
     const limiter = new RedisRateLimiter({ redis: await client(), limit: 10, window: 1000 })
     expect(() => limiter.configure({ limit: 0 })).toThrow(InvalidOptionError)

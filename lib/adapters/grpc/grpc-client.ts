@@ -16,6 +16,8 @@ import {
 import { type BulkheadChoice, noRoomBulkhead, resolveBulkheads } from '../../guards/outbound/bulkhead-port'
 import { remainingDeadlineMs } from '../../guards/inbound/deadline-context'
 import { GrpcStatus, grpcModule, type GrpcModule } from './grpc-module'
+import { type QuotaChoice, resolveQuotas } from '../../guards/outbound/origin-quotas'
+import { quotaCall } from './grpc-quota'
 
 /**
  * Options of grpcClientGuard; `bulkheads` holds one adaptive bulkhead per target (the `target` option names it;
@@ -30,6 +32,11 @@ export interface GrpcClientGuardOptions<B extends Breaker = SreBreaker> extends 
   failureCodes?: readonly number[]
   /** The `@grpc/grpc-js` module (default: loaded on first use, as the application resolves it). */
   grpc?: unknown
+  /**
+   * The target's quota (by the `target` name): a call waits for it before it is made, and RESOURCE_EXHAUSTED with
+   * `retry-after` or `grpc-retry-pushback-ms` pauses it (docs/guide/integrations.md, "Quotas per origin").
+   */
+  quotas?: QuotaChoice<{ path: string }>
 }
 
 export type GrpcClientInterceptor<B extends Breaker = SreBreaker> = ((
@@ -89,11 +96,9 @@ export function grpcClientGuard<B extends Breaker = SreBreaker>(
   const bulkheads = resolveBulkheads(o.bulkheads)
   const target = o.target as string
   const upstream = target ?? 'the target'
+  const quotas = resolveQuotas<{ path: string }>(o.quotas)
 
-  const interceptor = (
-    callOptions: { method_definition: { path: string } },
-    nextCall: (options: unknown) => any,
-  ): any => {
+  const guarded = (callOptions: { method_definition: { path: string } }, nextCall: (options: unknown) => any): any => {
     const remaining = remainingDeadlineMs()
     if (remaining !== undefined && remaining <= 0) {
       // The inbound caller has given up: the call never goes out.
@@ -121,6 +126,21 @@ export function grpcClientGuard<B extends Breaker = SreBreaker>(
         })
       },
     })
+  }
+  const interceptor = (
+    callOptions: { method_definition: { path: string } },
+    nextCall: (options: unknown) => any,
+  ): any => {
+    const quota = quotas?.(upstream)
+    if (quota === undefined) return guarded(callOptions, nextCall)
+    const request = { path: callOptions.method_definition.path }
+    const call = quotaCall(
+      quota,
+      request,
+      () => guarded(callOptions, nextCall),
+      () => new grpc.Metadata(),
+    )
+    return new grpc.InterceptingCall(call as never)
   }
   return Object.assign(interceptor, {
     breakers: group,

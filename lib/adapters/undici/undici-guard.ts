@@ -9,9 +9,31 @@ import { type BreakerChoice, noRoomBreaker, resolveBreakers } from '../../guards
 import { type BulkheadChoice, noRoomBulkhead, resolveBulkheads } from '../../guards/outbound/bulkhead-port'
 import type { Dispatch, GuardPolicy } from '../../guards/outbound/guarded-request'
 import { guardedRequest } from './undici-handler-api'
+import { type QuotaChoice, QuotaCall, resolveQuotas } from '../../guards/outbound/origin-quotas'
+import { type CoalesceChoice, coalescing } from '../../guards/outbound/coalescing'
+import { hedgedDispatch } from '../../guards/outbound/hedged-dispatch'
+import { type HedgerOptions, Hedger } from '../../components/resilience/hedger'
 
 /** Options of undiciGuard; `bulkheads` holds one adaptive bulkhead per origin (refusals: BulkheadRejectedError). */
 export interface UndiciGuardOptions<B extends Breaker = SreBreaker> extends BreakerChoice<B>, BulkheadChoice {
+  /**
+   * A quota per origin (`http://host:port`): a Quota (this host), a RedisQuota (the fleet), or an OriginQuota with
+   * the cost of each call. A call waits for its origin's quota (OverloadError when it cannot have it in time) and
+   * the answers' rate-limit headers slow the origin down (docs/guide/integrations.md, "Quotas per origin").
+   */
+  quotas?: QuotaChoice<UndiciDispatchOptions>
+  /**
+   * Concurrent identical requests share one upstream call (default false). true: GET and HEAD requests without a
+   * body, keyed by method, origin and path; or a function giving a request's key (undefined: not shared). Headers
+   * are not part of the default key: requests that differ by credentials need a key that says so.
+   */
+  coalesce?: CoalesceChoice<UndiciDispatchOptions>
+  /**
+   * Hedged requests for the replayable ones (default false): a second attempt when the first has had no response
+   * for a percentile of its origin's recent latency, within the retry `budget` (shared) or, without one, 5 % of
+   * requests; the first response wins and the other attempt is aborted. true, or the Hedger options per origin.
+   */
+  hedging?: boolean | Omit<HedgerOptions, 'budget'>
   /** Caps retries at a share of requests (default: a new RetryBudget, 10 % plus 10 per second); false: no cap. */
   budget?: RetryBudget | false
   /** Attempts per request at most, the first included (default 3; 1 turns retries off). */
@@ -46,6 +68,15 @@ export type UndiciInterceptor<B extends Breaker = SreBreaker> = ((
   close(): void
 }
 
+/** What a quota's `estimate` function is given: the call's undici dispatch options. */
+export interface UndiciDispatchOptions {
+  origin?: unknown
+  path?: string
+  method?: string
+  headers?: unknown
+  body?: unknown
+}
+
 const DEFAULT_METHODS = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']
 const serverError = (statusCode: number): boolean => statusCode >= 500
 
@@ -53,6 +84,47 @@ function originOf(origin: unknown): string {
   if (typeof origin === 'string') return origin
   const url = origin as { origin?: unknown } | null | undefined
   return typeof url?.origin === 'string' ? url.origin : String(origin)
+}
+
+function defaultCoalesceKey(opts: UndiciDispatchOptions & { upgrade?: unknown }): string | undefined {
+  const method = opts.method ?? 'GET'
+  if ((method !== 'GET' && method !== 'HEAD') || opts.body != null || opts.upgrade) return undefined
+  return `${method} ${originOf(opts.origin)}${opts.path ?? ''}`
+}
+
+/** One Hedger per origin (at most 1 000 origins: past it, new origins share the last one made). */
+function resolveHedging(value: unknown, budget: RetryBudget | undefined): ((origin: string) => Hedger) | undefined {
+  if (value === undefined || value === false) return undefined
+  if (value !== true && (value === null || typeof value !== 'object')) {
+    throw new InvalidOptionError('hedging', value, 'a boolean, or Hedger options')
+  }
+  const options = value === true ? {} : (value as Omit<HedgerOptions, 'budget'>)
+  const make = () => new Hedger({ ...options, budget: budget ?? 0.05 })
+  make().close() // validates the options now, not at the first call
+  const hedgers = new Map<string, Hedger>()
+  let last: Hedger | undefined
+  return (origin) => {
+    let hedger = hedgers.get(origin)
+    if (hedger === undefined) {
+      if (hedgers.size >= 1000 && last !== undefined) return last
+      hedger = last = make()
+      hedgers.set(origin, hedger)
+    }
+    return hedger
+  }
+}
+
+function runLater(request: { run(): boolean; refuse(error: unknown): void }): void {
+  try {
+    request.run()
+  } catch (error) {
+    request.refuse(error) // from a promise callback, a throw would be an unhandled rejection
+  }
+}
+
+/** The caller's AbortSignal (undici's `signal` option may also be an EventEmitter, which is not waited on). */
+function abortSignalOf(signal: unknown): AbortSignal | undefined {
+  return signal instanceof AbortSignal ? signal : undefined
 }
 
 function replayableBody(body: unknown): boolean {
@@ -109,18 +181,35 @@ export function undiciGuard<B extends Breaker = SreBreaker>(options?: UndiciGuar
   }
   const { group, owns } = resolveBreakers(o, 'undici')
   const bulkheads = resolveBulkheads(o.bulkheads)
+  const quotas = resolveQuotas<UndiciDispatchOptions>(o.quotas)
+  const coalesce = coalescing<UndiciDispatchOptions>(o.coalesce, defaultCoalesceKey)
+  const hedgerFor = resolveHedging(o.hedging, policy.budget)
 
   // undici checks that the composed dispatch takes exactly (options, handler).
   const interceptor =
     (dispatch: Dispatch) =>
     (opts: any, handler: unknown): boolean => {
       const origin = originOf(opts.origin)
+      if (coalesce !== undefined) {
+        const joined = coalesce(opts, handler)
+        if (joined === true) return true // served by a call already in flight
+        if (joined !== false) handler = joined
+      }
       const replayable = methods.has(opts.method) && replayableBody(opts.body) && !opts.upgrade
       const breaker = group.get(origin) ?? noRoomBreaker
       const bulkhead = bulkheads.pool === undefined ? undefined : (bulkheads.pool.get(origin) ?? noRoomBulkhead)
-      const request = guardedRequest(handler, opts, policy, dispatch, opts, breaker, origin, replayable, bulkhead)
+      const send = hedgerFor !== undefined && replayable ? hedgedDispatch(dispatch, hedgerFor(origin)) : dispatch
+      const request = guardedRequest(handler, opts, policy, send, opts, breaker, origin, replayable, bulkhead)
       policy.budget?.recordRequest()
-      return request.run()
+      const quota = quotas?.(origin)
+      if (quota === undefined) return request.run()
+      // Waits for the origin's quota first; the attempt starts once it is there.
+      const call = (request.quota = new QuotaCall(quota))
+      call.take(opts, abortSignalOf(opts.signal)).then(
+        () => runLater(request),
+        (error: unknown) => request.refuse(error),
+      )
+      return true
     }
   return Object.assign(interceptor, {
     breakers: group,

@@ -7,6 +7,7 @@ import { HeavyKeeper, type HeavyKeeperStats, type TopKItem } from './heavy-keepe
 import { defaultWidth } from './heavy-keeper-options'
 import { LruTtlCache } from './lru-ttl-cache'
 import { registerComponent } from '../../foundation/common/component-registry'
+import { Coalescer } from '../../foundation/common/coalescer'
 
 export interface HotKeyCacheOptions extends SharingOptions {
   /** How many hot keys to track (default 100). The sketch is 1024 * max(1, floor(ln k)) wide and 4 deep. */
@@ -67,6 +68,7 @@ export class HotKeyCache<V = unknown> {
   private readonly now: Clock
   private readonly expelledSubscription: Disposable
   private timer: ReturnType<typeof setInterval> | undefined
+  private loads: Coalescer<V> | undefined = undefined
   private hits = 0
   private misses = 0
   private invalidArguments = 0
@@ -133,6 +135,25 @@ export class HotKeyCache<V = unknown> {
     if (value === undefined) this.misses++
     else this.hits++
     return value
+  }
+
+  /**
+   * The cached value of `key`, or `load(key)`'s, counted and cached as addWithValue would. Concurrent misses of
+   * one key share one load (a Coalescer): a hot key's expiry sends one call to the origin, not one per request.
+   */
+  getOrLoad(key: string, load: (key: string) => Promise<V>): Promise<V> {
+    const value = this.get(key)
+    if (value !== undefined) {
+      this.topk.add(key)
+      return Promise.resolve(value)
+    }
+    const loads = (this.loads ??= new Coalescer<V>({ maxKeys: this.cache.capacity }))
+    return loads
+      .run(key, () => load(key))
+      .then((loaded) => {
+        this.addWithValue(key, loaded)
+        return loaded
+      })
   }
 
   /** Drops a cached value (the key keeps its count). */

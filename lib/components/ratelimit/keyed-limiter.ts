@@ -16,6 +16,12 @@ import {
 import type { Limiter } from './limiter'
 import { invalidPermits, validPermits } from './permits'
 import { registerComponent } from '../../foundation/common/component-registry'
+import type { AcquireOptions } from './waiting/acquire-options'
+import { waitOnKey, type WaitingLimiter } from './waiting/keyed-waiting'
+import type { Reservation } from './waiting/reservation'
+import { resolveMaxQueue } from './waiting/limiter-permits'
+import type { PermitQueueStats } from './waiting/permit-queue'
+import { TableWaiting } from './waiting/table-waiting'
 
 export type { HeavyKey, KeyedLimiterRule, KeyedLimiterTableOptions, KeyedTableStats }
 
@@ -35,6 +41,8 @@ export interface KeyedLimiterStats extends KeyedPoolStats {
   invalidArguments: number
   /** The table form's counters and rule (undefined in the factory form). */
   table?: KeyedTableStats
+  /** The table form: this process's callers waiting in `acquire`, every key together. */
+  queue?: PermitQueueStats
 }
 
 const noTable = (): never => {
@@ -66,6 +74,9 @@ export class KeyedLimiter<L extends Limiter = Limiter> {
   /** The table form's decisions (undefined in the factory form). */
   declare private readonly limits: KeyedRateLimits | undefined
   declare private readonly pool: KeyedPool<L>
+  /** The table form's waiters (made on the first acquire). */
+  declare private waiting: TableWaiting | undefined
+  declare private readonly maxQueue: number
   /** Each limiter's permits when it was made: it is at rest when it has them again. */
   private readonly full = new WeakMap<L, number>()
   private invalidArguments = 0
@@ -79,8 +90,10 @@ export class KeyedLimiter<L extends Limiter = Limiter> {
         throw new InvalidOptionError('factory', factory, expected)
       }
       if (options !== undefined) throw new InvalidOptionError('options', options, 'left out in the table form')
+      this.maxQueue = resolveMaxQueue(factory)
       this.limits = new KeyedRateLimits(factory)
       this.pool = undefined as never
+      this.waiting = undefined
       return
     }
     this.limits = undefined
@@ -155,6 +168,35 @@ export class KeyedLimiter<L extends Limiter = Limiter> {
   }
 
   /**
+   * Takes `n` permits of `key`, waiting for them in the key's own queue (its limiter's `acquire`: TokenBucket and
+   * SlidingWindowLimiter wait, docs/guide/ratelimit.md "Waiting"). Rejects with OverloadError when the pool has no
+   * room for a new key (every key it holds still refilling) or at maxWait. The table form waits in a queue per
+   * waiting key, `maxQueue` (default 10 000) bounding the waiters of every key together.
+   */
+  acquire(key: string, n = 1, options?: AcquireOptions): Promise<void> {
+    const limits = this.limits
+    if (limits !== undefined) {
+      const k = this.typedKey(key)
+      if (typeof k !== 'string') return Promise.reject(k)
+      this.waiting ??= new TableWaiting(limits, limits.now, this.maxQueue)
+      return this.waiting.acquire(k, n, options)
+    }
+    return waitOnKey(this.pool, this.typedKey(key), (limiter: WaitingLimiter) => limiter.acquire(n, options))
+  }
+
+  /**
+   * Reserves an estimate of `n` permits of `key` as acquire waits for them; settle the Reservation later. The
+   * factory form only: the table cannot give a key's permits back yet (InvalidArgumentError).
+   */
+  reserve(key: string, n: number, options?: AcquireOptions): Promise<Reservation> {
+    if (this.limits !== undefined) {
+      const why = 'the factory form: a keyed table cannot give permits back to a key, which settle needs'
+      return Promise.reject(new InvalidArgumentError('this', 'a KeyedLimiter of the table form', why))
+    }
+    return waitOnKey(this.pool, this.typedKey(key), (limiter: WaitingLimiter) => limiter.reserve(n, options))
+  }
+
+  /**
    * Milliseconds until `key` could take `n` permits if nobody else takes any: its limiter's answer, or for a key the
    * pool had no room for, until an entry comes to rest (Infinity if never).
    */
@@ -220,17 +262,23 @@ export class KeyedLimiter<L extends Limiter = Limiter> {
     const s = limits.stats()
     const created = limits.table.total('created')
     const base = { size: s.size, maxKeys: limits.maxKeys, created, evicted: s.table.reused, expired: 0, refused: 0 }
-    return { ...base, invalidArguments: s.invalidArguments, table: s.table }
+    return { ...base, invalidArguments: s.invalidArguments, table: s.table, queue: this.waiting?.stats() }
   }
 
   /** The factory form drops every key and closes its limiter (a later call starts afresh); the table form detaches. */
   close(): void {
-    if (this.limits !== undefined) this.limits.close()
-    else this.pool.close()
+    if (this.limits !== undefined) {
+      this.waiting?.close()
+      this.limits.close()
+    } else this.pool.close()
   }
 
   [Symbol.dispose](): void {
     this.close()
+  }
+
+  private typedKey(key: unknown): string | InvalidArgumentError {
+    return typeof key === 'string' ? boundedKey(key) : new InvalidArgumentError('key', key, 'a string')
   }
 
   /** 0 once the limiter has as many permits as when it was made, else the ms until it has them. */

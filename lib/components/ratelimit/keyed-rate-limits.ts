@@ -18,12 +18,13 @@ import { SharedRegion } from '../../foundation/regions/shared-region'
 import { type SharingOptions, resolveSharing } from '../../foundation/regions/sharing-options'
 import { type Clock, coarseNow } from '../../foundation/signals/clock'
 import { checkNumber, optionalNumber } from '../../foundation/common/validate'
+import type { WaitingOptions } from './waiting/limiter-permits'
 
 /** The region kind of a KeyedLimiter's table (`bulwark top` and `bulwark set` find it by it). */
 export const KEYED_LIMITER_KIND = 'keyed-limiter'
 
 /** The table form of a KeyedLimiter: one token bucket per key, every key in one table (docs/rules/keyed-table.md). */
-export interface KeyedLimiterTableOptions extends SharingOptions {
+export interface KeyedLimiterTableOptions extends SharingOptions, WaitingOptions {
   /** Tokens each key gets per second (> 0). */
   rate: number
   /** Each key's capacity: the most tokens it has at once (default: one second's worth, at least 1). */
@@ -90,7 +91,8 @@ export class KeyedRateLimits {
   declare readonly overflowKeys: number
   declare readonly table: RateTable
   declare private readonly rules: LiveRules
-  declare private readonly now: Clock
+  /** The clock its decisions are made by (waiting keeps time by it too). */
+  declare readonly now: Clock
   declare private rateValue: number
   declare private burstValue: number
   private invalidArguments = 0

@@ -1,46 +1,24 @@
-import type { ShadowRule } from '../../foundation/live-rules/shadow-tally'
 import type { Event } from '../../foundation/common/event-source'
 import { DecideAgain } from '../../foundation/live-rules/decide-again'
 import { LiveRules, type RuleStats } from '../../foundation/live-rules/live-rules'
-import { placeRules, RATE_SHADOW, type RulePlacement } from '../../foundation/live-rules/rule-block'
 import { MAX_EPOCH } from '../../foundation/regions/rolling-window'
-import type { RegionLayout } from '../../foundation/regions/region-layout'
 import type { SharedRegion } from '../../foundation/regions/shared-region'
 import type { Clock } from '../../foundation/signals/clock'
 import { checkNumber, checkOptions, optionalNumber } from '../../foundation/common/validate'
 import type { Limiter } from './limiter'
 import { invalidPermits, validPermits } from './permits'
-import { type SharingOptions, openLimiterRegion, resolveLimiterSharing } from './sharing'
+import { openLimiterRegion, resolveLimiterSharing } from './sharing'
 import { LOCK_TAKEN_OVER, LOCK_TIMED_OUT, type SpinLock } from '../../foundation/regions/spin-lock'
 import { registerComponent } from '../../foundation/common/component-registry'
+import { placeSlidingWindow } from './sliding-window-layout'
+import type { AcquireOptions } from './waiting/acquire-options'
+import type { Reservation } from './waiting/reservation'
+import { LimiterPermits, resolveMaxQueue } from './waiting/limiter-permits'
+import type * as Options from './sliding-window-options'
 
-export interface SlidingWindowLimiterOptions extends SharingOptions {
-  /** Permits per window (> 0). */
-  limit: number
-  /** Window length, ms (> 0). */
-  window: number
-  /** Buckets the window slides by (default 10): the window moves forward one bucket (window / buckets) at a time. */
-  buckets?: number
-}
-
-/** The fields of a SlidingWindowLimiter's rule that `configure` changes at run time. */
-export type SlidingWindowLimiterRule = Partial<Pick<SlidingWindowLimiterOptions, 'limit'>> & ShadowRule
-
-export interface SlidingWindowLimiterStats {
-  limit: number
-  window: number
-  buckets: number
-  /** Permits available now (host-wide when shared). */
-  available: number
-  /** Locks this member took over from a holder that died or stalled inside its critical section. */
-  lockTakeovers: number
-  /** Takes denied because the lock stayed held past its wait bound, a few ms (docs/guide/trust.md). */
-  lockTimeouts: number
-  /** tryAcquire calls with a permit count that is not a finite number > 0 (refused, not thrown). */
-  invalidArguments: number
-  /** The live rule: its version (0 until `configure` first changed it) and values. */
-  rules: RuleStats
-}
+type SlidingWindowLimiterOptions = Options.SlidingWindowLimiterOptions
+export { placeSlidingWindow, type SlidingWindowCells } from './sliding-window-layout'
+export type * from './sliding-window-options'
 
 /**
  * At most `limit` permits in any `buckets` consecutive buckets of `window / buckets` ms: the current bucket and the
@@ -65,6 +43,7 @@ export class SlidingWindowLimiter implements Limiter {
   private invalidArguments = 0
   declare private permits: number
   declare private readonly rules: LiveRules
+  declare private readonly waiting: LimiterPermits
   private readonly again = new DecideAgain()
 
   constructor(options: SlidingWindowLimiterOptions) {
@@ -92,6 +71,9 @@ export class SlidingWindowLimiter implements Limiter {
       resolve: (rule) => [checkNumber('limit', rule.limit, { above: 0 })],
       apply: (values) => (this.permits = values[0]),
     })
+    const wake = this.region.shared ? { i32: this.region.i32, index: (base + cells.wake) / 4 } : undefined
+    const mark = () => this.epochAt(this.now())
+    this.waiting = new LimiterPermits(this, this.now, resolveMaxQueue(o), () => this.limit, wake, mark)
   }
 
   /** Permits per window (the live rule's, once changed; reading it applies nothing). */
@@ -108,7 +90,7 @@ export class SlidingWindowLimiter implements Limiter {
    * Changes the limit for every member of the host (docs/rules/live-rules.md): validated as the constructor
    * validates it, refused (InvalidOptionError) when bad. Permits already taken in the window stay taken.
    */
-  configure(rule: SlidingWindowLimiterRule): RuleStats {
+  configure(rule: Options.SlidingWindowLimiterRule): RuleStats {
     return this.rules.configure(rule)
   }
 
@@ -134,11 +116,7 @@ export class SlidingWindowLimiter implements Limiter {
         return this.again.once(this.tryAcquire, this, n)
       }
     }
-    const epoch = this.storedEpoch()
-    // A stored epoch or slot no writer could have left (a corrupted region) restarts the window instead of being
-    // followed: no loop over a huge epoch, no count written outside the buckets (docs/guide/trust.md).
-    if (epoch < 0 || f64[this.slotIndex] !== epoch % this.buckets) this.rotate(e - this.buckets, e)
-    else if (e > epoch) this.rotate(epoch, e)
+    this.advance(e)
     const total = f64[this.totalIndex]
     const ok = total + n <= this.permits
     if (ok) {
@@ -173,12 +151,50 @@ export class SlidingWindowLimiter implements Limiter {
     return 0
   }
 
+  /** Takes `n` permits (default 1), waiting for room in the window as TokenBucket.acquire waits for tokens. */
+  acquire(n = 1, options?: AcquireOptions): Promise<void> {
+    return this.waiting.queue().acquire(n, options, false) as Promise<void>
+  }
+
+  /** Takes an estimate of `n` permits as acquire does; the Reservation settles the real cost later. */
+  reserve(n: number, options?: AcquireOptions): Promise<Reservation> {
+    return this.waiting.queue().acquire(n, options, true) as Promise<Reservation>
+  }
+
+  /**
+   * @internal Takes `delta` more permits into the newest bucket (an overdraw: they leave the window a full window
+   * from now), or gives `-delta` back to the bucket of epoch `mark` where they were taken, if it is still live.
+   */
+  adjust(delta: number, mark: number): void {
+    if (!(delta > -Infinity && delta < Infinity) || delta === 0) return
+    const lock = this.lock
+    if (lock !== undefined) {
+      const got = lock.acquire()
+      if (got === LOCK_TIMED_OUT) return
+      if (got === LOCK_TAKEN_OVER) this.repair()
+    }
+    const e = this.epochAt(this.now())
+    this.advance(e)
+    const f64 = this.f64
+    if (delta > 0) {
+      f64[this.countsIndex + f64[this.slotIndex]] += delta
+      f64[this.totalIndex] += delta
+    } else if (mark > e - this.buckets && mark <= e) {
+      const slot = this.countsIndex + (mark % this.buckets)
+      const back = Math.min(-delta, f64[slot])
+      f64[slot] -= back
+      f64[this.totalIndex] = Math.max(0, f64[this.totalIndex] - back)
+    }
+    lock?.release()
+    if (delta < 0) this.waiting.givenBack()
+  }
+
   /** Locks this member took over from a holder that died or stalled inside its critical section. */
   get lockTakeovers(): number {
     return this.lock === undefined ? 0 : this.lock.takeovers
   }
 
-  stats(): SlidingWindowLimiterStats {
+  stats(): Options.SlidingWindowLimiterStats {
     return {
       limit: this.limit,
       window: this.window,
@@ -188,11 +204,13 @@ export class SlidingWindowLimiter implements Limiter {
       lockTimeouts: this.lock === undefined ? 0 : this.lock.timeouts,
       invalidArguments: this.invalidArguments,
       rules: this.rules.stats(),
+      queue: this.waiting.stats(),
     }
   }
 
-  /** Detaches from shared memory (a local limiter just stops counting). Idempotent. */
+  /** Detaches from shared memory (a local limiter just stops counting) and rejects its waiters. Idempotent. */
   close(): void {
+    this.waiting.close()
     this.region.close()
   }
 
@@ -211,6 +229,15 @@ export class SlidingWindowLimiter implements Limiter {
     const e = Math.floor((now - this.origin) / this.bucketMs)
     // Clamped: a clock that returns a huge number or Infinity must not make the loops over epochs endless.
     return e > 0 ? (e < MAX_EPOCH ? e : MAX_EPOCH) : 0
+  }
+
+  /** Moves the window to epoch e (under the lock when shared). */
+  private advance(e: number): void {
+    const epoch = this.storedEpoch()
+    // A stored epoch or slot no writer could have left (a corrupted region) restarts the window instead of being
+    // followed: no loop over a huge epoch, no count written outside the buckets (docs/guide/trust.md).
+    if (epoch < 0 || this.f64[this.slotIndex] !== epoch % this.buckets) this.rotate(e - this.buckets, e)
+    else if (e > epoch) this.rotate(epoch, e)
   }
 
   /** Empties the buckets that epochs (from, to] reuse and moves the newest epoch to `to`. Idempotent if interrupted. */
@@ -267,40 +294,3 @@ export class SlidingWindowLimiter implements Limiter {
   }
 }
 registerComponent('SlidingWindowLimiter', SlidingWindowLimiter)
-
-/** Payload offsets of a sliding window's cells. */
-export interface SlidingWindowCells {
-  lock: number
-  epoch: number
-  total: number
-  slot: number
-  origin: number
-  counts: number
-  rules: RulePlacement
-}
-
-/**
- * A sliding window's cells in `layout` (kind 'sliding-window'): one line for the lock word (Int32 at +0), the
- * newest bucket's epoch (+8), the total of the live buckets (+16) and the newest bucket's slot (+24, so that a
- * decision needs no modulo of a float); then the clock reading at creation and the bucket counts. Watchers such as
- * `bulwark top` lay out a snapshot with it.
- */
-export function placeSlidingWindow(
-  layout: RegionLayout,
-  limit: number,
-  window: number,
-  buckets: number,
-  origin: number,
-): SlidingWindowCells {
-  layout.describe(`v3 limit=${limit} window=${window} buckets=${buckets}`)
-  const lock = layout.cell(0, true)
-  return {
-    lock,
-    epoch: lock + 8,
-    total: lock + 16,
-    slot: lock + 24,
-    origin: layout.cell(origin),
-    counts: layout.block(buckets * 8),
-    rules: placeRules(layout, [limit], RATE_SHADOW),
-  }
-}

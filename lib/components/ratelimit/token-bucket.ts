@@ -6,18 +6,27 @@ import { lockBusyError, placeRules, RATE_SHADOW, type RulePlacement } from '../.
 import type { RegionLayout } from '../../foundation/regions/region-layout'
 import type { SharedRegion } from '../../foundation/regions/shared-region'
 import type { Clock } from '../../foundation/signals/clock'
-import { checkNumber, checkOptions, optionalNumber } from '../../foundation/common/validate'
+import { checkNumber, checkOptions, optionalBoolean, optionalNumber } from '../../foundation/common/validate'
 import type { Limiter } from './limiter'
 import { invalidPermits, validPermits } from './permits'
 import { type SharingOptions, openLimiterRegion, resolveLimiterSharing } from './sharing'
 import { LOCK_TIMED_OUT, type SpinLock } from '../../foundation/regions/spin-lock'
 import { registerComponent } from '../../foundation/common/component-registry'
+import type { AcquireOptions } from './waiting/acquire-options'
+import type { PermitQueueStats } from './waiting/permit-queue'
+import type { Reservation } from './waiting/reservation'
+import { LimiterPermits, resolveMaxQueue, type WaitingOptions } from './waiting/limiter-permits'
 
-export interface TokenBucketOptions extends SharingOptions {
+export interface TokenBucketOptions extends SharingOptions, WaitingOptions {
   /** Tokens added per second (> 0). */
   rate: number
   /** Capacity: the most tokens available at once, after a quiet spell (default: one second's worth, at least 1). */
   burst?: number
+  /**
+   * Spaces this member's grants evenly, a leaky bucket (default false): n tokens are granted only once the previous
+   * grants have drained at `rate`, so no burst goes through; `burst` still bounds one call's n.
+   */
+  pacing?: boolean
 }
 
 /** The fields of a TokenBucket's rule that `configure` changes at run time. */
@@ -36,6 +45,8 @@ export interface TokenBucketStats {
   invalidArguments: number
   /** The live rule: its version (0 until `configure` first changed it) and values. */
   rules: RuleStats
+  /** This process's callers waiting in `acquire` or `reserve` (undefined until one waited). */
+  queue?: PermitQueueStats
 }
 
 export function resolveRate(o: { rate?: unknown; burst?: unknown }): [rate: number, burst: number] {
@@ -47,7 +58,8 @@ export function resolveRate(o: { rate?: unknown; burst?: unknown }): [rate: numb
  * A token bucket, kept as GCRA's theoretical arrival time: one number, measured in tokens, that says when the
  * bucket will be full again. Taking n tokens moves it n forward; refill is implied by the clock (no timer). When
  * shared, the read-modify-write happens under a spin lock of a few instructions, so that no token is handed out
- * twice however many threads and processes take at once; a reject needs no lock at all.
+ * twice however many threads and processes take at once; a reject needs no lock at all. `acquire` and `reserve`
+ * wait for tokens in a queue with one timer (docs/rules/waiting.md).
  */
 export class TokenBucket implements Limiter {
   declare readonly shared: string | undefined
@@ -62,6 +74,8 @@ export class TokenBucket implements Limiter {
   declare private readonly rules: LiveRules
   declare private readonly lock: SpinLock | undefined
   declare private readonly now: Clock
+  declare private readonly pacing: boolean
+  declare private readonly permits: LimiterPermits
   private invalidArguments = 0
   private readonly again = new DecideAgain()
 
@@ -80,6 +94,9 @@ export class TokenBucket implements Limiter {
     this.origin = this.f64[(this.region.base + cells.origin) / 8]
     this.tokensPerMs = rate / 1000
     this.burstTokens = burst
+    this.pacing = optionalBoolean('pacing', o.pacing, false)
+    const wake = this.region.shared ? { i32: this.region.i32, index: (this.region.base + cells.wake) / 4 } : undefined
+    this.permits = new LimiterPermits(this, this.now, resolveMaxQueue(o), () => this.burst, wake)
     this.rules = new LiveRules(this.region, cells.rules, {
       fields: ['rate', 'burst'],
       resolve: (rule) => resolveRate(rule),
@@ -134,7 +151,7 @@ export class TokenBucket implements Limiter {
     if (rules.i32[rules.index] !== rules.seen) rules.refresh()
     if (!(typeof n === 'number' && n > 0 && n <= this.burstTokens)) return this.outOfRange(n)
     const now = (this.now() - this.origin) * this.tokensPerMs
-    const limit = now + this.burstTokens
+    const limit = now + (this.pacing ? n : this.burstTokens)
     const f64 = this.f64
     const at = this.tatIndex
     // The arrival time only grows: if an unlocked read already rejects, the current value rejects too.
@@ -170,8 +187,46 @@ export class TokenBucket implements Limiter {
     this.rules.obey()
     if (n > this.burstTokens) return Infinity
     const now = (this.now() - this.origin) * this.tokensPerMs
-    const wait = (this.f64[this.tatIndex] + n - (now + this.burstTokens)) / this.tokensPerMs
+    const wait = (this.f64[this.tatIndex] + n - (now + (this.pacing ? n : this.burstTokens))) / this.tokensPerMs
     return wait > 0 ? wait : 0
+  }
+
+  /**
+   * Takes `n` tokens (default 1), waiting for them when the bucket lacks them: see AcquireOptions for `maxWait`,
+   * `priority` and `signal` (docs/guide/ratelimit.md, "Waiting"). Rejects with OverloadError at maxWait, or at once
+   * when the wait is known to be longer; with AbortedError on abort; with InvalidArgumentError for n > burst.
+   */
+  acquire(n = 1, options?: AcquireOptions): Promise<void> {
+    return this.permits.queue().acquire(n, options, false) as Promise<void>
+  }
+
+  /**
+   * Takes an estimate of `n` tokens as acquire does and resolves with a Reservation: `settle(actual)` gives back
+   * or takes the difference once the real cost is known, `cancel()` gives it all back.
+   */
+  reserve(n: number, options?: AcquireOptions): Promise<Reservation> {
+    return this.permits.queue().acquire(n, options, true) as Promise<Reservation>
+  }
+
+  /**
+   * @internal Moves the arrival time by `delta` tokens, from now when it lies in the past: > 0 takes more (an
+   * overdraw that later callers wait out), < 0 gives back. A lock that cannot be taken loses the adjustment.
+   */
+  adjust(delta: number): void {
+    if (!(delta > -Infinity && delta < Infinity) || delta === 0) return
+    const lock = this.lock
+    if (lock !== undefined && lock.acquire() === LOCK_TIMED_OUT) return
+    const f64 = this.f64
+    const now = (this.now() - this.origin) * this.tokensPerMs
+    const tat = f64[this.tatIndex]
+    f64[this.tatIndex] = (tat > now ? tat : now) + delta
+    lock?.release()
+    if (delta < 0) this.permits.givenBack()
+  }
+
+  /** @internal The host's give-back count (undefined when not shared): waiters elsewhere poll it. */
+  givebacks(): number | undefined {
+    return this.permits.givebacks()
   }
 
   /** Locks this member took over from a holder that died or stalled inside its critical section. */
@@ -188,11 +243,13 @@ export class TokenBucket implements Limiter {
       lockTimeouts: this.lock === undefined ? 0 : this.lock.timeouts,
       invalidArguments: this.invalidArguments,
       rules: this.rules.stats(),
+      queue: this.permits.stats(),
     }
   }
 
-  /** Detaches from shared memory (a local bucket just stops counting). Idempotent. */
+  /** Detaches from shared memory (a local bucket just stops counting) and rejects its waiters. Idempotent. */
   close(): void {
+    this.permits.close()
     this.region.close()
   }
 
@@ -219,10 +276,12 @@ export function placeTokenBucket(
   rate: number,
   burst: number,
   origin: number,
-): { lock: number; tat: number; origin: number; rules: RulePlacement } {
+): { lock: number; tat: number; wake: number; origin: number; rules: RulePlacement } {
   layout.describe(`v3 rate=${rate} burst=${burst}`)
   const lock = layout.cell(0, true)
-  return { lock, tat: lock + 8, origin: layout.cell(origin), rules: placeRules(layout, [rate, burst], RATE_SHADOW) }
+  // The give-back sequence (an Int32 at line + 16) is a free part of the lock's line.
+  const rules = placeRules(layout, [rate, burst], RATE_SHADOW)
+  return { lock, tat: lock + 8, wake: lock + 16, origin: layout.cell(origin), rules }
 }
 
 /** Tokens available when the arrival time is `tat` and the clock reads `now`, both in tokens since the origin. */

@@ -34,11 +34,11 @@ export class CallbackGuardedRequest extends GuardedRequest implements CallbackHa
 
   onConnect(abort: (reason?: unknown) => void, context?: unknown): void {
     this.abortCurrent = abort
-    if (this.attemptStarted()) this.handler.onConnect(this.abortByCaller, context)
+    if (this.attemptStarted()) this.handler.onConnect(this.abortByCaller, this.callerContext(context))
   }
 
   onHeaders(statusCode: number, headers: unknown, resume: () => void, statusText: string): boolean {
-    if (!this.responseStarted(statusCode)) return true
+    if (!this.responseStarted(statusCode, headers)) return true
     return this.handler.onHeaders?.(statusCode, headers, resume, statusText) ?? true
   }
 

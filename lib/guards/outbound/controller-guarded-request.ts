@@ -96,11 +96,11 @@ export class ControllerGuardedRequest extends GuardedRequest implements Controll
 
   onRequestStart(controller: DispatchController, context?: unknown): void {
     this.current = controller
-    if (this.attemptStarted()) this.handler.onRequestStart(this.caller, context)
+    if (this.attemptStarted()) this.handler.onRequestStart(this.caller, this.callerContext(context))
   }
 
   onResponseStart(controller: DispatchController, statusCode: number, headers: unknown, statusText: string): void {
-    if (!this.responseStarted(statusCode)) return
+    if (!this.responseStarted(statusCode, headers)) return
     this.caller.rawHeaders = controller.rawHeaders
     this.handler.onResponseStart?.(this.caller, statusCode, headers, statusText)
   }

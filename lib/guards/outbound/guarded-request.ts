@@ -7,6 +7,7 @@ import { breakerOpenError, callStart, report } from './breaker-port'
 import type { BulkheadSlots } from './bulkhead-port'
 import { remainingDeadlineMs } from '../inbound/deadline-context'
 import { withHeader } from '../inbound/request-headers'
+import type { CallQuota } from './origin-quotas'
 
 /** The next dispatch of an undici interceptor chain; the handler is one of the two handler APIs. */
 export type Dispatch = (options: any, handler: any) => boolean
@@ -55,6 +56,8 @@ export abstract class GuardedRequest {
   private answered = false
   /** The inbound request's deadline (Date.now() ms) when the caller runs inside one (deadline.propagate), else NaN. */
   private readonly deadline: number
+  /** The call's part of its origin's quota, when the origin has one: told the answer, handed to the caller. */
+  quota: CallQuota | undefined = undefined
 
   constructor(
     private readonly policy: GuardPolicy,
@@ -117,6 +120,18 @@ export abstract class GuardedRequest {
     }
   }
 
+  /** Ends the request before any attempt (its origin's quota refused it, or the caller left while it waited). */
+  refuse(error: unknown): void {
+    this.fail(error)
+  }
+
+  /** The context the caller's handler gets: undici's, with the call's quota Reservation when there is one. */
+  protected callerContext(context: unknown): unknown {
+    const reservation = this.quota?.reservation
+    if (reservation === undefined) return context
+    return context !== null && typeof context === 'object' ? { ...context, reservation } : { reservation }
+  }
+
   /** Called by the backoff timer. */
   retry(): void {
     this.timer = undefined
@@ -142,8 +157,9 @@ export abstract class GuardedRequest {
   }
 
   /** A response status arrived: false when the response is to be dropped (a failed attempt that will be retried). */
-  protected responseStarted(statusCode: number): boolean {
+  protected responseStarted(statusCode: number, headers?: unknown): boolean {
     if (statusCode < 200) return true // informational: passed on as it is
+    this.quota?.answered(statusCode, headers)
     const failed = this.policy.isFailure(statusCode)
     this.answered = !failed
     this.reportOnce(!failed)

@@ -17,6 +17,7 @@ import { TokenBucket } from '../token-bucket'
 import type { GlideClient } from './clients/glide-port'
 import type { RedisScriptClient } from './clients/ioredis-port'
 import type { NodeRedisClient } from './clients/node-redis-port'
+import { resolveMaxQueue, type WaitingOptions } from '../waiting/limiter-permits'
 
 export type { RedisScriptClient } from './clients/ioredis-port'
 
@@ -29,7 +30,7 @@ export type RedisAlgorithm = 'sliding-window' | 'gcra'
  */
 export type RedisClient = RedisScriptClient | NodeRedisClient | GlideClient
 
-export interface RedisRateLimiterOptions {
+export interface RedisRateLimiterOptions extends WaitingOptions {
   /** The client (RedisClient). The limiter loads its scripts on it at once, and connects a lazy ioredis client. */
   redis: RedisClient
   /** Permits per window, for the whole fleet (> 0). */
@@ -60,6 +61,11 @@ export interface RedisRateLimiterOptions {
   openAfter?: number
   /** While Redis is skipped, one decision this often (ms, default 1000) is tried on it as a probe. */
   probeInterval?: number
+  /**
+   * The longest a caller refused in `acquire` / `reserve` waits before its process asks Redis again, ms (default
+   * 250): permits given back on other hosts are seen then.
+   */
+  pollInterval?: number
   /**
    * A clock in ms that replaces the Redis server's clock in the scripts and drives the probe timing (tests).
    * By default the scripts read Redis TIME, so that the hosts' clocks need not agree.
@@ -92,6 +98,8 @@ export interface ResolvedRedisOptions {
   openAfter: number
   probeInterval: number
   localRefusal: boolean
+  maxQueue: number
+  pollInterval: number
   now: Clock | undefined
   /** Where the live rule lives (`shared`, `namespace`, lanes). */
   sharing: ResolvedSharing
@@ -131,6 +139,8 @@ export function resolveRedisOptions(options: unknown): ResolvedRedisOptions {
     openAfter: optionalNumber('openAfter', o.openAfter, 3, { min: 1, integer: true }),
     probeInterval: optionalNumber('probeInterval', o.probeInterval, 1000, { min: 0 }),
     localRefusal: o.localRefusal === undefined ? true : checkBoolean('localRefusal', o.localRefusal),
+    maxQueue: resolveMaxQueue(o),
+    pollInterval: optionalNumber('pollInterval', o.pollInterval, 250, { min: 1, max: 3_600_000 }),
     now: optionalFunction<Clock>('now', o.now),
     sharing: resolveSharing({ shared: o.shared, namespace: o.namespace, maxMembers: o.maxMembers }),
   }

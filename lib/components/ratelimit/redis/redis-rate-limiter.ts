@@ -29,9 +29,12 @@ import { GCRA_SCRIPT, SLIDING_WINDOW_SCRIPT, scriptSha } from './redis-scripts'
 import { ScriptBatcher } from './script-batcher'
 import { Warmup } from './warmup'
 import { registerComponent } from '../../../foundation/common/component-registry'
+import type { AcquireOptions } from '../waiting/acquire-options'
+import type { Reservation } from '../waiting/reservation'
+import { RedisWaiting } from './redis-waiting'
+import { adjusterFor } from './redis-adjust'
 
 export type { RateLimitDecision } from './pending-decision'
-
 export type { RedisLimiterState, RedisRateLimiterStats } from './redis-stats'
 
 const SCRIPTS = [SLIDING_WINDOW_SCRIPT, GCRA_SCRIPT]
@@ -80,6 +83,7 @@ export class RedisRateLimiter {
   private readonly errorEvents = new EventSource<RedisError>()
   private readonly counts = { redis: 0, local: 0, insurance: 0, timeouts: 0, errors: 0, notReady: 0 }
   private closed = false
+  private readonly waiting: RedisWaiting
 
   constructor(options: RedisRateLimiterOptions) {
     const o = resolveRedisOptions(options)
@@ -124,6 +128,40 @@ export class RedisRateLimiter {
       (error) => this.errorEvents.emit(error),
     )
     this.warmup.start()
+    const current = () => this.options // a live rule replaces them (obeyRule)
+    const adjustKey = adjusterFor(
+      this.port,
+      current,
+      timeArg,
+      (key) => this.keys.of(key, boundedKey(key)),
+      this.errorEvents,
+    )
+    const maxCost = () => this.maxCost
+    this.waiting = new RedisWaiting(
+      {
+        consume: (key, n) => this.consume(key, n),
+        adjustKey,
+        get maxCost() {
+          return maxCost()
+        },
+      },
+      this.refusalClock,
+      o.maxQueue,
+      o.pollInterval,
+    )
+  }
+
+  /**
+   * Takes `n` permits of `key` for the fleet, waiting for them (AcquireOptions: maxWait, priority, signal): the
+   * callers of each key wait in one queue per process, whose head asks Redis and waits what Redis answers.
+   */
+  acquire(key: string, n = 1, options?: AcquireOptions): Promise<void> {
+    return this.waiting.acquire(key, n, options, false) as Promise<void>
+  }
+
+  /** Takes an estimate of `n` permits as acquire does; the Reservation settles the real cost in Redis. */
+  reserve(key: string, n: number, options?: AcquireOptions): Promise<Reservation> {
+    return this.waiting.acquire(key, n, options, true) as Promise<Reservation>
   }
 
   /**
@@ -225,6 +263,7 @@ export class RedisRateLimiter {
    */
   close(): void {
     this.closed = true
+    this.waiting.close()
     this.pending.expireAll()
     this.refusals?.clear()
     this.region.close()

@@ -7,13 +7,15 @@ import { createHash } from 'crypto'
 // decision: the permits remaining, then 0 when admitted with a permit left, -W when admitted with none left (W: µs
 // until the next permit, >= 1), or W when refused (µs until the permits asked for, >= 1). On Redis Cluster the keys
 // of one call share a hash slot. Writing after TIME needs effects replication, the default from Redis 5.
-const PREAMBLE = `
+/** The time: ARGV[3] (ms), or the server's TIME when it is ''. */
+export const CLOCK = `
 local now = tonumber(ARGV[3])
 if not now then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 end
-local reply = {}
+`
+const PREAMBLE = `${CLOCK}local reply = {}
 `
 
 /**
