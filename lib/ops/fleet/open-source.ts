@@ -36,6 +36,15 @@ function endpoints(url: string, rest: string): Array<{ host: string; port: numbe
   })
 }
 
+/** file:///absolute/path: the path; a URL Node cannot turn into one (file://host/...) is the caller's error. */
+function filePath(url: string, base: string): string {
+  try {
+    return fileURLToPath(base)
+  } catch {
+    throw new InvalidArgumentError('source', url, SOURCE_URL_FORMS)
+  }
+}
+
 /**
  * Opens the rule source a URL names (BULWARK_RULES, `--source`), for `namespace` unless the URL names one.
  * Returns the source and the namespace it serves.
@@ -69,7 +78,7 @@ export function openRuleSource(url: string, namespace: string | undefined): { so
       return { source: new EtcdRuleSource({ hosts, namespace: ns, keyPrefix: parts.prefix }), namespace: ns }
     }
     case 'file':
-      return { source: new FileRuleSource({ path: fileURLToPath(base) }), namespace: ns }
+      return { source: new FileRuleSource({ path: filePath(url, base) }), namespace: ns }
     default:
       throw new InvalidArgumentError('source', url, SOURCE_URL_FORMS)
   }
