@@ -63,6 +63,20 @@ describe('shadow mode: rate limiters', () => {
     }
   })
 
+  it('acquire() does not wait in shadow mode: the would-be refusal is counted and admitted at once', async () => {
+    const clock = new ManualClock()
+    const bucket = new TokenBucket({ rate: 1, burst: 1, now: clock.now })
+    try {
+      expect(bucket.tryAcquire()).toBe(true)
+      await expect(bucket.acquire(1, { maxWait: 0 })).rejects.toMatchObject({ name: 'OverloadError' })
+      bucket.configure({ shadow: true })
+      await expect(bucket.acquire(1, { maxWait: 0 })).resolves.toBeUndefined()
+      expect(wouldRefuse(bucket.stats())).toEqual({ rate: 1 })
+    } finally {
+      bucket.close()
+    }
+  })
+
   it('refuses a bad flag, naming the field, and changes nothing', () => {
     const bucket = new TokenBucket({ rate: 10 })
     expect(() => bucket.configure({ shadow: 'yes' } as never)).toThrow(InvalidOptionError)
