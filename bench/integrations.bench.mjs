@@ -8,6 +8,7 @@ import { fork } from 'child_process'
 import { createRequire } from 'module'
 import { fileURLToPath } from 'url'
 
+import { onFreshRequest } from './fresh-http.mjs'
 import { measure, peer, writeTable } from './harness.mjs'
 
 const require = createRequire(import.meta.url)
@@ -136,24 +137,11 @@ async function drive(name, seconds) {
 }
 
 // In-process: the adapter's own work per request (acquire, two listeners, release when the response ends), as the
-// difference between a wrapped and a bare listener on fresh node:http request/response objects, each given an
-// unconnected socket for its turn and the events node:http emits for a response ended at once.
+// difference between a wrapped and a bare listener on fresh node:http request/response objects (bench/fresh-http.mjs).
 async function perRequestCost() {
-  const http = require('http')
-  const net = require('net')
   const b = loadBulwark()
-  const socket = new net.Socket()
   const hello = (_req, res) => res.statusCode
-  const run = (listener) => () => {
-    const req = new http.IncomingMessage(socket)
-    const res = new http.ServerResponse(req)
-    res.assignSocket(socket)
-    listener(req, res)
-    res.emit('prefinish')
-    res.emit('finish')
-    res.detachSocket(socket)
-    res.emit('close')
-  }
+  const run = onFreshRequest
   const perClient = new b.KeyedLimiter(() => new b.TokenBucket({ rate: 1e12 }))
   const shedding = b.httpGuard(hello, { limiter: { signal: () => 1000, minInFlight: 0 } })
   shedding.guard.limiter.tryAcquire('critical') // two in flight, limit 0: every request is shed

@@ -117,6 +117,12 @@ export type { ConsistentHashOptions } from './components/subset/consistent-hash'
 export { Switchboard } from './components/switches/switchboard'
 export type { SwitchboardOptions, SwitchMode, SwitchState, SwitchTarget } from './components/switches/switchboard'
 
+// Allow and deny lists, bans: live, bounded, host-wide when shared (docs/guide/gateway.md)
+export { AccessList } from './components/access/access-list'
+export type { AccessEntry, AccessListOptions, AccessListStats, AccessMode } from './components/access/access-list'
+export { BanList } from './components/access/ban-list'
+export type { BanListOptions, BanListStats } from './components/access/ban-list'
+
 // Framework integrations, the Redis tier, the exporters and the read-only view of the host are subpaths, loaded
 // only by those who import them (docs/vocabulary.md, "Module layout"): 'bulwark/http', 'bulwark/express',
 // 'bulwark/fastify', 'bulwark/koa', 'bulwark/grpc', 'bulwark/undici', 'bulwark/redis', 'bulwark/prometheus',

@@ -32,6 +32,7 @@ const guide = [
   'policies',
   'subset',
   'integrations',
+  'gateway',
   'degrade',
   'fleet',
   'observability',

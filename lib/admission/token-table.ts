@@ -84,7 +84,7 @@ export class TokenTable {
 
   /** Outstanding tokens of this instance. */
   get outstanding(): number {
-    return this.capacity - this.freeCount
+    return (this.capacity === SLOTS ? SLOTS - 1 : this.capacity) - this.freeCount
   }
 
   private grow(): boolean {
@@ -93,8 +93,10 @@ export class TokenTable {
     const cells = new Float64Array(next * 2)
     cells.set(this.cells)
     const free = new Int32Array(next)
-    for (let i = 0; i < next - this.capacity; i++) free[i] = next - 1 - i
-    this.freeCount = next - this.capacity
+    // The last slot is never handed out: its last token would be 2^30 - 1, the inbound guard's BYPASS.
+    const top = next === SLOTS ? next - 1 : next
+    for (let i = 0; i < top - this.capacity; i++) free[i] = top - 1 - i
+    this.freeCount = top - this.capacity
     this.cells = cells
     this.free = free
     this.capacity = next

@@ -1,9 +1,16 @@
 // 'bulwark/http': the inbound guard for node:http and node:http2, and the framework-neutral InboundGuard the other
 // inbound adapters are built on (for a server of your own). Loaded only by those who import it (docs/vocabulary.md).
-export { CALLBACK_FAILED, InboundGuard, QUEUED } from '../guards/inbound/inbound-guard'
+export {
+  BYPASS,
+  CALLBACK_FAILED,
+  InboundGuard,
+  PROBE_NOT_READY,
+  PROBE_READY,
+  QUEUED,
+} from '../guards/inbound/inbound-guard'
 export type { Waiter } from '../admission/queue/admission-queue'
 export type { InboundGuardStats, RequestAccess } from '../guards/inbound/inbound-guard'
-export type { GlobalRateLimiter, KeyedRateLimiter } from '../guards/inbound/inbound-options'
+export type { GlobalRateLimiter, KeyedRateLimiter } from '../guards/inbound/gateway-options'
 export * from '../guards/inbound/inbound-exports'
 export { httpGuard } from '../adapters/http/http'
 export type { GuardedListener, NodeRequest, NodeResponse, RequestListener } from '../adapters/http/http'

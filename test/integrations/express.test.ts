@@ -30,6 +30,20 @@ for (const [major, express] of majors) {
   describe(`expressGuard (Express ${major})`, () => {
     inboundScenarios(start)
 
+    it('matches routes on the URL as it came, under a router mounted on a path', async () => {
+      const c = controlledLimiter(10)
+      const router = express.Router().get('/users/:id', (_req, res) => void res.send('user'))
+      const guarded = expressGuard({ limiter: c.limiter, routes: { 'GET /api/users/:id': { priority: 'critical' } } })
+      const { port, close } = await serving(express().use(guarded).use('/api', router).listen(0, '127.0.0.1'))
+      c.hold(11) // shares of 10: normal 10, critical 12
+      c.signal.load = 900
+      expect((await get(port, {}, '/api/users/7')).status).toBe(200)
+      expect((await get(port, {}, '/api/other')).status).toBe(503)
+      await close()
+      c.releaseHeld()
+      c.limiter.close()
+    })
+
     it('drops, before the handler, a request whose client left while an earlier middleware held it', async () => {
       const c = controlledLimiter(20)
       let letThrough: () => void = () => undefined

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 
 import { fastifyGuard } from '../../lib/entries/fastify'
 import type { InboundGuard } from '../../lib/entries/http'
+import { waitFor } from '../helpers/wait-for'
 import { http2Client } from './http2-client'
 import { controlledLimiter, get, inboundScenarios, type StartServer } from './inbound-scenarios'
 
@@ -77,6 +78,41 @@ for (const [major, Fastify] of majors) {
     it('fails the registration on a bad option', async () => {
       const server = Fastify()
       await expect(server.register(fastifyGuard, { retryAfter: 'soon' } as never)).rejects.toThrow(/retryAfter/)
+    })
+
+    it("reads a route's own policy from its config (bulwark), registered before or after the plugin", async () => {
+      const c = controlledLimiter(10)
+      const server = Fastify()
+      const critical = { config: { bulwark: { priority: 'critical' } } }
+      server.get('/early', critical, async () => 'early') // registered before the plugin: compiled at its first request
+      await server.register(fastifyGuard, { limiter: c.limiter, routes: { '/table': { priority: 'critical' } } })
+      server.get('/late', critical, async () => 'late')
+      server.get('/capped', { config: { bulwark: { concurrency: 1, rateLimit: false } } }, async () => 'capped')
+      server.get('/*', async () => 'any')
+      await server.listen({ port: 0, host: '127.0.0.1' })
+      const port = (server.server.address() as AddressInfo).port
+      c.hold(11) // shares of 10: normal 10, critical 12
+      c.signal.load = 900
+      const statuses = await Promise.all(
+        ['/early', '/late', '/table', '/other'].map(async (path) => (await get(port, {}, path)).status),
+      )
+      expect(statuses).toEqual([200, 200, 200, 503])
+      c.releaseHeld()
+      c.signal.load = 0
+      expect((await get(port, {}, '/capped')).body).toBe('capped')
+      await waitFor(() => c.limiter.inFlight === 0, { what: 'every token back' })
+      expect(c.limiter.stats().invalidReleases).toBe(0)
+      await server.close()
+      c.limiter.close()
+    })
+
+    it("fails the route's registration when its config declares a bad policy", async () => {
+      const server = Fastify()
+      await server.register(fastifyGuard, { limiter: false })
+      expect(() => server.get('/x', { config: { bulwark: { priority: 'urgent' } } }, async () => 'x')).toThrow(
+        /config\.bulwark of GET \/x\.priority/,
+      )
+      await server.close()
     })
   })
 }

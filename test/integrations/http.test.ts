@@ -1,7 +1,15 @@
 import * as http from 'http'
 import { describe, expect, it } from 'vitest'
 
-import { InvalidArgumentError, InvalidOptionError, KeyedLimiter, TokenBucket } from '../../lib/index'
+import {
+  AccessList,
+  BanList,
+  BbrLimiter,
+  InvalidArgumentError,
+  InvalidOptionError,
+  KeyedLimiter,
+  TokenBucket,
+} from '../../lib/index'
 import { httpGuard } from '../../lib/entries/http'
 import { ManualClock } from '../helpers/manual-clock'
 import { waitFor } from '../helpers/wait-for'
@@ -51,6 +59,19 @@ describe('httpGuard (node:http)', () => {
     expect(r.status).toBe(429)
     expect(r.headers['retry-after']).toBe('2')
     await s.close()
+  })
+
+  it('matches ranges against a forwarded address only when access.address reads it', async () => {
+    const list = new AccessList({ entries: { '203.0.113.0/24': 'deny' } })
+    const fromProxy = { 'x-real-ip': '203.0.113.9' }
+    const plain = await start({ limiter: false, access: list }, async () => 'ok')
+    expect((await get(plain.port, fromProxy)).status).toBe(200) // the header alone changes nothing
+    const address = (req: http.IncomingMessage) => req.headers['x-real-ip'] as string | undefined
+    const proxied = await start({ limiter: false, access: { list, address } }, async () => 'ok')
+    expect((await get(proxied.port, fromProxy)).status).toBe(403)
+    expect((await get(proxied.port)).status).toBe(200) // no header: an address that matches no range
+    await Promise.all([plain.close(), proxied.close()])
+    list.close()
   })
 
   it('reports sheds to onShed listeners, and the guard counts rate-limited requests', async () => {
@@ -105,6 +126,28 @@ describe('httpGuard (node:http)', () => {
       [{ connectionConcurrency: 0 }, 'connectionConcurrency'],
       [{ connectionConcurrency: 2.5 }, 'connectionConcurrency'],
       [{ connectionConcurrency: true }, 'connectionConcurrency'],
+      [{ routes: 'all' }, 'routes'],
+      [{ routes: { 'get /x': {} } }, 'routes.get /x'],
+      [{ routes: { '/x': { priority: 'urgent' } } }, 'routes./x.priority'],
+      [{ routes: { '/x': { bogus: 1 } } }, 'routes./x.bogus'],
+      [{ routes: { '/x': { skip: 'yes' } } }, 'routes./x.skip'],
+      [{ routes: { '/x': { concurrency: 0 } } }, 'routes./x.concurrency'],
+      [{ routes: { '/x': { concurrency: 2, keyConcurrency: { max: 1, key: () => 'k' } } } }, 'routes./x.concurrency'],
+      [{ routes: { '/x': { keyConcurrency: { max: 1 } } } }, 'routes./x.keyConcurrency.key'],
+      [{ routes: { '/x': { rateLimit: { limiter: {} } } } }, 'routes./x.rateLimit.limiter'],
+      [{ routes: { '/x': { timeout: -1 } } }, 'routes./x.timeout'],
+      [{ routes: { '/x': { fallback: 'cached' } } }, 'routes./x.fallback'],
+      [{ routes: { '/a/*/b': {} } }, 'routes./a/*/b'],
+      [{ access: {} }, 'access.list'],
+      [{ access: { list: new AccessList(), key: 'apiKey' } }, 'access.key'],
+      [{ bans: { key: 'ip' } }, 'bans.key'],
+      [{ bans: { list: new BanList(), after: 3 } }, 'bans.after'],
+      [{ bans: { after: 0 } }, 'after'],
+      [{ readiness: { path: 'ready' } }, 'readiness.path'],
+      [{ readiness: true }, 'readiness.limiter'],
+      [{ readiness: { limiter: new BbrLimiter(), shedRatio: 0 } }, 'readiness.shedRatio'],
+      [{ rateLimit: { limiter: new TokenBucket({ rate: 1 }), headers: 'yes' } }, 'rateLimit.headers'],
+      [{ rateLimit: { limiter: { tryAcquire: () => true }, key: () => 'k', headers: true } }, 'rateLimit.headers'],
     ]
     for (const [options, field] of bad) {
       let error: unknown

@@ -14,6 +14,7 @@ import { queueScenarios } from './queue-scenarios'
 import { shadowScenarios } from './shadow-scenarios'
 import { keyConcurrencyScenarios } from './key-concurrency-scenarios'
 import { slowClientScenarios } from './slow-client-scenarios'
+import { gatewayScenarios } from './gateway-scenarios'
 import { http1Slow, type SlowClient } from './slow-clients'
 import { loopTurns } from '../helpers/loop-turns'
 import { waitFor } from '../helpers/wait-for'
@@ -251,6 +252,7 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
   answerSafetyScenarios(start, client)
   keyConcurrencyScenarios(start, client)
   slowClientScenarios(open, client)
+  gatewayScenarios(open, () => calls, client)
 }
 
 /** A request's header (gRPC: metadata) on any adapter's request object, for `priority` and `trustPriority`. */

@@ -6,13 +6,17 @@ import type { InboundGuardOptions } from '../../guards/inbound/inbound-options'
 import { answeredInstead, answerWith, refuse, responseGone, runAdmitted } from '../../guards/inbound/degraded-response'
 import { errorReason } from '../../guards/inbound/fallback'
 import { responseReleaser } from '../../guards/inbound/response-release'
+import { setFields } from '../../guards/inbound/rate-limit-headers'
 
 /** What the middleware reads of an Express (or Connect) request; `ip` honours Express's `trust proxy`. */
-export type ExpressRequest = IncomingMessage & { ip?: string }
+export type ExpressRequest = IncomingMessage & { ip?: string; originalUrl?: string }
 
 const expressAccess: RequestAccess<ExpressRequest> = {
   header: (req, name) => req.headers[name],
   address: (req) => req.ip ?? req.socket.remoteAddress,
+  method: (req) => req.method,
+  // The URL as it came: a router mounted on a path rewrites req.url while it runs.
+  url: (req) => req.originalUrl ?? req.url,
 }
 
 /** Express's `next`: called with nothing to go on, with an error to skip to the error handlers. */
@@ -40,6 +44,7 @@ export function expressGuard(options?: InboundGuardOptions<ExpressRequest>): Exp
   const decided = (req: ExpressRequest, res: ServerResponse, next: ExpressNext, token: number): void => {
     if (token < 0) return refuse(guard, req, res, token)
     bind(res, token, req.socket)
+    if (guard.limitHeaders !== undefined) setFields(res, guard.limitHeaders)
     runAdmitted(guard, req, res, () => next(), false)
   }
   const middleware = (req: ExpressRequest, res: ServerResponse, next: ExpressNext): void => {

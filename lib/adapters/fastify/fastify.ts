@@ -125,9 +125,25 @@ export interface FastifyInstanceLike {
   hasDecorator?(name: string): boolean
 }
 
+// Fastify keeps a request's matched route (its `config`: url, method, and what the route declares) under a symbol of
+// its own copy; `request.routeOptions` builds a new object at each read. Each plugin finds the symbol of the copy it
+// was registered with, at its first request.
+function routeConfigReader(): (request: FastifyRequestLike) => object | undefined {
+  let context: symbol | undefined
+  return (request) => {
+    if (context === undefined) {
+      context = Object.getOwnPropertySymbols(request).find((s) => s.description === 'fastify.context')
+      if (context === undefined) return (request as { routeOptions?: { config?: object } }).routeOptions?.config
+    }
+    return (request as unknown as Record<symbol, { config?: object } | undefined>)[context]?.config
+  }
+}
+
 const fastifyAccess: RequestAccess<FastifyRequestLike> = {
   header: (request, name) => request.headers[name],
   address: (request) => request.ip ?? request.raw.socket.remoteAddress,
+  method: (request) => request.raw.method,
+  url: (request) => request.raw.url,
 }
 
 export type FastifyGuardOptions = InboundGuardOptions<FastifyRequestLike>
@@ -150,12 +166,14 @@ export function fastifyGuard(
 ): void {
   let guard: InboundGuard<FastifyRequestLike>
   try {
-    guard = new InboundGuard(options, fastifyAccess)
+    guard = new InboundGuard(options, { ...fastifyAccess, route: routeConfigReader() })
   } catch (error) {
     return done(error as Error)
   }
   const bind = responseReleaser(guard)
   const decided = (request: FastifyRequestLike, reply: FastifyReplyLike, next: () => void, token: number): void => {
+    const fields = guard.limitHeaders
+    if (fields !== undefined) for (let i = 0; i < fields.length; i += 2) reply.header(fields[i], fields[i + 1])
     if (token >= 0) {
       bind(reply.raw, token, connectionOf(request.raw))
       if (responseGone(reply.raw)) return guard.countClientGone() // nobody to answer: no handler runs
@@ -181,12 +199,15 @@ export function fastifyGuard(
       if (answer && guard.fallbackWritten(sendAnswer(reply, answer))) return
     }
     const r = shedReply(token)
-    reply
-      .code(r.status)
-      .header('content-type', JSON_TYPE)
-      .header('retry-after', retryAfterText(guard.retryAfter))
-      .send(r.body)
+    reply.code(r.status).header('content-type', JSON_TYPE)
+    if (r.retries) reply.header('retry-after', retryAfterText(guard.retryAfter))
+    reply.send(r.body)
   }
+  // A route's own policy (`config: { bulwark }`) is compiled as the route is registered, not at its first request.
+  fastify.addHook('onRoute', (route: { url?: string; method?: unknown; config?: object }) => {
+    const config = (route.config ??= {}) as { bulwark?: unknown }
+    if (config.bulwark !== undefined) guard.declareRoute(config, route.url, route.method)
+  })
   fastify.addHook('onRequest', (request: FastifyRequestLike, reply: FastifyReplyLike, next: () => void): void => {
     const token = guard.tryAcquire(request, connectionOf(request.raw))
     if (token !== QUEUED) return decided(request, reply, next, token)

@@ -1,4 +1,5 @@
 import { checkOptions } from '../../foundation/common/validate'
+import { InvalidOptionError } from '../../foundation/errors/invalid-option-error'
 import { Shed } from '../../foundation/errors/shed'
 import { runWithDeadline } from '../../guards/inbound/deadline-context'
 import type { FallbackReason } from '../../guards/inbound/fallback'
@@ -44,6 +45,9 @@ const grpcAccess: RequestAccess<GrpcCallInfo> = {
   address: (info) => info.address,
   remaining: (info) => info.remainingMs,
   checkAnswer: checkGrpcAnswer,
+  // Routes are method paths (`/pkg.Service/Method`, `/pkg.Service/*`); every call is a POST.
+  method: () => 'POST',
+  url: (info) => info.method,
 }
 
 const RELEASED = -1
@@ -76,6 +80,9 @@ const ANSWERED = 2
  */
 export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInterceptor {
   const { grpc: given, ...rest } = checkOptions<GrpcServerGuardOptions>(options, 'options')
+  const path = (rest.readiness as { path?: unknown } | undefined)?.path
+  if (path !== undefined)
+    throw new InvalidOptionError('readiness.path', path, 'left out: answer health checks with guard.readiness.ready()')
   const grpc = grpcModule(given)
   const guard = new InboundGuard<GrpcCallInfo>(rest as InboundGuardOptions<GrpcCallInfo>, grpcAccess)
   const toStatus = (answer: GrpcStatusAnswer) => {
@@ -221,6 +228,7 @@ export function grpcServerGuard(options?: GrpcServerGuardOptions): GrpcServerInt
 
 function shedStatus(grpc: ReturnType<typeof grpcModule>, code: number, guard: InboundGuard<GrpcCallInfo>): object {
   const trailers = new grpc.Metadata()
+  if (code === Shed.denied) return { code: GrpcStatus.PERMISSION_DENIED, details: 'denied', metadata: trailers }
   trailers.set('grpc-retry-pushback-ms', String(guard.retryAfter * 1000)) // honoured by grpc retry policies
   return { code: GrpcStatus.RESOURCE_EXHAUSTED, details: shedDetails(code, guard.retryAfter), metadata: trailers }
 }
@@ -228,6 +236,7 @@ function shedStatus(grpc: ReturnType<typeof grpcModule>, code: number, guard: In
 function shedDetails(code: number, retryAfter: number): string {
   if (code === Shed.rateLimit) return `rate limited, retry after ${retryAfter} s`
   if (code === Shed.keyConcurrency) return `too many concurrent calls, retry after ${retryAfter} s`
+  if (code === Shed.banned) return `banned, retry after ${retryAfter} s`
   if (code === Shed.connectionConcurrency)
     return `too many concurrent calls on one connection, retry after ${retryAfter} s`
   if (code === Shed.deadline) return 'deadline shorter than the expected service time'

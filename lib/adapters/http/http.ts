@@ -7,6 +7,7 @@ import { InboundGuard, QUEUED, type RequestAccess } from '../../guards/inbound/i
 import type { InboundGuardOptions } from '../../guards/inbound/inbound-options'
 import { refuse, responseGone, runAdmitted } from '../../guards/inbound/degraded-response'
 import { connectionOf, responseReleaser } from '../../guards/inbound/response-release'
+import { setFields } from '../../guards/inbound/rate-limit-headers'
 
 /** A request of node:http, or of node:http2's compatibility API (which has the same headers and socket). */
 export type NodeRequest = IncomingMessage | Http2ServerRequest
@@ -16,6 +17,8 @@ export type NodeResponse = ServerResponse | Http2ServerResponse
 export const nodeRequestAccess: RequestAccess<NodeRequest> = {
   header: (req, name) => req.headers[name],
   address: (req) => req.socket.remoteAddress,
+  method: (req) => req.method,
+  url: (req) => req.url,
 }
 
 export type RequestListener<Req extends NodeRequest = IncomingMessage, Res extends NodeResponse = ServerResponse> = (
@@ -51,6 +54,7 @@ export function httpGuard<Req extends NodeRequest = IncomingMessage, Res extends
   const decided = (req: Req, res: Res, token: number, connection: object | undefined): void => {
     if (token < 0) return refuse(guard, req, res, token)
     bind(res, token, connection)
+    if (guard.limitHeaders !== undefined) setFields(res, guard.limitHeaders)
     runAdmitted(guard, req, res, listener, true)
   }
   const guarded = (req: Req, res: Res): void => {

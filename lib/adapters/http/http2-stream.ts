@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders, ServerHttp2Stream } from 'http2'
+import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from 'http2'
 
 import { InvalidArgumentError } from '../../foundation/errors/invalid-argument-error'
 import { runWithDeadline } from '../../guards/inbound/deadline-context'
@@ -8,7 +8,7 @@ import { awaitSlot } from '../../guards/inbound/await-slot'
 import { CALLBACK_FAILED, InboundGuard, QUEUED, type RequestAccess } from '../../guards/inbound/inbound-guard'
 import type { InboundGuardOptions } from '../../guards/inbound/inbound-options'
 import { streamReleaser } from '../../guards/inbound/response-release'
-import { respondShed } from '../../guards/inbound/shed-reply'
+import { respondShed, withFields } from '../../guards/inbound/shed-reply'
 import { attachSignal } from '../../guards/inbound/request-signal'
 
 // HTTP/2's error codes (RFC 9113, section 7; node:http2's constants.NGHTTP2_*), written here because node:http2
@@ -37,6 +37,21 @@ export type GuardedStreamListener = StreamListener & { readonly guard: InboundGu
 const streamAccess: RequestAccess<Http2StreamRequest> = {
   header: (request, name) => request.headers[name],
   address: (request) => request.stream.session?.socket?.remoteAddress,
+  method: (request) => request.headers[':method'],
+  url: (request) => request.headers[':path'],
+}
+
+type Respond = (this: ServerHttp2Stream, headers?: OutgoingHttpHeaders, ...rest: unknown[]) => unknown
+
+/** The rate limit's fields added to whatever headers the listener answers the stream with (copied: kept past now). */
+function answerWithFields(stream: ServerHttp2Stream, fields: readonly string[]): void {
+  const kept = fields.slice()
+  for (const name of ['respond', 'respondWithFD', 'respondWithFile'] as const) {
+    const own = stream[name] as unknown as Respond
+    ;(stream as unknown as Record<string, Respond>)[name] = function (headers, ...rest) {
+      return own.call(this, withFields(headers ?? {}, kept), ...rest)
+    }
+  }
 }
 
 /** Responds with `answer`; false when node:http2 refused it (a header it cannot send), with nothing sent. */
@@ -146,9 +161,10 @@ export function http2StreamGuard(
       const answer = guard.fallback === undefined ? undefined : guard.answer(request, guard.reasonOf(token))
       request.stream = request.headers = undefined as never
       if (answer && guard.fallbackWritten(respondAnswer(stream, head, answer))) return
-      return respondShed(stream, head, token, guard.retryAfter)
+      return respondShed(stream, head, token, guard.retryAfter, guard.limitHeaders)
     }
     bind(stream, token, stream.session)
+    if (guard.limitHeaders !== undefined) answerWithFields(stream, guard.limitHeaders)
     if (stream.destroyed) return guard.countClientGone() // reset by the client already: no listener runs
     if (plain) listener(stream, headers, flags, raw)
     else runDegraded(guard, listener, [stream, headers, flags, raw])

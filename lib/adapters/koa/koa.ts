@@ -19,12 +19,15 @@ export interface KoaContextLike {
   type: string
   body: unknown
   respond?: boolean
+  originalUrl?: string
   set(field: string, value: string | string[]): void
 }
 
 const koaAccess: RequestAccess<KoaContextLike> = {
   header: (ctx, name) => ctx.req.headers[name],
   address: (ctx) => ctx.ip ?? ctx.req.socket.remoteAddress,
+  method: (ctx) => ctx.req.method,
+  url: (ctx) => ctx.originalUrl ?? ctx.req.url,
 }
 
 export type KoaMiddleware = ((ctx: KoaContextLike, next: () => Promise<unknown>) => Promise<unknown> | undefined) & {
@@ -108,6 +111,8 @@ export function koaGuard(options?: InboundGuardOptions<KoaContextLike>): KoaMidd
   const bind = responseReleaser(guard)
   const plain = guard.fallback === undefined && !guard.timesOut && !guard.propagatesDeadline
   const decided = (ctx: KoaContextLike, next: () => Promise<unknown>, token: number): Promise<unknown> | undefined => {
+    const fields = guard.limitHeaders
+    if (fields !== undefined) for (let i = 0; i < fields.length; i += 2) ctx.set(fields[i], fields[i + 1])
     if (token >= 0) {
       bind(ctx.res, token, connectionOf(ctx.req))
       if (responseGone(ctx.res)) {
@@ -122,7 +127,7 @@ export function koaGuard(options?: InboundGuardOptions<KoaContextLike>): KoaMidd
     if (answer && guard.fallbackWritten(setAnswer(ctx, answer))) return undefined
     const r = shedReply(token)
     ctx.status = r.status
-    ctx.set('Retry-After', retryAfterText(guard.retryAfter))
+    if (r.retries) ctx.set('Retry-After', retryAfterText(guard.retryAfter))
     ctx.type = JSON_TYPE
     ctx.body = r.body
     return undefined

@@ -22,6 +22,10 @@ export const Shed = {
   queueTimeout: -8,
   /** Per-connection concurrency: the request's connection (an HTTP/2 session) already holds its requests in flight. */
   connectionConcurrency: -9,
+  /** An access list denies the request's address or key (HTTP 403). */
+  denied: -10,
+  /** The request's key is banned for refusals that came too fast (HTTP 429 until the ban ends). */
+  banned: -11,
 } as const
 
 export type ShedCode = (typeof Shed)[keyof typeof Shed]
@@ -36,6 +40,8 @@ export type ShedReason =
   | 'forced'
   | 'queue-timeout'
   | 'connection-concurrency'
+  | 'denied'
+  | 'banned'
 
 // Index -code: the reason of each code, made once.
 const REASONS: readonly (ShedReason | undefined)[] = [
@@ -49,6 +55,8 @@ const REASONS: readonly (ShedReason | undefined)[] = [
   'forced',
   'queue-timeout',
   'connection-concurrency',
+  'denied',
+  'banned',
 ]
 
 /** The reason of a shed code, or undefined for anything that is not one (an admitted token, say). Never throws. */

@@ -94,6 +94,13 @@ export class RateTable extends KeyedTable {
     return Math.min(this.burst, Math.max(0, (this.limit.tau - debt) / this.limit.interval))
   }
 
+  /** Milliseconds until `key`'s bucket is full again: 0 at rest, and 0 for a key holding no slot (never the overflow's). */
+  debtMs(key: string, nowMs: number): number {
+    if (key.length > this.maxKeyLength) return 0
+    const debt = this.debtOf(key, (nowMs - this.origin) * this.ticksPerMs)
+    return debt > 0 ? debt / this.ticksPerMs : 0
+  }
+
   /** The located debt of `key` at `ticks`, or -1 when it holds no slot. */
   private debtOf(key: string, ticks: number): number {
     this.locate(key)

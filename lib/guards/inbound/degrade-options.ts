@@ -58,10 +58,10 @@ export interface ResolvedDegrade<Req> {
 const HEADER = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 const MAX_TIMEOUT = 2 ** 31 - 1 // setTimeout's range
 
-function resolveTimeout<Req>(value: unknown): ResolvedDegrade<Req>['timeout'] {
+export function resolveTimeout<Req>(value: unknown, field = 'timeout'): ResolvedDegrade<Req>['timeout'] {
   if (value === undefined) return 0
   if (typeof value === 'function') return value as (request: Req) => number | undefined
-  return checkNumber('timeout', value, { integer: true, min: 1, max: MAX_TIMEOUT })
+  return checkNumber(field, value, { integer: true, min: 1, max: MAX_TIMEOUT })
 }
 
 /**

@@ -66,7 +66,7 @@ export function refuse<Req>(guard: InboundGuard<Req>, request: Req, res: NodeRes
   if (code === CALLBACK_FAILED) return void writeAnswer(res, plainAnswer('error', false))
   const answer = guard.fallback === undefined ? undefined : guard.answer(request, guard.reasonOf(code))
   if (answer && guard.fallbackWritten(writeAnswer(res, answer))) return
-  writeShed(res, code, guard.retryAfter)
+  writeShed(res, code, guard.retryAfter, guard.limitHeaders)
 }
 
 const noop = function (this: unknown): unknown {

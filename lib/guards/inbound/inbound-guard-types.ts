@@ -42,6 +42,12 @@ export interface InboundGuardStats {
   limiter: BbrLimiterStats | undefined
   /** The per-key concurrency limiter's stats (undefined without `keyConcurrency`). */
   keyConcurrency: KeyConcurrencyLimiterStats | undefined
+  /** Requests an allow entry let past every limit, and those of `skip` routes. */
+  bypassed: number
+  /** Requests a deny entry refused (403, Shed.denied). */
+  denied: number
+  /** Requests refused because their key was banned (429, Shed.banned). */
+  banned: number
 }
 
 /** How the guard reads a framework's request: a header's value and the client's address. */
@@ -52,6 +58,11 @@ export interface RequestAccess<Req> {
   remaining?(request: Req): number
   /** Checks what the fallback returned (default: an HTTP answer); throws when it is not an answer. */
   checkAnswer?(value: unknown): unknown
+  /** The request's method (`GET`; gRPC: `POST`) and URL (path and query; gRPC: the method's path), for `routes`. */
+  method?(request: Req): unknown
+  url?(request: Req): unknown
+  /** The route its framework matched, as it defines it (Fastify: the route's `config`), or undefined. */
+  route?(request: Req): object | undefined
 }
 
 /** What `answer` returns when the fallback failed: the request gets the plain 503. */
@@ -65,3 +76,10 @@ export const QUEUED = -100
  * with the plain error answer (not the fallback, which may share the broken code).
  */
 export const CALLBACK_FAILED = -101
+
+/**
+ * What tryAcquire returns for a request of the readiness path (docs/guide/gateway.md, "Readiness"): answer it with
+ * `shedReply(code)` (200 or 503, no Retry-After); it holds nothing and is counted nowhere.
+ */
+export const PROBE_READY = -102
+export const PROBE_NOT_READY = -103

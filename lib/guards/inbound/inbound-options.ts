@@ -7,6 +7,8 @@ import { Switchboard } from '../../components/switches/switchboard'
 import { KeyConcurrencyPort, type KeyConcurrencyOptions } from './key-concurrency-port'
 import { type DegradeOptions, type ResolvedDegrade, resolveDegradeOptions } from './degrade-options'
 import { checkOneOf, checkOptions, optionalFunction, optionalNumber } from '../../foundation/common/validate'
+import { checkHeaders } from './rate-limit-headers'
+import type { GatewayOptions, RateLimitOptions } from './gateway-options'
 
 /** The longest Retry-After announced, s: a day. */
 export const MAX_RETRY_AFTER = 86_400
@@ -18,32 +20,7 @@ export const MAX_RETRY_AFTER = 86_400
  */
 export const DEFAULT_CONNECTION_CONCURRENCY = 100
 
-/** A limiter whose limit is per key: a KeyedLimiter, or anything that answers `tryAcquire(key)`. */
-export interface KeyedRateLimiter {
-  /** Present on a KeyedLimiter: it makes the limiter keyed (by the client's address) without a `key` function. */
-  get?(key: string): unknown
-  tryAcquire(key: string): boolean
-  /** Milliseconds until `key` may pass again; without it, the 429 says `retryAfter` seconds. */
-  retryAfterMs?(key: string): number
-}
-
-/** One limit for every request (a TokenBucket, a SlidingWindowLimiter, any `Limiter`). */
-export interface GlobalRateLimiter {
-  tryAcquire(n?: number): boolean
-  retryAfterMs(n?: number): number
-}
-
-export interface RateLimitOptions<Req> {
-  /**
-   * A KeyedLimiter (or an object with `get(key)`), or any limiter with a `key` function: one limit per key, and
-   * `tryAcquire(key)` decides. Without either, it is one limit for all requests: `tryAcquire()` decides.
-   */
-  limiter: KeyedRateLimiter | GlobalRateLimiter
-  /** The request's key (default for a keyed limiter: the client's address). */
-  key?: (request: Req) => string
-}
-
-export interface InboundGuardOptions<Req> extends DegradeOptions<Req> {
+export interface InboundGuardOptions<Req> extends DegradeOptions<Req>, GatewayOptions<Req> {
   /** The adaptive limiter: an instance, or options to create one (closed by `guard.close()`); false for none. */
   limiter?: BbrLimiter | BbrLimiterOptions | false
   /** A rate limit checked before the limiter; requests over it are answered 429. */
@@ -110,10 +87,15 @@ export interface InboundGuardOptions<Req> extends DegradeOptions<Req> {
   connectionConcurrency?: number | false
 }
 
+/** A rate limit as the gate applies it: `headers` resolved to the fields it writes, or undefined for none. */
+export interface ResolvedRateLimit<Req> extends Omit<RateLimitOptions<Req>, 'headers'> {
+  headers: 'ietf' | 'legacy' | undefined
+}
+
 export interface ResolvedInboundOptions<Req> {
   limiter: BbrLimiter | undefined
   ownsLimiter: boolean
-  rateLimit: RateLimitOptions<Req> | undefined
+  rateLimit: ResolvedRateLimit<Req> | undefined
   priority: ((request: Req) => number | PriorityName) | undefined
   defaultPriority: number
   priorityHeader: string | undefined
@@ -172,15 +154,17 @@ function resolveLimiter(
   return { limiter: new BbrLimiter(options), owns: true }
 }
 
-function resolveRateLimit<Req>(value: unknown): RateLimitOptions<Req> | undefined {
+/** Resolves a `rateLimit` option (a route's is named by `field`). */
+export function resolveRateLimit<Req>(value: unknown, field = 'rateLimit'): ResolvedRateLimit<Req> | undefined {
   if (value === undefined) return undefined
-  const o = checkOptions<RateLimitOptions<Req>>(value, 'rateLimit')
+  const o = checkOptions<RateLimitOptions<Req>>(value, field)
   const limiter = o.limiter as { tryAcquire?: unknown } | undefined
   if (limiter === null || typeof limiter !== 'object' || typeof limiter.tryAcquire !== 'function') {
-    throw new InvalidOptionError('rateLimit.limiter', limiter, 'a KeyedLimiter or a limiter with tryAcquire()')
+    throw new InvalidOptionError(`${field}.limiter`, limiter, 'a KeyedLimiter or a limiter with tryAcquire()')
   }
-  const key = optionalFunction<(request: Req) => string>('rateLimit.key', o.key)
-  return { limiter: o.limiter as RateLimitOptions<Req>['limiter'], key }
+  const key = optionalFunction<(request: Req) => string>(`${field}.key`, o.key)
+  const headers = checkHeaders(o.limiter, o.headers, `${field}.headers`)
+  return { limiter: o.limiter as RateLimitOptions<Req>['limiter'], key, headers }
 }
 
 function resolveHeader(value: unknown, trusted: boolean): string | undefined {

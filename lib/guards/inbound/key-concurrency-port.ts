@@ -35,12 +35,12 @@ export class KeyConcurrencyPort<Req> {
   /** The key limiter's token, by guard token slot. */
   private readonly keyTokens: number[] = []
 
-  constructor(value: unknown) {
-    const o = checkOptions<KeyConcurrencyOptions<Req>>(value, 'keyConcurrency')
-    if (typeof o.key !== 'function')
-      throw new InvalidOptionError('keyConcurrency.key', o.key, 'a function of the request')
+  /** `field`: the option's name in errors (a route's is its own). */
+  constructor(value: unknown, field = 'keyConcurrency') {
+    const o = checkOptions<KeyConcurrencyOptions<Req>>(value, field)
+    if (typeof o.key !== 'function') throw new InvalidOptionError(`${field}.key`, o.key, 'a function of the request')
     if ((o.limiter === undefined) === (o.max === undefined))
-      throw new InvalidOptionError('keyConcurrency', value, 'either `limiter` or `max`')
+      throw new InvalidOptionError(field, value, 'either `limiter` or `max`')
     this.key = o.key
     this.owns = !(o.limiter instanceof KeyConcurrencyLimiter)
     const made = o.limiter ?? { max: o.max as number }

@@ -4,7 +4,9 @@ import { MODE } from '../../components/switches/switch-layout'
 import type { Switchboard } from '../../components/switches/switchboard'
 import { addressKey, deadlineReader, jittered, retrySeconds } from './inbound-helpers'
 import type { RequestAccess } from './inbound-guard-types'
-import type { GlobalRateLimiter, KeyedRateLimiter, ResolvedInboundOptions } from './inbound-options'
+import type { GlobalRateLimiter, KeyedRateLimiter } from './gateway-options'
+import type { ResolvedInboundOptions } from './inbound-options'
+import { RateLimitHeaders } from './rate-limit-headers'
 
 const MODE_NONE = 0
 const MODE_KEYED = 1 // tryAcquire(key)
@@ -26,6 +28,9 @@ export class RequestGate<Req> {
   shedForced = 0
   shedDeadline = 0
   rateLimited = 0
+  /** The rate limit's header fields for the last checked request (with `rateLimit.headers`), else undefined. */
+  limitHeaders: string[] | undefined = undefined
+  private readonly headers: RateLimitHeaders | undefined
   private readonly switches: Switchboard | undefined
   private readonly routeOf: ((request: Req) => string) | undefined
   private readonly remainingOf: ((request: Req) => number) | undefined
@@ -41,17 +46,25 @@ export class RequestGate<Req> {
   private lastAddress: unknown = undefined
   private lastKey = 'unknown'
 
-  /** The gate for these options, or undefined when they configure no switch, deadline or rate limit. */
-  static of<Req>(o: ResolvedInboundOptions<Req>, access: RequestAccess<Req>): RequestGate<Req> | undefined {
+  /**
+   * The gate for these options, or undefined when they configure no switch, deadline or rate limit; `policy` names
+   * the rate limit in its header fields.
+   */
+  static of<Req>(
+    o: ResolvedInboundOptions<Req>,
+    access: RequestAccess<Req>,
+    policy = 'default',
+  ): RequestGate<Req> | undefined {
     const remainingOf = deadlineReader(o.degrade.deadline, access)
     if (o.switches === undefined && remainingOf === undefined && o.rateLimit === undefined) return undefined
-    return new RequestGate(o, access, remainingOf)
+    return new RequestGate(o, access, remainingOf, policy)
   }
 
   private constructor(
     o: ResolvedInboundOptions<Req>,
     access: RequestAccess<Req>,
     remainingOf: ((request: Req) => number) | undefined,
+    policy: string,
   ) {
     this.switches = o.switches
     this.routeOf = o.route
@@ -64,6 +77,7 @@ export class RequestGate<Req> {
     const rate = o.rateLimit
     this.rateLimiter = rate?.limiter
     this.keyOf = rate?.key
+    this.headers = rate?.headers === undefined ? undefined : new RateLimitHeaders(rate.limiter, rate.headers, policy)
     if (rate === undefined) this.mode = MODE_NONE
     // A KeyedLimiter (it has get) is keyed even without a key function: by the client's address.
     else if (rate.key !== undefined || typeof (rate.limiter as { get?: unknown }).get === 'function')
@@ -73,6 +87,7 @@ export class RequestGate<Req> {
 
   /** 0 when `request` (of class `p`) may go on to the limiters, else the Shed code that refuses it (counted). */
   check(request: Req, p: number): number {
+    if (this.headers !== undefined) this.limitHeaders = undefined
     const board = this.switches
     if (board !== undefined) {
       board.refresh() // one atomic load unless an operator changed a switch
@@ -120,12 +135,16 @@ export class RequestGate<Req> {
   private withinRate(request: Req): boolean {
     const rate = this.rateLimiter as KeyedRateLimiter & GlobalRateLimiter
     if (this.mode === MODE_GLOBAL) {
-      if (rate.tryAcquire()) return true
+      const admitted = rate.tryAcquire()
+      if (this.headers !== undefined) this.limitHeaders = this.headers.describe(undefined)
+      if (admitted) return true
       this.retryAfter = jittered(retrySeconds(rate.retryAfterMs()), this.jitter, this.random)
       return false
     }
     const key = this.keyOf !== undefined ? String(this.keyOf(request)) : this.clientKey(this.access.address(request))
-    if (rate.tryAcquire(key as never)) return true
+    const admitted = rate.tryAcquire(key as never)
+    if (this.headers !== undefined) this.limitHeaders = this.headers.describe(key)
+    if (admitted) return true
     this.retryAfter = jittered(
       rate.retryAfterMs !== undefined ? retrySeconds(rate.retryAfterMs(key as never)) : this.overloadRetryAfter,
       this.jitter,

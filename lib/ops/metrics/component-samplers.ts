@@ -79,6 +79,9 @@ function sampleGuard(name: string, guard: InboundGuard<unknown>, emit: Emit, lim
   emit(METRIC.guardConnectionShed, s.shedConnectionConcurrency, { name })
   emit(METRIC.guardApplicationErrors, s.callbackErrors, { name, source: 'callback' })
   emit(METRIC.guardApplicationErrors, s.fallbackErrors, { name, source: 'fallback' })
+  emit(METRIC.guardAccess, s.bypassed, { name, outcome: 'bypassed' })
+  emit(METRIC.guardAccess, s.denied, { name, outcome: 'denied' })
+  emit(METRIC.guardAccess, s.banned, { name, outcome: 'banned' })
   if (guard.limiter !== undefined) sampleLimiter(name, guard.limiter, emit)
   if (guard.keyConcurrency !== undefined) sampleKeyConcurrency(name, guard.keyConcurrency, emit, limits)
 }

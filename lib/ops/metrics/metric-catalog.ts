@@ -181,6 +181,13 @@ const defs = {
     ['name', 'source'],
     "Requests an inbound guard answered plainly because the application's code failed: a function of its options threw (source callback), or the fallback threw or gave an answer Node could not write (source fallback).",
   ),
+  guardAccess: counter(
+    'guard',
+    'access',
+    '{request}',
+    ['name', 'outcome'],
+    "Requests an inbound guard's access list and bans decided at once: let past every limit by an allow entry or a skipped route (outcome bypassed), refused 403 by a deny entry (denied), refused 429 for a ban (banned).",
+  ),
   breakerState: gauge(
     'breaker',
     'state',

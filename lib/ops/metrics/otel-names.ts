@@ -26,6 +26,7 @@ export const OTEL = {
   guardRateLimited: ['guard.rate_limited_requests', 'counter'],
   guardConnectionShed: ['guard.connection_shed_requests', 'counter'],
   guardApplicationErrors: ['guard.application_errors', 'counter'],
+  guardAccess: ['guard.access_decisions', 'counter'],
   breakerState: ['breaker.state', 'gauge'],
   breakerDrop: ['breaker.drop.probability', 'gauge'],
   breakerFailure: ['breaker.failure.ratio', 'gauge'],
