@@ -129,3 +129,6 @@ export type { BanListOptions, BanListStats } from './components/access/ban-list'
 // only by those who import them (docs/vocabulary.md, "Module layout"): 'bulwark/http', 'bulwark/express',
 // 'bulwark/fastify', 'bulwark/koa', 'bulwark/grpc', 'bulwark/undici', 'bulwark/redis', 'bulwark/prometheus',
 // 'bulwark/opentelemetry', 'bulwark/top'.
+
+// BULWARK_RULES=<url>: the process follows that fleet rule source with no code change (entries/rules-env.ts).
+import './entries/rules-env'

@@ -34,6 +34,7 @@ const guide = [
   'integrations',
   'gateway',
   'degrade',
+  'fleet',
   'observability',
   'top',
   'demo',

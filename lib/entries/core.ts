@@ -55,6 +55,7 @@ export type { QueueDelayOptions } from '../admission/limits/queue-delay-controll
 export type { LatencyOptions } from '../admission/limits/latency-options'
 export type { LatencyStats } from '../admission/limits/latency-stats'
 export type { FlatRule, RuleStats } from '../foundation/live-rules/live-rules'
+export type { ShadowCount, ShadowRule, ShadowStats } from '../foundation/live-rules/shadow-tally'
 export { OverloadError } from '../foundation/errors/overload-error'
 
 // Breakers
@@ -83,3 +84,6 @@ export { BreakerOpenError } from '../foundation/errors/breaker-open-error'
 // Token bucket
 export { TokenBucket } from '../components/ratelimit/token-bucket'
 export type { TokenBucketOptions, TokenBucketRule, TokenBucketStats } from '../components/ratelimit/token-bucket'
+
+// BULWARK_RULES=<url>: the process follows that fleet rule source with no code change (entries/rules-env.ts).
+import './rules-env'

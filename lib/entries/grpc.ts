@@ -10,3 +10,6 @@ export { GrpcStatus } from '../adapters/grpc/grpc-module'
 export type { GrpcFallback, GrpcFallbackStatus } from '../adapters/grpc/grpc-fallback'
 export type { BreakerChoice } from '../guards/outbound/breaker-port'
 export type { BulkheadChoice } from '../guards/outbound/bulkhead-port'
+
+// BULWARK_RULES=<url>: the process follows that fleet rule source with no code change (entries/rules-env.ts).
+import './rules-env'

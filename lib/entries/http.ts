@@ -16,3 +16,6 @@ export { httpGuard } from '../adapters/http/http'
 export type { GuardedListener, NodeRequest, NodeResponse, RequestListener } from '../adapters/http/http'
 export { http2StreamGuard } from '../adapters/http/http2-stream'
 export type { GuardedStreamListener, Http2StreamRequest, StreamListener } from '../adapters/http/http2-stream'
+
+// BULWARK_RULES=<url>: the process follows that fleet rule source with no code change (entries/rules-env.ts).
+import './rules-env'

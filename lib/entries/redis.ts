@@ -13,7 +13,11 @@ export type {
   RedisAlgorithm,
   RedisClient,
   RedisRateLimiterOptions,
+  RedisRateLimiterRule,
   RedisScriptClient,
 } from '../components/ratelimit/redis/redis-options'
 export type { NodeRedisClient, NodeRedisScriptOptions } from '../components/ratelimit/redis/clients/node-redis-port'
 export type { GlideClient } from '../components/ratelimit/redis/clients/glide-port'
+
+// BULWARK_RULES=<url>: the process follows that fleet rule source with no code change (entries/rules-env.ts).
+import './rules-env'

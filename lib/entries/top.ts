@@ -12,9 +12,15 @@ export type {
   KeyedTableView,
   LimiterView,
   MemberView,
+  RedisRuleView,
   RegionReport,
+  RulesWatcherView,
   SlidingWindowView,
   SreBreakerView,
   SwitchesView,
   TokenBucketView,
 } from '../ops/top/views'
+export type { RulesRefusal } from '../foundation/live-rules/fleet-region'
+
+// BULWARK_RULES=<url>: the process follows that fleet rule source with no code change (entries/rules-env.ts).
+import './rules-env'

@@ -1,34 +1,18 @@
 // A real Redis for the tests: REDIS_URL when set, else a private redis-server on a free loopback port (started
 // here, stopped after). With neither, Redis tests are skipped locally, but under CI or BULWARK_REQUIRE_REDIS the
 // test file fails at once: a skipped Redis test must never pass for a green run.
-import { ChildProcess, spawn } from 'child_process'
-import * as fs from 'fs'
 import * as net from 'net'
-import * as os from 'os'
-import * as path from 'path'
 
 import Redis from 'ioredis'
 import { afterAll, beforeAll } from 'vitest'
+
+import { findBinary, ServerProcess } from './server-process'
 
 export interface RedisTarget {
   /** An external server to use as it is. */
   url?: string
   /** A redis-server binary to start private servers with. */
   binary?: string
-}
-
-function findBinary(): string | undefined {
-  const dirs = [...(process.env.PATH ?? '').split(path.delimiter), '/usr/bin', '/usr/sbin', '/usr/local/bin']
-  for (const dir of dirs) {
-    const candidate = path.join(dir, 'redis-server')
-    try {
-      fs.accessSync(candidate, fs.constants.X_OK)
-      return candidate
-    } catch {
-      // not here
-    }
-  }
-  return undefined
 }
 
 function redisRequired(): boolean {
@@ -40,7 +24,7 @@ function redisRequired(): boolean {
  * server, so it needs a binary even when REDIS_URL is set.
  */
 export function redisTarget(needsServer = false): RedisTarget | undefined {
-  const binary = findBinary()
+  const binary = findBinary('redis-server')
   const url = process.env.REDIS_URL || undefined
   const usable = needsServer ? binary !== undefined : binary !== undefined || url !== undefined
   if (!usable) {
@@ -82,17 +66,14 @@ function ping(port: number): Promise<boolean> {
   })
 }
 
-/** A private redis-server: start, kill, restart on the same port, pause (SIGSTOP) and resume. */
-export class RedisServer {
-  private child: ChildProcess | undefined
-  private readonly dir: string
-
+/** A private redis-server: start, kill, restart on the same port (empty: no persistence), pause and resume. */
+export class RedisServer extends ServerProcess {
   private constructor(
-    readonly binary: string,
+    binary: string,
     readonly port: number,
     private readonly extraArgs: readonly string[],
   ) {
-    this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bulwark-redis-'))
+    super(binary, 'bulwark-redis-')
   }
 
   /**
@@ -123,11 +104,7 @@ export class RedisServer {
     return `redis://127.0.0.1:${this.port}`
   }
 
-  get pid(): number | undefined {
-    return this.child?.pid
-  }
-
-  async launch(): Promise<void> {
+  launch(): Promise<void> {
     const args = [
       '--port',
       String(this.port),
@@ -139,54 +116,8 @@ export class RedisServer {
       'no',
       '--dir',
       this.dir,
-      ...this.extraArgs,
     ]
-    // redis-server logs to stdout, its "Address already in use" included.
-    const child = spawn(this.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] })
-    this.child = child
-    let output = ''
-    const keep = (d: Buffer) => (output = (output + d.toString()).slice(-4000))
-    child.stdout?.on('data', keep)
-    child.stderr?.on('data', keep)
-    const cleanup = () => child.kill('SIGKILL')
-    process.once('exit', cleanup)
-    child.once('exit', () => process.removeListener('exit', cleanup))
-    const until = Date.now() + 10_000
-    while (Date.now() < until) {
-      if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}: ${output}`)
-      if (await ping(this.port)) return
-      await new Promise((r) => setTimeout(r, 20))
-    }
-    throw new Error(`redis-server did not answer on port ${this.port} within 10 s: ${output}`)
-  }
-
-  /** Kills the server (SIGKILL by default) and waits for it to be gone. */
-  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
-    const child = this.child
-    if (!child || child.exitCode !== null || child.signalCode !== null) return
-    const exited = new Promise((r) => child.once('exit', r))
-    child.kill(signal)
-    await exited
-  }
-
-  /** A new server process on the same port, empty (no persistence). */
-  async restart(): Promise<void> {
-    await this.kill()
-    await this.launch()
-  }
-
-  pause(): void {
-    this.child?.kill('SIGSTOP')
-  }
-
-  resume(): void {
-    this.child?.kill('SIGCONT')
-  }
-
-  async stop(): Promise<void> {
-    this.resume()
-    await this.kill()
-    fs.rmSync(this.dir, { recursive: true, force: true })
+    return this.spawnUntil([...args, ...this.extraArgs], () => ping(this.port), 10_000)
   }
 }
 

@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js'
 import { describe, expect, it } from 'vitest'
 
-import { BreakerGroup, CircuitBreaker } from '../../lib/index'
+import { BreakerGroup, CircuitBreaker, type SreBreaker } from '../../lib/index'
 import { grpcClientGuard, GrpcStatus } from '../../lib/entries/grpc'
 import { badOptionField } from './option-field'
 import { call, closeAfterEach, EchoClient, startEcho } from './grpc-service'
@@ -34,6 +34,21 @@ function connect(interceptor: ReturnType<typeof grpcClientGuard>) {
 const strict = { minimumCalls: 10, random: () => 0 }
 
 describe('grpcClientGuard (grpc-js client interceptor)', () => {
+  it("shadow mode: an open method's breaker lets calls reach the server, counted as would-be refusals", async () => {
+    const reached = await failingWith(GrpcStatus.UNAVAILABLE)
+    const guard = grpcClientGuard({ breaker: strict })
+    const c = connect(guard)
+    for (let i = 0; i < 10; i++) await call(c, 'echo', {})
+    const breaker = guard.breakers.get('/test.Echo/Echo') as SreBreaker
+    breaker.configure({ shadow: true })
+    expect((await call(c, 'echo', {})).details).toBe('server says no')
+    expect(reached.echo).toBe(11)
+    expect(breaker.stats().rules.shadow?.wouldRefuse).toContainEqual({ reason: 'open', count: 1 })
+    breaker.configure({ shadow: false })
+    expect((await call(c, 'echo', {})).details).toMatch(/open \(rejected locally\)/)
+    guard.close()
+  })
+
   it('opens the method’s breaker on a failing server and rejects locally with UNAVAILABLE', async () => {
     const reached = await failingWith(GrpcStatus.UNAVAILABLE)
     const guard = grpcClientGuard({ breaker: strict })

@@ -39,6 +39,26 @@ describe('grpcServerGuard (grpc-js server interceptor)', () => {
     c.limiter.close()
   })
 
+  it('shadow mode: a limiter that would shed admits the call, counted apart; off, it sheds', async () => {
+    const c = controlledLimiter(2)
+    let calls = 0
+    const client = await open(grpcServerGuard({ limiter: c.limiter }), (req, done) => {
+      calls++
+      done(null, { echo: req.request.text })
+    })
+    c.limiter.configure({ shadow: true })
+    c.hold(3)
+    c.signal.load = 900
+    expect(await call(client, 'echo', { text: 'hi' })).toEqual({ code: 0, value: { echo: 'hi' } })
+    expect(calls).toBe(1)
+    const shadow = c.limiter.stats().rules.shadow
+    expect(shadow?.wouldRefuse.reduce((sum, n) => sum + n.count, 0)).toBe(1)
+    c.limiter.configure({ shadow: false })
+    expect((await call(client, 'echo', { text: 'hi' })).code).toBe(GrpcStatus.RESOURCE_EXHAUSTED)
+    c.releaseHeld()
+    c.limiter.close()
+  })
+
   it('sends grpc-retry-pushback-ms with the shed status', async () => {
     const c = controlledLimiter(1)
     const client = await open(grpcServerGuard({ limiter: c.limiter, retryAfter: 3 }), (_req, done) => done(null, {}))

@@ -11,6 +11,7 @@ import { ManualClock } from '../helpers/manual-clock'
 import { answerSafetyScenarios } from './answer-safety-scenarios'
 import { degradeScenarios } from './degrade-scenarios'
 import { queueScenarios } from './queue-scenarios'
+import { shadowScenarios } from './shadow-scenarios'
 import { keyConcurrencyScenarios } from './key-concurrency-scenarios'
 import { slowClientScenarios } from './slow-client-scenarios'
 import { gatewayScenarios } from './gateway-scenarios'
@@ -127,6 +128,7 @@ export function inboundScenarios(start: StartServer, client: ScenarioClient = ht
   })
 
   queueScenarios(open, () => calls, client)
+  shadowScenarios(open, () => calls, client)
 
   priorityScenarios(async (guard) => {
     const port = await open(guard)

@@ -1,7 +1,7 @@
 import * as http from 'http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { BreakerOpenError, RetryBudget } from '../../lib/index'
+import { BreakerOpenError, RetryBudget, type SreBreaker } from '../../lib/index'
 import { undiciGuard } from '../../lib/entries/undici'
 import { badOptionField } from './option-field'
 import { ManualClock } from '../helpers/manual-clock'
@@ -87,6 +87,19 @@ function undiciSuite(major: number, u: UndiciModule): void {
       guard.close()
     })
 
+    it("shadow mode: an open origin's breaker lets requests through, counted as would-be refusals", async () => {
+      const guard = undiciGuard({ breaker: strict, attempts: 1 })
+      const dispatcher = new Agent().compose(guard)
+      for (let i = 0; i < 5; i++) await outcome(dispatcher, url(origin, '/status/502/shadow'))
+      const breaker = guard.breakers.get(url(origin, '')) as SreBreaker
+      breaker.configure({ shadow: true })
+      expect((await outcome(dispatcher, url(origin, '/status/502/shadow'))).status).toBe(502)
+      expect(hit('/status/502/shadow')).toBe(6)
+      expect(breaker.stats().rules.shadow?.wouldRefuse).toContainEqual({ reason: 'open', count: 1 })
+      breaker.configure({ shadow: false })
+      expect((await outcome(dispatcher, url(origin, '/status/502/shadow'))).error).toBeInstanceOf(BreakerOpenError)
+      guard.close()
+    })
     it('does not count 4xx as failures (unless isFailure says so)', async () => {
       const lenient = undiciGuard({ breaker: strict, attempts: 1 })
       const a = new Agent().compose(lenient)

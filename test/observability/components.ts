@@ -15,8 +15,11 @@ import {
   TokenBucket,
 } from '../../lib/index'
 import { httpGuard } from '../../lib/entries/http'
+import { followRules } from '../../lib/ops/fleet/rules-follower'
 import { simulateUpstream } from '../adaptive/upstream-sim'
 import { ManualClock } from '../helpers/manual-clock'
+import { MemoryRuleSource } from '../helpers/memory-rule-source'
+import { uniqueName } from '../helpers/unique-name'
 
 export function drivenComponents() {
   const clock = new ManualClock(1000)
@@ -109,6 +112,16 @@ export function drivenComponents() {
   ])
   bulkheads.get('http://pricing:80')
 
+  // A host following a rule source that holds nothing yet: version 0, never heard (the metrics report it by itself).
+  const rules = followRules({
+    rules: new MemoryRuleSource(),
+    namespace: uniqueName('obs')
+      .replace(/[^A-Za-z0-9_-]/g, '_')
+      .slice(-40),
+    cacheDir: false,
+    log: () => undefined,
+  })
+
   const all = {
     limiter,
     sre,
@@ -124,6 +137,7 @@ export function drivenComponents() {
     bulkheads,
     perKey,
     hotParameters,
+    rules,
   }
   // The handler is an adapter, not a component: its guard holds no limiter of its own (limiter: false).
   const { handler: _adapter, ...components } = all

@@ -3,6 +3,7 @@
 // what only runs can tell is checked here.
 import { describe, expect, it } from 'vitest'
 import '../../lib/index'
+import '../../lib/entries/fleet'
 import '../../lib/entries/http'
 import '../../lib/entries/redis'
 import { registeredKinds } from '../../lib/foundation/common/component-registry'
@@ -22,7 +23,7 @@ describe('the component kinds', () => {
   })
 
   it('name every exported kind in the exporters’ refusal, the most specific first', () => {
-    expect(EXPORTED_NAMES).toMatch(/^a BbrLimiter, an inbound guard, .* or a HotParameterLimiter$/)
+    expect(EXPORTED_NAMES).toMatch(/^a BbrLimiter, an inbound guard, .* or a RulesFollower$/)
     for (const kind of EXPORTED_KINDS) expect(EXPORTED_NAMES).toContain(kind.named)
     const names = COMPONENT_KINDS.map((k) => k.name)
     expect(new Set(names).size).toBe(names.length)

@@ -105,4 +105,13 @@ describe('RedisRateLimiter with a client that answers nonsense', () => {
       expect(calls).toBe(3)
     })
   }
+
+  it('a live rule moves the clamp with the window it sets', async () => {
+    const redis = client(async () => [0, 2 ** 53])
+    const limiter = new RedisRateLimiter({ redis, limit: 5, window: 1000, timeout: 20, localRefusal: false })
+    limiter.configure({ window: 5000 })
+    // Obeyed at the next decision: the rest of this window and all of the next, of the new window.
+    expect(await limiter.consume('k')).toMatchObject({ allowed: false, retryAfterMs: 10_000, source: 'redis' })
+    limiter.close()
+  })
 })

@@ -9,7 +9,7 @@ import type { LaneCounter } from '../../foundation/regions/lane-counter'
 import type { RollingWindow } from '../../foundation/regions/rolling-window'
 import type { SharedRegion } from '../../foundation/regions/shared-region'
 import { Shed } from '../../foundation/errors/shed'
-import { type BbrPlacement, STAT } from './bbr-layout'
+import { type BbrPlacement, shadowSlot, STAT } from './bbr-layout'
 import { BBR_RULE_FIELDS, type BbrLimiterRule, type ResolvedBbrOptions, resolveBbrRuleValues } from './bbr-options'
 import type { CapacityEstimator } from './capacity-estimator'
 import type { QueueDelayController } from '../../admission/limits/queue-delay-controller'
@@ -199,8 +199,24 @@ export class BbrChecks {
     if (this.fairness !== undefined && typeof key === 'string') this.fairness.admitted(key)
   }
 
-  /** Counts a shed request of class `p` under stat `reason`; returns its Shed code `result`. */
+  /**
+   * Counts a shed request of class `p` under stat `reason`; returns its Shed code `result`. In shadow mode
+   * (docs/rules/shadow.md) counts it as a shed it would have made instead, and admits it.
+   */
   shed(p: number, reason: number, result: number): number {
+    if (this.live.shadow) return this.shadowAdmit(p, reason)
+    this.f64[this.statsBase + reason + p] += 1
+    return result
+  }
+
+  /** A shed in shadow mode: counted as one it would have made (by reason and class), and admitted. */
+  private shadowAdmit(p: number, reason: number): number {
+    this.live.wouldRefuse(shadowSlot(reason, p))
+    return ADMIT
+  }
+
+  /** Counts a shed request of class `p` under stat `reason`, in shadow mode too; returns its Shed code `result`. */
+  refuse(p: number, reason: number, result: number): number {
     this.f64[this.statsBase + reason + p] += 1
     return result
   }

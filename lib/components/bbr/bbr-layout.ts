@@ -18,6 +18,17 @@ export const STAT = {
   cells: 20,
 } as const
 
+/** The shadow counters' reasons, in this order, each by class (slot: reason * 4 + class). */
+const SHADOW_REASONS = ['in-flight', 'queue-delay', 'latency'] as const
+
+/** The shadow counter of a shed under statistics cell `stat` (STAT.shedInFlight, shedDelay or shedLatency). */
+export function shadowSlot(stat: number, p: number): number {
+  const reason = stat === STAT.shedDelay ? 1 : stat === STAT.shedLatency ? 2 : 0
+  return reason * PRIORITY_NAMES.length + p
+}
+
+const SHADOW_LABELS = SHADOW_REASONS.flatMap((reason) => PRIORITY_NAMES.map((priority) => ({ reason, priority })))
+
 export interface BbrPlacement {
   layout: RegionLayout
   lastDrop: number
@@ -40,7 +51,7 @@ export function describeBbr(
   rule: readonly number[] = BBR_RULE_FIELDS.map(() => 0),
 ): BbrPlacement {
   const layout = new RegionLayout('bbr', o.shared === undefined ? 1 : o.maxMembers).describe(
-    `v3 window=${o.window} buckets=${o.buckets}`,
+    `v4 window=${o.window} buckets=${o.buckets}`,
   )
   return {
     layout,
@@ -51,7 +62,7 @@ export function describeBbr(
     passes: layout.window(o.buckets, o.bucketMs, start),
     rts: layout.window(o.buckets, o.bucketMs, start),
     latency: describeLatency(layout),
-    rules: placeRules(layout, rule),
+    rules: placeRules(layout, rule, SHADOW_LABELS),
   }
 }
 

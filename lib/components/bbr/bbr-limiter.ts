@@ -197,7 +197,7 @@ export class BbrLimiter extends AdmissionCore {
 
   /** Sheds a request of class `p`: this instance's token table is full (rare: kept out of tryAcquire). */
   private tableFull(p: number): number {
-    return this.checks.shed(p, STAT.shedInFlight, Shed.inFlight)
+    return this.checks.refuse(p, STAT.shedInFlight, Shed.inFlight)
   }
 
   /**

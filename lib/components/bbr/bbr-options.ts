@@ -1,3 +1,4 @@
+import type { ShadowRule } from '../../foundation/live-rules/shadow-tally'
 import { type LatencyOptions, resolveLatencyOptions } from '../../admission/limits/latency-options'
 import { type AdmissionQueueOptions, resolveQueueOptions } from '../../admission/queue/queue-options'
 import { type FairnessOptions, resolveFairness, type ResolvedFairness } from '../../admission/queue/fair-share'
@@ -136,7 +137,7 @@ export function resolveShares(value: unknown): Float64Array {
 }
 
 /** The fields of a BbrLimiter's rule that `configure` changes at run time (docs/rules/live-rules.md). */
-export interface BbrLimiterRule {
+export interface BbrLimiterRule extends ShadowRule {
   cpuThreshold?: number
   cooldown?: number
   minInFlight?: number

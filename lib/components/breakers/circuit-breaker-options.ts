@@ -1,3 +1,4 @@
+import type { ShadowRule } from '../../foundation/live-rules/shadow-tally'
 import type { RuleStats } from '../../foundation/live-rules/live-rules'
 import type { Switchboard } from '../switches/switchboard'
 import type { SharingOptions } from '../../foundation/regions/sharing-options'
@@ -64,7 +65,8 @@ export type CircuitBreakerRule = Partial<
   Pick<CircuitSlowCallRatioOptions, 'slowCallRatio' | 'slowCallDuration' | 'minimumCalls' | 'openDuration'> &
     Pick<CircuitErrorRatioOptions, 'failureRatio'> &
     Pick<CircuitErrorCountOptions, 'failureCount'>
->
+> &
+  ShadowRule
 
 export interface CircuitStateChange {
   from: BreakerState

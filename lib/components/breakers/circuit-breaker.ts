@@ -141,7 +141,8 @@ export class CircuitBreaker implements Breaker {
     if (word === this.closedWord) return true
     const now = this.now()
     const rules = this.rules // a new openDuration may end the wait sooner: decide again when the rule moved
-    if (word === this.blockedWord && now < this.blockedUntil && rules.i32[rules.index] === rules.seen) return false
+    if (word === this.blockedWord && now < this.blockedUntil && rules.i32[rules.index] === rules.seen)
+      return rules.shadow && this.shadowAdmits(word)
     return this.acquireSlow(now)
   }
 
@@ -259,12 +260,18 @@ export class CircuitBreaker implements Breaker {
       if (now < until) {
         this.blockedWord = word
         this.blockedUntil = until
-        return false
+        return this.rules.shadow && this.shadowAdmits(word)
       }
       this.cell.advance(word, HALF_OPEN, now)
     }
     this.cell.contentionTimeouts++ // the word kept changing under every swap: refuse, bounded (docs/guide/trust.md)
     return false
+  }
+
+  /** A refusal in shadow mode (docs/rules/shadow.md): counted by state, and admitted. Kept off tryAcquire's path. */
+  private shadowAdmits(word: number): true {
+    this.rules.wouldRefuse(stateOf(word) === OPEN ? 0 : 1)
+    return true
   }
 
   /** An outcome that arrived while this instance did not see the breaker closed. */

@@ -1,6 +1,6 @@
 // A CircuitBreaker's region (its window, state word and rule block) and the thresholds its rule block holds.
 import { LiveRules, type RuleStats } from '../../foundation/live-rules/live-rules'
-import { placeRules, type RulePlacement } from '../../foundation/live-rules/rule-block'
+import { BREAKER_SHADOW, placeRules, type RulePlacement } from '../../foundation/live-rules/rule-block'
 import { SharedRegion } from '../../foundation/regions/shared-region'
 import type { BreakerState } from './breaker'
 import { BreakerStateCell, genOf, HALF_OPEN, permitsOf, placeBreakerState, stateOf } from './breaker-state'
@@ -27,10 +27,10 @@ export interface CircuitRegion {
 /** Lays out and opens (or attaches to) the region a breaker made with options `o` shares with its members. */
 export function openCircuitRegion(o: ResolvedCircuitOptions): CircuitRegion {
   // Members must agree on the permit count, or "exactly halfOpenCalls probes" would not hold.
-  const { layout, placement } = windowLayout('circuit', o.w, `half=${o.halfOpenCalls} ${o.strategy} rules`)
+  const { layout, placement } = windowLayout('circuit', o.w, `half=${o.halfOpenCalls} ${o.strategy} rules shadow`)
   const statePlacement = placeBreakerState(layout)
   const values = circuitRuleValues(o)
-  const rulePlacement = placeRules(layout, values)
+  const rulePlacement = placeRules(layout, values, BREAKER_SHADOW)
   const region = SharedRegion.forComponent(o.w.shared, layout, o.w.namespace)
   return {
     region,

@@ -1,3 +1,4 @@
+import type { ShadowRule } from '../../foundation/live-rules/shadow-tally'
 import { BreakerOpenError } from '../../foundation/errors/breaker-open-error'
 import {
   type ExecuteOptions,
@@ -8,7 +9,7 @@ import {
 } from '../../admission/run-guarded'
 import type { Event } from '../../foundation/common/event-source'
 import { LiveRules, type RuleStats } from '../../foundation/live-rules/live-rules'
-import { placeRules, type RulePlacement } from '../../foundation/live-rules/rule-block'
+import { BREAKER_SHADOW, placeRules, type RulePlacement } from '../../foundation/live-rules/rule-block'
 import type { RegionLayout } from '../../foundation/regions/region-layout'
 import { SharedRegion } from '../../foundation/regions/shared-region'
 import type { SharingOptions } from '../../foundation/regions/sharing-options'
@@ -50,13 +51,13 @@ export interface SreBreakerOptions extends SharingOptions {
 export type SreBreakerState = 'closed' | 'open'
 
 /** The fields of an SreBreaker's rule that `configure` changes at run time. */
-export type SreBreakerRule = Partial<Pick<SreBreakerOptions, 'success' | 'minimumCalls'>>
+export type SreBreakerRule = Partial<Pick<SreBreakerOptions, 'success' | 'minimumCalls'>> & ShadowRule
 
 /** The rule's fields, in the order its block stores them. */
 export const SRE_RULE_FIELDS = ['success', 'minimumCalls'] as const
 
 /** `success` and `minimumCalls`, validated (the constructor's checks, and live rules'). */
-function resolveSreRule(o: { success?: unknown; minimumCalls?: unknown }): number[] {
+export function resolveSreRule(o: { success?: unknown; minimumCalls?: unknown }): number[] {
   return [
     optionalNumber('success', o.success, 0.6, { above: 0, max: 1 }),
     optionalNumber('minimumCalls', o.minimumCalls, 100, { integer: true, min: 0, max: 1e12 }),
@@ -68,7 +69,7 @@ function resolveSreRule(o: { success?: unknown; minimumCalls?: unknown }): numbe
  * fingerprint keeps the constructor's values: members still pass the same options, and obey the live rule.
  */
 export function placeSreRules(layout: RegionLayout, success: number, minimumCalls: number): RulePlacement {
-  return placeRules(layout, [success, minimumCalls])
+  return placeRules(layout, [success, minimumCalls], BREAKER_SHADOW)
 }
 
 export interface SreBreakerStats {
@@ -131,7 +132,7 @@ export class SreBreaker implements Breaker {
     obeysSwitches(this)
     this.now = w.now
     // In the fingerprint so that members agree, and so that watchers (`bulwark top`) can tell the state.
-    const { layout, placement } = windowLayout('sre', w, `success=${success} minimumCalls=${minimumCalls} rules`)
+    const { layout, placement } = windowLayout('sre', w, `success=${success} minimumCalls=${minimumCalls} rules shadow`)
     const rules = placeSreRules(layout, success, minimumCalls)
     this.region = SharedRegion.forComponent(w.shared, layout, w.namespace)
     this.tally = new WindowTally(this.region, placement)
@@ -172,6 +173,7 @@ export class SreBreaker implements Breaker {
     const excess = calls - this.k * tally.sum
     if (calls < this.minimumCalls || excess < 0) return true
     if (this.random() >= excess / (calls + 1)) return true
+    if (rules.shadowAdmits(0)) return true // shadow mode: counted, admitted, its outcome recorded as usual
     if (this.countRejections) tally.record(0, now)
     return false
   }

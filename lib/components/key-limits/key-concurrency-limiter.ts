@@ -1,3 +1,4 @@
+import type { ShadowRule } from '../../foundation/live-rules/shadow-tally'
 import { INVALID, TokenTable } from '../../admission/token-table'
 import { InvalidOptionError } from '../../foundation/errors/invalid-option-error'
 import { OverloadError } from '../../foundation/errors/overload-error'
@@ -39,7 +40,7 @@ export interface KeyConcurrencyLimiterOptions extends SharingOptions {
 }
 
 /** The fields of a KeyConcurrencyLimiter's rule that `configure` changes at run time. */
-export type KeyConcurrencyLimiterRule = Partial<Pick<KeyConcurrencyLimiterOptions, 'max'>>
+export type KeyConcurrencyLimiterRule = Partial<Pick<KeyConcurrencyLimiterOptions, 'max'>> & ShadowRule
 
 /** What `execute` takes: the caller's signal and the request's key. */
 export interface KeyExecuteOptions extends ExecuteOptions {
@@ -167,7 +168,8 @@ export class KeyConcurrencyLimiter {
     // A shared member notes what it holds in its journal, of JOURNAL_ENTRIES requests at once.
     const journaled = entry < JOURNAL_ENTRIES || this.journal === undefined
     const slot = journaled ? this.table.take(key, this.limit, entry, this.now()) : -1
-    if (slot < 0) {
+    // In shadow mode (docs/rules/shadow.md) a key at its max is admitted holding no slot (-1: nothing to give back).
+    if (slot < 0 && !(journaled && rules.shadowAdmits(0))) {
       this.tokens.release(token)
       return this.refuse()
     }
@@ -185,8 +187,10 @@ export class KeyConcurrencyLimiter {
       return
     }
     this.keys[entry] = undefined
+    const slot = this.holders[entry]
+    if (slot < 0) return // admitted in shadow mode: it held no slot
     // Given back before the journal forgets it: a member killed in between leaves a count too low, which heals.
-    this.table.give(this.holders[entry])
+    this.table.give(slot)
     this.journal?.drop(entry)
   }
 

@@ -48,7 +48,7 @@ export interface KeyLimitPlacement {
  */
 export function placeKeyLimit(lanes: number, shared: boolean, s: KeyLimitShape, max: number): KeyLimitPlacement {
   const layout = new RegionLayout(KEY_LIMIT_KIND, lanes).describe(
-    `v2 rules keys=${s.maxKeys} overflow=${s.overflowKeys} keyLength=${s.maxKeyLength}`,
+    `v3 rules keys=${s.maxKeys} overflow=${s.overflowKeys} keyLength=${s.maxKeyLength}`,
   )
   const table = placeKeyedTable(layout, {
     maxKeys: s.maxKeys,
@@ -57,7 +57,7 @@ export function placeKeyLimit(lanes: number, shared: boolean, s: KeyLimitShape, 
     ticksPerMs: 1,
     overflowTicksPerMs: 1,
   })
-  const rules = placeRules(layout, [max])
+  const rules = placeRules(layout, [max], [{ reason: 'key-concurrency' }])
   return { layout, table, rules, journal: shared ? placeJournal(layout) : undefined }
 }
 

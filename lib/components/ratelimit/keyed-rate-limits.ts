@@ -1,3 +1,4 @@
+import type { ShadowRule } from '../../foundation/live-rules/shadow-tally'
 import { InvalidOptionError } from '../../foundation/errors/invalid-option-error'
 import type { Event } from '../../foundation/common/event-source'
 import type { FingerprintFunction } from '../../foundation/keyed-table/keyed-table'
@@ -11,7 +12,7 @@ import type { HeavyKey } from '../../foundation/keyed-table/heavy-keys'
 import { RateTable } from '../../foundation/keyed-table/rate-table'
 import { native } from '../../foundation/native/load-native'
 import { LiveRules, type RuleStats } from '../../foundation/live-rules/live-rules'
-import { placeRules, type RulePlacement } from '../../foundation/live-rules/rule-block'
+import { placeRules, RATE_SHADOW, type RulePlacement } from '../../foundation/live-rules/rule-block'
 import { RegionLayout } from '../../foundation/regions/region-layout'
 import { SharedRegion } from '../../foundation/regions/shared-region'
 import { type SharingOptions, resolveSharing } from '../../foundation/regions/sharing-options'
@@ -42,7 +43,7 @@ export interface KeyedLimiterTableOptions extends SharingOptions, WaitingOptions
 }
 
 /** The fields of a KeyedLimiter table's rule that `configure` changes at run time. */
-export type KeyedLimiterRule = Partial<Pick<KeyedLimiterTableOptions, 'rate' | 'burst'>>
+export type KeyedLimiterRule = Partial<Pick<KeyedLimiterTableOptions, 'rate' | 'burst'>> & ShadowRule
 
 /** What the table form adds to a KeyedLimiter's stats. */
 export interface KeyedTableStats {
@@ -160,7 +161,8 @@ export class KeyedRateLimits {
     const rules = this.rules
     if (rules.i32[rules.index] !== rules.seen) rules.refresh()
     if (typeof key !== 'string' || !(typeof n === 'number' && n > 0 && n <= this.burstValue)) return this.bad(key, n)
-    return this.table.acquire(key, n, this.now())
+    // In shadow mode the table still counts the refusal (its heaviest keys are what would be refused).
+    return this.table.acquire(key, n, this.now()) || rules.shadowAdmits(0)
   }
 
   retryAfterMs(key: string, n: number): number {
@@ -203,9 +205,12 @@ export class KeyedRateLimits {
   }
 
   /** A key that is not a string, or a permit count out of range: refused; only a bad argument is counted. */
-  private bad(key: unknown, n: unknown): false {
-    if (typeof key !== 'string' || !(typeof n === 'number' && n > 0 && n < Infinity)) this.invalidArguments++
-    return false
+  private bad(key: unknown, n: unknown): boolean {
+    if (typeof key !== 'string' || !(typeof n === 'number' && n > 0 && n < Infinity)) {
+      this.invalidArguments++
+      return false
+    }
+    return this.rules.shadowAdmits(0) // more than `burst`: a refusal the shadow mode admits
   }
 }
 
@@ -221,7 +226,7 @@ export interface KeyedLimiterShape {
 /** The layout of a KeyedLimiter's region, its fingerprint naming the shape (`bulwark top` and `set` read it back). */
 export function keyedLimiterLayout(lanes: number, s: KeyedLimiterShape): RegionLayout {
   return new RegionLayout(KEYED_LIMITER_KIND, lanes).describe(
-    `v1 rate=${s.rate} burst=${s.burst} keys=${s.maxKeys} overflow=${s.overflowKeys} keyLength=${s.maxKeyLength}`,
+    `v2 rate=${s.rate} burst=${s.burst} keys=${s.maxKeys} overflow=${s.overflowKeys} keyLength=${s.maxKeyLength}`,
   )
 }
 
@@ -243,5 +248,5 @@ export function placeKeyedLimiter(layout: RegionLayout, s: KeyedLimiterShape, or
     ticksPerMs: ticksPerMsFor(s.rate, s.burst),
     overflowTicksPerMs: ticksPerMsFor(s.rate * s.overflowKeys, s.burst * s.overflowKeys),
   })
-  return { table, rules: placeRules(layout, [s.rate, s.burst]) }
+  return { table, rules: placeRules(layout, [s.rate, s.burst], RATE_SHADOW) }
 }

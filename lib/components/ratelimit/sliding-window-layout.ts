@@ -1,4 +1,4 @@
-import { placeRules, type RulePlacement } from '../../foundation/live-rules/rule-block'
+import { placeRules, RATE_SHADOW, type RulePlacement } from '../../foundation/live-rules/rule-block'
 import type { RegionLayout } from '../../foundation/regions/region-layout'
 
 /** Payload offsets of a sliding window's cells. */
@@ -27,7 +27,7 @@ export function placeSlidingWindow(
   buckets: number,
   origin: number,
 ): SlidingWindowCells {
-  layout.describe(`v2 limit=${limit} window=${window} buckets=${buckets}`)
+  layout.describe(`v3 limit=${limit} window=${window} buckets=${buckets}`)
   const lock = layout.cell(0, true)
   return {
     lock,
@@ -38,6 +38,6 @@ export function placeSlidingWindow(
     wake: lock + 32,
     origin: layout.cell(origin),
     counts: layout.block(buckets * 8),
-    rules: placeRules(layout, [limit]),
+    rules: placeRules(layout, [limit], RATE_SHADOW),
   }
 }

@@ -105,7 +105,7 @@ export class SlidingWindowLimiter implements Limiter {
     const e = this.epochAt(this.now())
     const f64 = this.f64
     // Within one bucket the total only grows: if it is already full for this bucket, reject without the lock.
-    if (f64[this.epochIndex] === e && f64[this.totalIndex] + n > this.permits) return false
+    if (f64[this.epochIndex] === e && f64[this.totalIndex] + n > this.permits) return rules.shadowAdmits(0)
     const lock = this.lock
     if (lock !== undefined) {
       const got = lock.acquire()
@@ -124,7 +124,8 @@ export class SlidingWindowLimiter implements Limiter {
       f64[this.countsIndex + f64[this.slotIndex]] += n
       f64[this.totalIndex] = total + n
     }
-    return lock === undefined ? ok : lock.release() && ok
+    const released = lock === undefined || lock.release()
+    return ok ? released : released && rules.shadowAdmits(0)
   }
 
   available(): number {
@@ -217,8 +218,10 @@ export class SlidingWindowLimiter implements Limiter {
     this.close()
   }
 
+  /** A bad `n` is refused and counted; more than `limit` is a refusal the shadow mode admits. */
   private outOfRange(n: unknown): boolean {
-    if (!validPermits(n)) this.invalidArguments++
+    if (validPermits(n)) return this.rules.shadowAdmits(0)
+    this.invalidArguments++
     return false
   }
 

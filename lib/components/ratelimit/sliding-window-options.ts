@@ -1,3 +1,4 @@
+import type { ShadowRule } from '../../foundation/live-rules/shadow-tally'
 import type { RuleStats } from '../../foundation/live-rules/live-rules'
 import type { SharingOptions } from './sharing'
 import type { PermitQueueStats } from './waiting/permit-queue'
@@ -13,7 +14,7 @@ export interface SlidingWindowLimiterOptions extends SharingOptions, WaitingOpti
 }
 
 /** The fields of a SlidingWindowLimiter's rule that `configure` changes at run time. */
-export type SlidingWindowLimiterRule = Partial<Pick<SlidingWindowLimiterOptions, 'limit'>>
+export type SlidingWindowLimiterRule = Partial<Pick<SlidingWindowLimiterOptions, 'limit'>> & ShadowRule
 
 export interface SlidingWindowLimiterStats {
   limit: number

@@ -1,7 +1,8 @@
+import type { ShadowRule } from '../../foundation/live-rules/shadow-tally'
 import type { Event } from '../../foundation/common/event-source'
 import { DecideAgain } from '../../foundation/live-rules/decide-again'
 import { LiveRules, type RuleStats } from '../../foundation/live-rules/live-rules'
-import { lockBusyError, placeRules, type RulePlacement } from '../../foundation/live-rules/rule-block'
+import { lockBusyError, placeRules, RATE_SHADOW, type RulePlacement } from '../../foundation/live-rules/rule-block'
 import type { RegionLayout } from '../../foundation/regions/region-layout'
 import type { SharedRegion } from '../../foundation/regions/shared-region'
 import type { Clock } from '../../foundation/signals/clock'
@@ -29,7 +30,7 @@ export interface TokenBucketOptions extends SharingOptions, WaitingOptions {
 }
 
 /** The fields of a TokenBucket's rule that `configure` changes at run time. */
-export type TokenBucketRule = Partial<Pick<TokenBucketOptions, 'rate' | 'burst'>>
+export type TokenBucketRule = Partial<Pick<TokenBucketOptions, 'rate' | 'burst'>> & ShadowRule
 
 export interface TokenBucketStats {
   rate: number
@@ -48,7 +49,7 @@ export interface TokenBucketStats {
   queue?: PermitQueueStats
 }
 
-function resolveRate(o: { rate?: unknown; burst?: unknown }): [rate: number, burst: number] {
+export function resolveRate(o: { rate?: unknown; burst?: unknown }): [rate: number, burst: number] {
   const rate = checkNumber('rate', o.rate, { above: 0 })
   return [rate, optionalNumber('burst', o.burst, Math.max(1, rate), { above: 0 })]
 }
@@ -154,7 +155,7 @@ export class TokenBucket implements Limiter {
     const f64 = this.f64
     const at = this.tatIndex
     // The arrival time only grows: if an unlocked read already rejects, the current value rejects too.
-    if (f64[at] + n > limit) return false
+    if (f64[at] + n > limit) return rules.shadowAdmits(0)
     const lock = this.lock
     if (lock === undefined) {
       const tat = f64[at]
@@ -172,7 +173,8 @@ export class TokenBucket implements Limiter {
     const ok = next <= limit
     if (ok) f64[at] = next
     // Taken over meanwhile (this member stalled for a second inside): deny, the write may have been stale.
-    return lock.release() && ok
+    const released = lock.release()
+    return ok ? released : released && rules.shadowAdmits(0)
   }
 
   available(): number {
@@ -255,8 +257,10 @@ export class TokenBucket implements Limiter {
     this.close()
   }
 
+  /** A bad `n` is refused and counted; more than `burst` is a refusal the shadow mode admits. */
   private outOfRange(n: unknown): boolean {
-    if (!validPermits(n)) this.invalidArguments++
+    if (validPermits(n)) return this.rules.shadowAdmits(0)
+    this.invalidArguments++
     return false
   }
 }
@@ -273,10 +277,11 @@ export function placeTokenBucket(
   burst: number,
   origin: number,
 ): { lock: number; tat: number; wake: number; origin: number; rules: RulePlacement } {
-  layout.describe(`v2 rate=${rate} burst=${burst}`)
+  layout.describe(`v3 rate=${rate} burst=${burst}`)
   const lock = layout.cell(0, true)
-  // The give-back sequence (an Int32 at line + 16) is a free part of the lock's line: the layout is unchanged.
-  return { lock, tat: lock + 8, wake: lock + 16, origin: layout.cell(origin), rules: placeRules(layout, [rate, burst]) }
+  // The give-back sequence (an Int32 at line + 16) is a free part of the lock's line.
+  const rules = placeRules(layout, [rate, burst], RATE_SHADOW)
+  return { lock, tat: lock + 8, wake: lock + 16, origin: layout.cell(origin), rules }
 }
 
 /** Tokens available when the arrival time is `tat` and the clock reads `now`, both in tokens since the origin. */

@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../../foundation/errors/invalid-argument-error'
 import { PRIORITY_NAMES } from '../../admission/priority'
+import { regionAttached } from '../../foundation/live-rules/attach-hooks'
 import { RuleBlock } from '../../foundation/live-rules/rule-block'
 import { SharedRegion } from '../../foundation/regions/shared-region'
 import { resolveSharing, type SharingOptions } from '../../foundation/regions/sharing-options'
@@ -106,6 +107,13 @@ export class Switchboard {
     this.versionIndex = this.block.sequenceIndex
     this.slotsBase = base + placement.slotsOffset
     this.slots = slots
+    // The attach hooks: on a host that follows a rule source, a new board takes the source's switches (checked by
+    // configure(), as any change).
+    const region = this.region
+    if (region.name !== undefined)
+      regionAttached('switches', region.name, region.created, (changes) =>
+        this.configure(changes as Record<string, SwitchMode | null>),
+      )
   }
 
   /**

@@ -24,3 +24,19 @@ export function isComponent(value: unknown, kind: ComponentKindName): boolean {
 export function registeredKinds(): ComponentKindName[] {
   return [...registered.keys()]
 }
+
+/**
+ * Components every exporter reports without being given them, each under a name: the process's follower of a
+ * fleet's rule source (docs/readme/fleet.md), which no application code makes. Returns what removes it.
+ */
+const automatic = new Map<object, string>()
+
+export function reportAutomatically(component: object, name: string): () => void {
+  automatic.set(component, name)
+  return () => automatic.delete(component)
+}
+
+/** The components reported without being given, with their names. */
+export function automaticComponents(): ReadonlyMap<object, string> {
+  return automatic
+}

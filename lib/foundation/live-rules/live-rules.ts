@@ -1,7 +1,9 @@
 import { InvalidOptionError } from '../errors/invalid-option-error'
 import { type Event, EventSource } from '../common/event-source'
 import type { SharedRegion } from '../regions/shared-region'
+import { regionAttached } from './attach-hooks'
 import { RuleBlock, type RulePlacement } from './rule-block'
+import { type ShadowStats, ShadowTally } from './shadow-tally'
 
 /** A rule as flat fields: `{ cpuThreshold: 700, 'queueDelay.target': 5 }`. */
 export type FlatRule = Record<string, number>
@@ -19,11 +21,18 @@ export interface RuleSchema {
   apply(values: Float64Array): void
 }
 
-/** What a component's `rules` reports: the rule's version (0: the constructor's options) and its values. */
+/**
+ * What a component's `rules` reports: the rule's version (0: the constructor's options) and its values; `shadow`
+ * once its shadow mode was ever on (docs/rules/shadow.md).
+ */
 export interface RuleStats {
   version: number
   values: FlatRule
+  shadow?: ShadowStats
 }
+
+/** The rule field that turns a component's shadow mode on (true or 1) and off (false or 0). */
+export const SHADOW_FIELD = 'shadow'
 
 /** A partial rule, nested as options are (`{ queueDelay: { target: 5 } }`), flattened and checked. */
 function flatten(partial: unknown, fields: readonly string[], prefix = '', into: FlatRule = {}): FlatRule {
@@ -36,6 +45,10 @@ function flatten(partial: unknown, fields: readonly string[], prefix = '', into:
       flatten(value, fields, path, into)
     } else if (!fields.includes(path)) {
       throw new InvalidOptionError(path, value, `a field that changes at run time (${fields.join(', ')})`)
+    } else if (path === SHADOW_FIELD) {
+      if (value !== true && value !== false && value !== 0 && value !== 1)
+        throw new InvalidOptionError(path, value, 'true or false')
+      into[path] = value === true || value === 1 ? 1 : 0
     } else if (typeof value !== 'number') {
       throw new InvalidOptionError(path, value, 'a number')
     } else {
@@ -59,6 +72,14 @@ export class LiveRules {
   seen = 0
   /** Versions this member refused to apply (not valid for it), leaving its previous rule in force. */
   refused = 0
+  /**
+   * Whether this member decides in shadow mode (docs/rules/shadow.md): it counts a refusal with wouldRefuse() and
+   * admits instead. Read on the component's refusal path only, so that the admit path stays as it was.
+   */
+  shadow = false
+  /** What the member counts in shadow mode (undefined: the component has no shadow mode). */
+  declare readonly tally: ShadowTally | undefined
+  declare private readonly fields: readonly string[]
   declare private readonly block: RuleBlock
   declare private readonly schema: RuleSchema
   declare private readonly scratch: Float64Array
@@ -69,10 +90,20 @@ export class LiveRules {
   constructor(region: SharedRegion, placement: RulePlacement, schema: RuleSchema) {
     this.block = new RuleBlock(region, placement)
     this.schema = schema
+    this.tally = placement.shadow && new ShadowTally(region, placement.shadow)
+    this.fields = this.tally === undefined ? schema.fields : [...schema.fields, SHADOW_FIELD]
     this.i32 = region.i32
     this.index = this.block.sequenceIndex
     this.scratch = new Float64Array(placement.count)
     this.refresh()
+    // The attach hooks: on a host that follows a rule source, a new region takes the source's rule (applied at the
+    // members' next call).
+    if (region.name !== undefined) regionAttached('rules', region.name, region.created, (rule) => this.adopt(rule))
+  }
+
+  /** Writes `partial` over the current rule as the next version, without applying it here (at the next call). */
+  private adopt(partial: object): void {
+    this.block.write(this.validate(partial))
   }
 
   /** Applies a newer version if there is one (off the hot path, which compares `seen` itself). Never throws. */
@@ -90,7 +121,7 @@ export class LiveRules {
     const sequence = this.block.read(values)
     if (sequence < 0 || sequence === this.seen || sequence === 0) return undefined
     try {
-      return this.schema.resolve(this.toRule(values))
+      return this.schema.resolve(toRule(values, this.schema.fields))
     } catch {
       return undefined // not valid for this member: it keeps its rule
     }
@@ -105,14 +136,31 @@ export class LiveRules {
     if (!changed || sequence === 0) return
     try {
       // Written by a validating writer; validated again so that a bad block can never become this member's rule.
-      const values = this.schema.resolve(this.toRule(this.scratch))
+      const values = this.schema.resolve(toRule(this.scratch, this.schema.fields))
       this.scratch.set(values)
       this.schema.apply(this.scratch)
     } catch {
       this.refused++
       return
     }
-    if (this.changes.hasListeners) this.changes.emit({ version: sequence >>> 1, values: this.toRule(this.scratch) })
+    if (this.tally !== undefined) this.shadow = this.scratch[this.scratch.length - 1] !== 0
+    if (this.changes.hasListeners)
+      this.changes.emit({ version: sequence >>> 1, values: toRule(this.scratch, this.schema.fields) })
+  }
+
+  /** Counts a request admitted in shadow mode that label `slot` (placeRules' shadow labels) would have refused. */
+  wouldRefuse(slot: number): void {
+    this.tally?.count(slot)
+  }
+
+  /**
+   * A refusal for label `slot`, as the component's refusal path returns it: in shadow mode counted and admitted
+   * (true), otherwise refused (false).
+   */
+  shadowAdmits(slot: number): boolean {
+    if (!this.shadow) return false
+    this.tally?.count(slot)
+    return true
   }
 
   /**
@@ -130,8 +178,11 @@ export class LiveRules {
 
   /** The values `partial` over the current rule would give, validated; throws InvalidOptionError when bad. */
   validate(partial: unknown): number[] {
-    const changes = flatten(partial, this.schema.fields)
-    return this.schema.resolve({ ...this.current(), ...changes })
+    const { [SHADOW_FIELD]: shadow, ...changes } = flatten(partial, this.fields)
+    const current = readRule(this.block, this.schema.fields)
+    const values = this.schema.resolve({ ...current.values, ...changes })
+    if (this.tally !== undefined) values.push(shadow ?? (current.shadow?.enabled === true ? 1 : 0))
+    return values
   }
 
   get version(): number {
@@ -139,15 +190,7 @@ export class LiveRules {
   }
 
   stats(): RuleStats {
-    return { version: this.version, values: this.current() }
-  }
-
-  private current(): FlatRule {
-    return readRule(this.block, this.schema.fields).values
-  }
-
-  private toRule(values: Float64Array): FlatRule {
-    return toRule(values, this.schema.fields)
+    return readRule(this.block, this.schema.fields)
   }
 }
 
@@ -157,11 +200,20 @@ function toRule(values: Float64Array, fields: readonly string[]): FlatRule {
   return rule
 }
 
-/** The rule in `block` as its version and values (`bulwark top` reads it from a region it does not join). */
+/**
+ * The rule in `block` as its version and values, and its shadow mode once it was ever on (`bulwark top` reads it
+ * from a region it does not join).
+ */
 export function readRule(block: RuleBlock, fields: readonly string[]): RuleStats {
   const values = new Float64Array(block.count)
   const sequence = block.read(values)
-  return { version: Math.max(0, sequence) >>> 1, values: toRule(values, fields) }
+  const stats: RuleStats = { version: Math.max(0, sequence) >>> 1, values: toRule(values, fields) }
+  if (block.shadow !== undefined) {
+    const enabled = values[block.count - 1] !== 0
+    const wouldRefuse = new ShadowTally(block.region, block.shadow).read()
+    if (enabled || wouldRefuse.some((c) => c.count > 0)) stats.shadow = { enabled, wouldRefuse }
+  }
+  return stats
 }
 
 /** `{ 'queueDelay.target': 5 }` as options nest it: `{ queueDelay: { target: 5 } }`. */

@@ -1,6 +1,6 @@
 import { SharedMemoryError } from '../errors/shared-memory-error'
 import { LOCK_TIMED_OUT, SpinLock } from '../regions/spin-lock'
-import type { RegionLayout } from '../regions/region-layout'
+import type { LanePlacement, RegionLayout } from '../regions/region-layout'
 import type { SharedRegion } from '../regions/shared-region'
 
 /** Where a rule block lives in a region's payload (docs/rules/live-rules.md). */
@@ -10,16 +10,45 @@ export interface RulePlacement {
   /** Payload offset of the first value (f64), the others following. */
   values: number
   count: number
+  /** The component's shadow mode (docs/rules/shadow.md), when it has one: its flag is the block's last value. */
+  shadow?: ShadowPlacement
 }
+
+/** What a component would have refused in shadow mode: one counter per member and label. */
+export interface ShadowPlacement {
+  tally: LanePlacement
+  /** What each counter counts: the reason (and the priority class, for a limiter that has them). */
+  labels: readonly ShadowLabel[]
+}
+
+export interface ShadowLabel {
+  reason: string
+  priority?: string
+}
+
+/** The shadow label of a rate limiter: one reason, the rate. */
+export const RATE_SHADOW: readonly ShadowLabel[] = [{ reason: 'rate' }]
+
+/** The shadow labels of a breaker: a call it would refuse while open, and while half-open with every probe out. */
+export const BREAKER_SHADOW: readonly ShadowLabel[] = [{ reason: 'open' }, { reason: 'half-open' }]
 
 /**
  * Places a rule block: a lock word and a sequence on a cache line of their own, then one f64 per rule value. The
- * values start as `initial` (the creating member's rule), written once when the region is created.
+ * values start as `initial` (the creating member's rule), written once when the region is created. A component
+ * with shadow mode names what it refuses for (`shadow`): the block gains the flag as its last value (off), and a
+ * lane of counters per member.
  */
-export function placeRules(layout: RegionLayout, initial: readonly number[]): RulePlacement {
+export function placeRules(
+  layout: RegionLayout,
+  initial: readonly number[],
+  shadow?: readonly ShadowLabel[],
+): RulePlacement {
   const lock = layout.cell(0, true)
-  const offsets = initial.map((value) => layout.cell(value))
-  return { lock, values: offsets.length > 0 ? offsets[0] : lock, count: initial.length }
+  const values = shadow === undefined ? initial : [...initial, 0]
+  const offsets = values.map((value) => layout.cell(value))
+  const placement: RulePlacement = { lock, values: offsets.length > 0 ? offsets[0] : lock, count: values.length }
+  if (shadow !== undefined) placement.shadow = { tally: layout.lanes64(shadow.length), labels: shadow }
+  return placement
 }
 
 /** Reads retried while a writer is under way before giving up until the next look. */
@@ -44,14 +73,18 @@ export class RuleBlock {
   /** Int32 index of the sequence: a component compares it on its hot path with the one it last applied. */
   readonly sequenceIndex: number
   readonly count: number
+  /** The shadow flag's and counters' placement, when the component has shadow mode (the flag is value count-1). */
+  readonly shadow: ShadowPlacement | undefined
+  /** The region, for the shadow counters' lanes. */
+  readonly region: SharedRegion
   private readonly i32: Int32Array
   private readonly f64: Float64Array
   private readonly valuesIndex: number
   private readonly lock: SpinLock
-  private readonly region: string | undefined
 
   constructor(region: SharedRegion, placement: RulePlacement) {
-    this.region = region.name
+    this.region = region
+    this.shadow = placement.shadow
     this.i32 = region.i32
     this.f64 = region.f64
     this.sequenceIndex = (region.base + placement.lock + 4) >>> 2
@@ -86,7 +119,7 @@ export class RuleBlock {
    * SharedMemoryError ERR_BULWARK_REGION_BUSY.
    */
   write(values: ArrayLike<number>, whileWriting?: () => void, check?: () => void): number {
-    if (this.lock.acquire() === LOCK_TIMED_OUT) throw lockBusyError(this.region)
+    if (this.lock.acquire() === LOCK_TIMED_OUT) throw lockBusyError(this.region.name)
     try {
       check?.()
     } catch (error) {

@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from '../../foundation/errors/invalid-argument-error'
 import { defaultNamespace, splitRegionName } from '../../foundation/regions/namespace'
 import { listRegions } from '../../foundation/regions/regions'
 import { printableTime } from '../top/printable'
@@ -18,6 +19,34 @@ Examples:
   bulwark set switches.api priority:low=shed
   bulwark set switches.api breaker:payments=open route:/recommendations=fallback
   bulwark set switches.api route:/recommendations=clear`
+
+/**
+ * `target=mode`, `target=clear` and `clear=all` pairs, each checked as the switchboard checks it (an Error naming
+ * the pair when one is bad): what `bulwark set switches.<board>` takes, on one host or through a rule source.
+ */
+export function parseSwitchPairs(pairs: readonly string[]): {
+  changes: Record<string, SwitchMode | null>
+  clearAll: boolean
+} {
+  const changes: Record<string, SwitchMode | null> = {}
+  let clearAll = false
+  for (const pair of pairs) {
+    const eq = pair.lastIndexOf('=')
+    const target = eq > 0 ? pair.slice(0, eq) : ''
+    const mode = eq > 0 ? pair.slice(eq + 1) : ''
+    if (target === 'clear' && mode === 'all') {
+      clearAll = true
+      continue
+    }
+    try {
+      checkSwitch(target, mode === 'clear' ? null : mode)
+    } catch (error) {
+      throw new InvalidArgumentError('switch', pair, `target=mode (${(error as Error).message})`)
+    }
+    changes[target] = mode === 'clear' ? null : (mode as SwitchMode)
+  }
+  return { changes, clearAll }
+}
 
 /** `bulwark set switches.<board> ...`: changes a host's switchboard, validated whole before anything changes. */
 export function setSwitches(args: readonly string[], out: (text: string) => void): number {
@@ -42,24 +71,14 @@ export function setSwitches(args: readonly string[], out: (text: string) => void
     )
     return 1
   }
-  const changes: Record<string, SwitchMode | null> = {}
-  let clearAll = false
-  for (const pair of pairs) {
-    const eq = pair.lastIndexOf('=')
-    const target = eq > 0 ? pair.slice(0, eq) : ''
-    const mode = eq > 0 ? pair.slice(eq + 1) : ''
-    if (target === 'clear' && mode === 'all') {
-      clearAll = true
-      continue
-    }
-    try {
-      checkSwitch(target, mode === 'clear' ? null : mode)
-    } catch (error) {
-      out(`bulwark set: '${pair}': ${(error as Error).message}\n\n${SWITCHES_USAGE}\n`)
-      return 2
-    }
-    changes[target] = mode === 'clear' ? null : (mode as SwitchMode)
+  let parsed: { changes: Record<string, SwitchMode | null>; clearAll: boolean }
+  try {
+    parsed = parseSwitchPairs(pairs)
+  } catch (error) {
+    out(`bulwark set: ${(error as Error).message}\n\n${SWITCHES_USAGE}\n`)
+    return 2
   }
+  const { changes, clearAll } = parsed
   const { namespace, shared } = splitRegionName(found[0])
   const board = new Switchboard({ shared, namespace: namespace || undefined })
   try {

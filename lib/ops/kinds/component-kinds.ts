@@ -34,7 +34,8 @@ export const COMPONENT_KINDS = [
   { name: 'TokenBucket', named: 'a TokenBucket', family: 'ratelimit', regions: ['token-bucket'] },
   { name: 'SlidingWindowLimiter', named: 'a SlidingWindowLimiter', family: 'ratelimit', regions: ['sliding-window'] },
   { name: 'KeyedLimiter', named: 'a KeyedLimiter', family: 'ratelimit', regions: ['keyed-limiter'] },
-  { name: 'RedisRateLimiter', named: 'a RedisRateLimiter', family: 'ratelimit', regions: [] },
+  // Its live rule's region, made with `shared` (the decisions' state is in Redis).
+  { name: 'RedisRateLimiter', named: 'a RedisRateLimiter', family: 'ratelimit', regions: ['redis-rate-limiter'] },
   { name: 'RetryBudget', named: 'a RetryBudget', family: 'retry_budget', regions: [] },
   {
     name: 'KeyConcurrencyLimiter',
@@ -44,6 +45,8 @@ export const COMPONENT_KINDS = [
     regions: ['key-concurrency-limiter'],
   },
   { name: 'HotParameterLimiter', named: 'a HotParameterLimiter', family: 'hot_parameter', regions: [] },
+  // The process's follower of a fleet's rule source (ops/fleet), and the host's region its watcher writes.
+  { name: 'RulesFollower', named: 'a RulesFollower', family: 'rules', regions: ['fleet'] },
   { name: 'Switchboard', named: 'a Switchboard', family: undefined, regions: ['switches'] },
 ] as const satisfies readonly ComponentKindDescriptor[]
 

@@ -18,9 +18,12 @@ import type { RedisRateLimiter } from '../../components/ratelimit/redis/redis-ra
 import type { SlidingWindowLimiter } from '../../components/ratelimit/sliding-window-limiter'
 import type { TokenBucket } from '../../components/ratelimit/token-bucket'
 import type { RetryBudget } from '../../components/resilience/retry-budget'
+import type { RulesFollowerStats } from '../../foundation/live-rules/fleet-region'
+import type { RuleStats } from '../../foundation/live-rules/live-rules'
 import { isComponent } from '../../foundation/common/component-registry'
 import type { ExportedKindName } from '../kinds/component-kinds'
 import { METRIC, type MetricSpec } from './metric-catalog'
+import { sampleShadow, sumShadow } from './shadow-samples'
 
 export type Labels = Record<string, string>
 
@@ -60,6 +63,7 @@ function sampleLimiter(name: string, limiter: BbrLimiter, emit: Emit): void {
     emit(METRIC.limiterQueuePending, s.queue.length, n)
     emit(METRIC.limiterQueueTimeouts, s.queue.timedOut, n)
   }
+  sampleShadow(name, 'limiter', s.rules, emit)
   for (const priority of PRIORITY_NAMES) {
     const c = s.byPriority[priority]
     emit(METRIC.limiterAdmitted, c.admitted, { name, priority })
@@ -85,19 +89,23 @@ function sampleGuard(name: string, guard: InboundGuard<unknown>, emit: Emit, lim
 const SRE_STATES = ['closed', 'open'] as const
 const CIRCUIT_STATES = ['closed', 'open', 'half-open'] as const
 
-function sampleBreaker(labels: Labels, breaker: SreBreaker | CircuitBreaker, emit: Emit): void {
+/** A breaker's metrics; returns its rule's stats (a group adds its breakers' shadow counts up). */
+function sampleBreaker(labels: Labels, breaker: SreBreaker | CircuitBreaker, emit: Emit): RuleStats {
   if (isComponent(breaker, 'SreBreaker')) {
     const s = (breaker as SreBreaker).stats()
     for (const state of SRE_STATES) emit(METRIC.breakerState, s.state === state ? 1 : 0, { ...labels, state })
     emit(METRIC.breakerDrop, s.dropProbability, labels)
     emit(METRIC.breakerFailure, s.calls > 0 ? 1 - s.accepts / s.calls : 0, labels)
     emit(METRIC.breakerWindowRequests, s.calls, labels)
-  } else {
-    const s = (breaker as CircuitBreaker).stats()
-    for (const state of CIRCUIT_STATES) emit(METRIC.breakerState, s.state === state ? 1 : 0, { ...labels, state })
-    emit(METRIC.breakerFailure, s.badRatio, labels)
-    emit(METRIC.breakerWindowRequests, s.calls, labels)
+    if (labels.key === undefined) sampleShadow(labels.name, 'breaker', s.rules, emit)
+    return s.rules
   }
+  const s = (breaker as CircuitBreaker).stats()
+  for (const state of CIRCUIT_STATES) emit(METRIC.breakerState, s.state === state ? 1 : 0, { ...labels, state })
+  emit(METRIC.breakerFailure, s.badRatio, labels)
+  emit(METRIC.breakerWindowRequests, s.calls, labels)
+  if (labels.key === undefined) sampleShadow(labels.name, 'breaker', s.rules, emit)
+  return s.rules
 }
 
 function sampleGroup(name: string, group: BreakerGroup<Breaker>, emit: Emit, limits: SampleLimits): void {
@@ -108,8 +116,10 @@ function sampleGroup(name: string, group: BreakerGroup<Breaker>, emit: Emit, lim
     if (!(isComponent(breaker, 'SreBreaker') || isComponent(breaker, 'CircuitBreaker'))) return
     ;(breaker.state === 'closed' ? closed : open).push([key, breaker as SreBreaker | CircuitBreaker])
   })
-  for (const [key, breaker] of [...open, ...closed].slice(0, limits.groupKeys))
-    sampleBreaker({ name, key: label(key) }, breaker, emit)
+  const rules = [...open, ...closed]
+    .slice(0, limits.groupKeys)
+    .map(([key, breaker]) => sampleBreaker({ name, key: label(key) }, breaker, emit))
+  sampleShadow(name, 'breaker', sumShadow(rules), emit)
 }
 
 function sampleBulkhead(labels: Labels, bulkhead: AdaptiveBulkhead, emit: Emit): void {
@@ -151,6 +161,7 @@ function sampleHotKeyCache(name: string, cache: HotKeyCache, emit: Emit, limits:
 }
 
 function sampleLocalLimiter(name: string, limiter: TokenBucket | SlidingWindowLimiter, emit: Emit): void {
+  sampleShadow(name, 'ratelimit', limiter.stats().rules, emit)
   emit(METRIC.ratelimitAvailable, limiter.available(), { name })
   emit(
     METRIC.ratelimitCapacity,
@@ -182,6 +193,7 @@ function sampleKeyed(name: string, keyed: KeyedLimiter, emit: Emit, limits: Samp
     emit(METRIC.ratelimitKeyEvents, s.refused, { name, event: 'refused' })
     return
   }
+  sampleShadow(name, 'ratelimit', keyed.stats().table?.rules, emit)
   emit(METRIC.ratelimitKeys, table.size, { name })
   emit(METRIC.ratelimitKeyEvents, table.own('created'), { name, event: 'created' })
   emit(METRIC.ratelimitKeyEvents, table.own('reused'), { name, event: 'evicted' })
@@ -206,6 +218,7 @@ function sampleRedis(name: string, limiter: RedisRateLimiter, emit: Emit): void 
   for (const state of REDIS_STATES) emit(METRIC.redisState, s.state === state ? 1 : 0, { name, state })
   emit(METRIC.redisPending, s.pending, { name })
   emit(METRIC.redisRefusedKeys, s.refusedKeys, { name })
+  sampleShadow(name, 'ratelimit', s.rules, emit)
 }
 
 function sampleRetryBudget(name: string, budget: RetryBudget, emit: Emit): void {
@@ -227,6 +240,7 @@ function sampleKeyConcurrency(name: string, limiter: KeyConcurrencyLimiter, emit
   emit(METRIC.keyConcurrencyKeys, s.size, n)
   emit(METRIC.keyConcurrencyRequests, s.admitted, { name, outcome: 'admitted' })
   emit(METRIC.keyConcurrencyRequests, s.shed, { name, outcome: 'shed' })
+  sampleShadow(name, 'key_concurrency', s.rules, emit)
   if (limits.topKeys === 0) return
   const busy: Array<[string, number]> = []
   limiter.forEachKey((key, inFlight) => {
@@ -252,6 +266,20 @@ function sampleHotParameters(name: string, limiter: HotParameterLimiter, emit: E
     emit(METRIC.hotParameterValueCount, item.count, { name, key: label(item.value) })
 }
 
+/** A host's follower of a fleet's rule source: the version it obeys and how fresh, what its watcher refused. */
+function sampleRules(name: string, follower: { stats(): RulesFollowerStats }, emit: Emit): void {
+  const s = follower.stats()
+  const n = { name }
+  emit(METRIC.rulesVersion, s.version, n)
+  emit(METRIC.rulesCanary, s.canary ? 1 : 0, n)
+  emit(METRIC.rulesSourceUp, s.sourceUp ? 1 : 0, n)
+  // Never heard: as stale as can be said without an infinity, which some backends refuse.
+  emit(METRIC.rulesStale, s.staleMs === Infinity ? Number.MAX_SAFE_INTEGER / 1000 : s.staleMs / 1000, n)
+  emit(METRIC.rulesFromDisk, s.fromDisk ? 1 : 0, n)
+  emit(METRIC.rulesRefused, s.refused, n)
+  emit(METRIC.rulesApplied, s.applied, n)
+}
+
 /** What each kind the exporters take reports (ops/kinds lists them, the most specific first). */
 export const SAMPLERS: { readonly [K in ExportedKindName]: Sampler } = {
   BbrLimiter: sampleLimiter as Sampler,
@@ -270,4 +298,5 @@ export const SAMPLERS: { readonly [K in ExportedKindName]: Sampler } = {
   RetryBudget: sampleRetryBudget as Sampler,
   KeyConcurrencyLimiter: sampleKeyConcurrency as Sampler,
   HotParameterLimiter: sampleHotParameters as Sampler,
+  RulesFollower: sampleRules as Sampler,
 }

@@ -408,6 +408,57 @@ const defs = {
   ),
   retryBudgetRetries: gauge('retry_budget', 'retries', '{request}', N, "Retries granted in the retry budget's window."),
   retryBudgetAvailable: gauge('retry_budget', 'available', '{request}', N, 'Retries that would still be granted now.'),
+  rulesVersion: gauge(
+    'rules',
+    'version',
+    '1',
+    N,
+    "The version of the fleet's rules this host obeys (0: none yet); name is the application namespace.",
+  ),
+  rulesCanary: gauge('rules', 'canary', '1', N, "1 while this host takes the rule source's canary, else 0."),
+  rulesSourceUp: gauge(
+    'rules',
+    'source_up',
+    '1',
+    N,
+    "1 while the host's watcher is connected to the rule source, else 0.",
+  ),
+  rulesStale: gauge(
+    'rules',
+    'staleness',
+    's',
+    N,
+    "Seconds since the host's watcher last heard the rule source: how stale the rules it obeys may be.",
+  ),
+  rulesFromDisk: gauge(
+    'rules',
+    'from_disk',
+    '1',
+    N,
+    '1 while the host obeys the last good rules read from disk, not yet confirmed by the source, else 0.',
+  ),
+  rulesRefused: counter(
+    'rules',
+    'refused',
+    '{rule}',
+    N,
+    "Documents and rules the host's watcher refused (a failed check, a region that would not take a rule).",
+  ),
+  rulesApplied: counter('rules', 'applied_versions', '{version}', N, "Versions the host's watcher applied."),
+  shadowEnabled: gauge(
+    'shadow',
+    'enabled',
+    '1',
+    ['name', 'component'],
+    '1 while the component decides in shadow mode (counts what it would refuse, admits it), else 0.',
+  ),
+  shadowWouldRefuse: counter(
+    'shadow',
+    'would_refuse',
+    '{request}',
+    ['name', 'component', 'reason', 'priority'],
+    'Requests admitted in shadow mode that the component would have refused, by reason (and priority class).',
+  ),
 }
 
 export type MetricName = keyof typeof defs

@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../../foundation/errors/invalid-argument-error'
 import { type Disposable, toDisposable } from '../../foundation/common/disposable'
 import { checkOptions, optionalNumber } from '../../foundation/common/validate'
-import { isComponent } from '../../foundation/common/component-registry'
+import { automaticComponents, isComponent } from '../../foundation/common/component-registry'
 import { EXPORTED_KINDS, EXPORTED_NAMES, type ExportedKind } from '../kinds/component-kinds'
 import { type Labels, type SampleLimits, SAMPLERS } from './component-samplers'
 import type { MetricSpec } from './metric-catalog'
@@ -85,6 +85,11 @@ export class MetricComponents {
     if (this.cached === undefined) {
       const samples: Sample[] = []
       for (const entry of this.entries.values()) samples.push(...this.sample(entry))
+      for (const [component, name] of automaticComponents()) {
+        const kind = EXPORTED_KINDS.find((k) => isComponent(component, k.name))
+        const given = [...this.entries.values()].some((e) => e.component === component)
+        if (kind !== undefined && !given) samples.push(...this.sample({ name, component, kind, warned: true }))
+      }
       this.cached = samples
       queueMicrotask(() => {
         this.cached = undefined

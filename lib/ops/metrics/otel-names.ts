@@ -65,16 +65,27 @@ export const OTEL = {
   retryBudgetRequests: ['retry_budget.window.requests', 'gauge'],
   retryBudgetRetries: ['retry_budget.window.retries', 'gauge'],
   retryBudgetAvailable: ['retry_budget.retry.available', 'gauge'],
+  rulesVersion: ['rules.version', 'gauge'],
+  rulesCanary: ['rules.canary', 'gauge'],
+  rulesSourceUp: ['rules.source.up', 'gauge'],
+  rulesStale: ['rules.staleness', 'gauge'],
+  rulesFromDisk: ['rules.from_disk', 'gauge'],
+  rulesRefused: ['rules.refusals', 'counter'],
+  rulesApplied: ['rules.applied_versions', 'counter'],
+  shadowEnabled: ['shadow.enabled', 'gauge'],
+  shadowWouldRefuse: ['shadow.would_refuse_requests', 'counter'],
 } satisfies Record<string, readonly [name: string, instrument: OtelInstrument]>
 
 // The OpenTelemetry attribute of each Prometheus label, by OpenTelemetry's naming guidelines (docs/metrics.md):
 // lowercase, dotted, and namespaced under `bulwark.`, as a library's own attributes are, so that none can collide
 // with a semantic convention or another library's (`name` alone is too general: `bulwark.component.name`). The
 // values are the same as Prometheus's. A label without an attribute here does not compile.
-export type MetricLabel = 'name' | 'priority' | 'reason' | 'state' | 'key' | 'upstream' | 'outcome' | 'event' | 'source'
+export type MetricLabel =
+  'name' | 'component' | 'priority' | 'reason' | 'state' | 'key' | 'upstream' | 'outcome' | 'event' | 'source'
 
 export const OTEL_ATTRIBUTES: Record<MetricLabel, string> = {
   name: 'bulwark.component.name',
+  component: 'bulwark.component.family',
   priority: 'bulwark.priority',
   reason: 'bulwark.reason',
   state: 'bulwark.state',

@@ -7,7 +7,8 @@ import { inspectBbr } from './inspectors/bbr'
 import { inspectCircuit, inspectSre } from './inspectors/breakers'
 import { inspectHotKeys } from './inspectors/hot-keys'
 import { inspectKeyConcurrency, inspectKeyedLimiter } from './inspectors/keyed-tables'
-import { inspectSlidingWindow, inspectTokenBucket } from './inspectors/rate-limiters'
+import { inspectFleet } from './inspectors/fleet'
+import { inspectRedisRule, inspectSlidingWindow, inspectTokenBucket } from './inspectors/rate-limiters'
 import { inspectSwitches } from './inspectors/switches'
 import { RegionSnapshot } from './region-snapshot'
 import type { ComponentView, RegionReport } from './views'
@@ -26,6 +27,8 @@ const INSPECTORS: { readonly [K in RegionKind]: Inspector | undefined } = {
   switches: inspectSwitches,
   'key-concurrency-limiter': inspectKeyConcurrency,
   'keyed-limiter': inspectKeyedLimiter,
+  'redis-rate-limiter': inspectRedisRule,
+  fleet: inspectFleet,
   // Not inspected yet: reported as a region of an unknown kind.
   bulkhead: undefined,
 }
@@ -80,7 +83,7 @@ export function inspectRegions(options?: InspectOptions): RegionReport[] {
   return reports
 }
 
-function inspectRegion(name: string, keys: number): RegionReport | undefined {
+export function inspectRegion(name: string, keys: number): RegionReport | undefined {
   let snapshot: RegionSnapshot
   try {
     snapshot = new RegionSnapshot(name)

@@ -1,6 +1,7 @@
-import { printableTime } from './printable'
+import type { ShadowStats } from '../../foundation/live-rules/shadow-tally'
+import { printable, printableTime } from './printable'
 import { bytes, count, percent, rate, seconds, textTable } from './text-table'
-import type { HostFrame, RegionReport } from './views'
+import type { HostFrame, RegionReport, RulesWatcherView } from './views'
 
 export interface RenderOptions {
   /** Columns to fit (default: unlimited). */
@@ -23,6 +24,25 @@ function label(r: RegionReport): string {
   return r.namespace === '' ? r.name : `${r.namespace}/${r.name}`
 }
 
+/** A component's shadow mode: on or off, and what it would have refused so far, by reason (and class). */
+function shadowRow(name: string, shadow: ShadowStats): string[] {
+  const refused = shadow.wouldRefuse
+    .filter((c) => c.count > 0)
+    .map((c) => `${c.priority === undefined ? c.reason : `${c.reason}/${c.priority}`} ${count(c.count)}`)
+  return [name, shadow.enabled ? 'shadow' : 'enforcing', refused.join(', ') || '-']
+}
+
+/** A host's rules watcher: which process watches, the version obeyed, whether the source answers and how stale. */
+function watcherRow(r: RegionReport, v: RulesWatcherView): string[] {
+  const watcher = v.watcher === undefined ? 'none' : `pid ${v.watcher.pid} of ${v.followers}`
+  const version = `${v.version}${v.canary ? ' (canary)' : ''}${v.fromDisk ? ' (from disk)' : ''}`
+  const state = v.sourceUp ? 'up' : v.lastError === undefined ? 'down' : `down: ${printable(v.lastError).slice(0, 60)}`
+  const heard = v.staleMs === Infinity ? 'never' : `${seconds(v.staleMs)} ago`
+  const last = v.refusals[v.refusals.length - 1]
+  const refused = v.refused === 0 || last === undefined ? '0' : `${v.refused}: ${printable(last.reason).slice(0, 60)}`
+  return [r.namespace, printable(v.source), watcher, version, state, heard, refused]
+}
+
 /** One frame of `bulwark top` as text: a section per kind of component, then the regions it cannot read. */
 export function renderFrame(frame: HostFrame, options: RenderOptions = {}): string {
   const width = options.width ?? Infinity
@@ -35,6 +55,8 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
     tables: [] as string[][],
     other: [] as string[][],
     rules: [] as string[][],
+    shadow: [] as string[][],
+    watchers: [] as string[][],
   }
   for (const r of frame.regions) {
     const v = r.view
@@ -45,6 +67,7 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
         v.rules.version === 0 ? '0 (as constructed)' : String(v.rules.version),
         values.join(' '),
       ])
+      if (v.rules.shadow !== undefined) rows.shadow.push(shadowRow(label(r), v.rules.shadow))
     }
     if (v === undefined) {
       rows.other.push([
@@ -122,6 +145,17 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
         count(v.refused),
         heavy.join(' · ') || '(none yet)',
       ])
+    } else if (v.type === 'redis-rate-limiter') {
+      const burst = v.burst === undefined ? '' : ` burst ${count(v.burst)}`
+      rows.limits.push([
+        label(r),
+        `redis ${v.algorithm}`,
+        members(r),
+        '-',
+        `${count(v.limit)} per ${seconds(v.window)}${burst}`,
+      ])
+    } else if (v.type === 'rules-watcher') {
+      rows.watchers.push(watcherRow(r, v))
     } else if (v.type === 'switches') {
       for (const sw of v.switches) rows.switches.push([label(r), sw.target, sw.mode, printableTime(sw.since)])
     } else {
@@ -137,6 +171,12 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
       'SWITCHES (set by operators; they stay until cleared)',
       ['target', 'mode', 'since'],
       rows.switches,
+      width,
+    ),
+    ...section(
+      'RULES SOURCE (one watcher per host follows it)',
+      ['source', 'watcher', 'version', 'state', 'heard', 'refused'],
+      rows.watchers,
       width,
     ),
     ...section(
@@ -165,6 +205,7 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
     ),
     ...section('HOT KEYS', ['members', 'counted/s', 'counted', 'top keys'], rows.keys, width),
     ...section('RULES', ['version', 'values'], rows.rules, width),
+    ...section('SHADOW MODE (would refuse; admitted)', ['mode', 'would have refused'], rows.shadow, width),
     ...section('OTHER REGIONS', ['kind', 'members', 'size', 'note'], rows.other, width),
   ]
   if (frame.regions.length === 0)

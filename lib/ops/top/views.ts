@@ -3,6 +3,7 @@
 import type { BbrLimiterStats } from '../../components/bbr/bbr-limiter'
 import type { HeavyKey } from '../../foundation/keyed-table/heavy-keys'
 import type { RuleStats } from '../../foundation/live-rules/live-rules'
+import type { RulesRefusal } from '../../foundation/live-rules/fleet-region'
 
 /**
  * A BbrLimiter as its stats() would report it host-wide, except `load`, the highest load (permille) any live member
@@ -103,6 +104,47 @@ export interface SwitchesView {
   switches: Array<{ target: string; mode: 'open' | 'closed' | 'shed' | 'fallback'; since: number }>
 }
 
+/** A RedisRateLimiter's shared rule (the decisions' state is in Redis, not on the host). */
+export interface RedisRuleView {
+  type: 'redis-rate-limiter'
+  algorithm: 'sliding-window' | 'gcra'
+  limit: number
+  window: number
+  /** GCRA only. */
+  burst?: number
+  rules: RuleStats
+}
+
+/** What `bulwark top` and `bulwark rules status` show of a host's rules watcher (docs/readme/fleet.md). */
+export interface RulesWatcherView {
+  type: 'rules-watcher'
+  /** The source, as the watcher shows it ('' before a watcher started). */
+  source: string
+  /** The watching member's process and thread (undefined: none now). */
+  watcher: { pid: number; threadId: number } | undefined
+  /** Date.now() when that watcher took over. */
+  watcherSince: number
+  /** Members following the source on this host. */
+  followers: number
+  host: string
+  labels: Record<string, string>
+  /** The version the host obeys (0: none). */
+  version: number
+  canary: boolean
+  /** Its last change's author and time. */
+  author?: string
+  time?: string
+  sourceUp: boolean
+  /** Ms since the watcher last heard the source; Infinity if never. */
+  staleMs: number
+  /** Obeying the last good rules from disk, not yet confirmed by the source. */
+  fromDisk: boolean
+  refused: number
+  applied: number
+  refusals: RulesRefusal[]
+  lastError?: string
+}
+
 export type ComponentView =
   | LimiterView
   | SreBreakerView
@@ -112,6 +154,8 @@ export type ComponentView =
   | SlidingWindowView
   | SwitchesView
   | KeyedTableView
+  | RedisRuleView
+  | RulesWatcherView
 
 export interface MemberView {
   pid: number

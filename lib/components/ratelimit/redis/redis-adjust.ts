@@ -13,17 +13,19 @@ import { runScript } from './run-script'
  */
 export function adjusterFor(
   port: RedisPort,
-  o: ResolvedRedisOptions,
+  options: () => ResolvedRedisOptions,
   timeArg: () => string,
   redisKeyOf: (key: string) => string,
   errors: EventSource<RedisError>,
 ): (key: string, delta: number) => Promise<void> {
-  const gcra = o.algorithm === 'gcra'
+  const gcra = options().algorithm === 'gcra'
   const script = gcra ? GCRA_ADJUST_SCRIPT : SLIDING_WINDOW_ADJUST_SCRIPT
   const sha = scriptSha(script)
-  const params = gcra ? [String(o.window / o.limit), String(o.burst)] : [String(o.limit), String(o.window)]
   return (key, delta) => {
     if (!(delta > -Infinity && delta < Infinity) || delta === 0) return Promise.resolve()
+    // The limit in force now: a live rule (docs/rules/live-rules.md) may have changed it since the reservation.
+    const o = options()
+    const params = gcra ? [String(o.window / o.limit), String(o.burst)] : [String(o.limit), String(o.window)]
     return runScript(port, script, sha, [redisKeyOf(key)], [...params, timeArg(), String(delta)]).then(
       () => undefined,
       (error: unknown) => errors.emit(clientFailure('settling a reservation failed', error)),

@@ -1,4 +1,6 @@
+import type { ShadowRule } from '../../../foundation/live-rules/shadow-tally'
 import { InvalidOptionError } from '../../../foundation/errors/invalid-option-error'
+import { resolveSharing, type ResolvedSharing } from '../../../foundation/regions/sharing-options'
 import type { Clock } from '../../../foundation/signals/clock'
 import {
   checkBoolean,
@@ -69,7 +71,20 @@ export interface RedisRateLimiterOptions extends WaitingOptions {
    * By default the scripts read Redis TIME, so that the hosts' clocks need not agree.
    */
   now?: Clock
+  /**
+   * One live rule (`limit`, `window`, `burst`) for every limiter of the host made with this name: `configure()` or
+   * `bulwark set redis-rate-limiter.<name> limit=...` changes it for all of them (docs/rules/live-rules.md). The
+   * decisions' state stays in Redis either way. Default: the rule is this limiter's own.
+   */
+  shared?: string
+  /** Which application `shared` belongs to (SharingOptions.namespace). */
+  namespace?: string
+  /** Limiters a shared rule accepts across the host (default 64). */
+  maxMembers?: number
 }
+
+/** The fields of a RedisRateLimiter's rule that `configure` changes at run time (burst only for GCRA). */
+export type RedisRateLimiterRule = Partial<Pick<RedisRateLimiterOptions, 'limit' | 'window' | 'burst'>> & ShadowRule
 
 export interface ResolvedRedisOptions {
   redis: unknown
@@ -86,6 +101,8 @@ export interface ResolvedRedisOptions {
   maxQueue: number
   pollInterval: number
   now: Clock | undefined
+  /** Where the live rule lives (`shared`, `namespace`, lanes). */
+  sharing: ResolvedSharing
 }
 
 const MAX_WINDOW = 365 * 86_400_000
@@ -125,6 +142,7 @@ export function resolveRedisOptions(options: unknown): ResolvedRedisOptions {
     maxQueue: resolveMaxQueue(o),
     pollInterval: optionalNumber('pollInterval', o.pollInterval, 250, { min: 1, max: 3_600_000 }),
     now: optionalFunction<Clock>('now', o.now),
+    sharing: resolveSharing({ shared: o.shared, namespace: o.namespace, maxMembers: o.maxMembers }),
   }
 }
 

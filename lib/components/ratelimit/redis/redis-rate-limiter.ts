@@ -3,6 +3,9 @@ import { performance } from 'perf_hooks'
 import { InvalidArgumentError } from '../../../foundation/errors/invalid-argument-error'
 import type { RedisError } from '../../../foundation/errors/redis-error'
 import { EventSource, type Event } from '../../../foundation/common/event-source'
+import type { LiveRules, RuleStats } from '../../../foundation/live-rules/live-rules'
+import type { RedisLimiterState, RedisRateLimiterStats } from './redis-stats'
+import type { SharedRegion } from '../../../foundation/regions/shared-region'
 import { coarseNow, type Clock } from '../../../foundation/signals/clock'
 import type { KeyedLimiter } from '../keyed-limiter'
 import type { Limiter } from '../limiter'
@@ -16,15 +19,16 @@ import { RedisKeys, boundedKey, limitDefinition } from './redis-keys'
 import {
   type RedisAlgorithm,
   type RedisRateLimiterOptions,
-  resolveInsurance,
+  type RedisRateLimiterRule,
+  type ResolvedRedisOptions,
   resolveRedisOptions,
 } from './redis-options'
+import { RedisInsurance } from './redis-insurance'
+import { openRedisRule, scriptMaxWaitUs, scriptParams } from './redis-rule'
 import { GCRA_SCRIPT, SLIDING_WINDOW_SCRIPT, scriptSha } from './redis-scripts'
 import { ScriptBatcher } from './script-batcher'
 import { Warmup } from './warmup'
 import { registerComponent } from '../../../foundation/common/component-registry'
-
-import type { RedisLimiterState, RedisRateLimiterStats } from './redis-stats'
 import type { AcquireOptions } from '../waiting/acquire-options'
 import type { Reservation } from '../waiting/reservation'
 import { RedisWaiting } from './redis-waiting'
@@ -44,15 +48,10 @@ const SCRIPTS = [SLIDING_WINDOW_SCRIPT, GCRA_SCRIPT]
  * `probeInterval`, and decisions go back to it as soon as a probe is answered in time.
  */
 export class RedisRateLimiter {
-  // The DecisionOwner and BatchSink of its decisions and batches, through members the declarations leave out: the
-  // two interfaces are checked where it hands itself over, not named on the class.
-  readonly limit: number
-  readonly window: number
+  // The DecisionOwner and BatchSink of its decisions and batches (interfaces checked where it hands itself over).
   readonly algorithm: RedisAlgorithm
   readonly keyPrefix: string
   readonly timeout: number
-  /** The local limiter that decides while Redis cannot. */
-  readonly insurance: KeyedLimiter<Limiter>
   /** Fires 'insurance' when Redis starts being skipped and 'redis' when it answers again. */
   readonly onStateChange: Event<RedisLimiterState>
   /**
@@ -60,12 +59,18 @@ export class RedisRateLimiter {
    * RedisError (`ERR_BULWARK_REDIS`), the client's own error as its `cause`.
    */
   readonly onError: Event<RedisError>
+  /** The live rule's name, or undefined when the rule is this limiter's own. */
+  readonly shared: string | undefined
   private readonly port: RedisPort
-  private readonly keys: RedisKeys
+  private keys: RedisKeys
   /** The most permits one decision may ask for: the limit, or the burst for GCRA. */
-  private readonly maxCost: number
+  private maxCost: number
   /** The longest wait the script can answer, µs: a reply's wait is clamped to it (docs/guide/trust.md). */
-  private readonly maxWaitUs: number
+  private maxWaitUs: number
+  private options: ResolvedRedisOptions
+  private readonly insuranceLimiter: RedisInsurance
+  private readonly region: SharedRegion
+  private readonly rules: LiveRules
   private readonly clock: Clock
   /** Local refusals are timed precisely (or on the injected clock, which then is Redis' clock too). */
   private readonly refusalClock: Clock
@@ -83,27 +88,28 @@ export class RedisRateLimiter {
   constructor(options: RedisRateLimiterOptions) {
     const o = resolveRedisOptions(options)
     this.port = toRedisPort(o.redis)
-    this.limit = o.limit
-    this.window = o.window
+    this.options = o
     this.algorithm = o.algorithm
     this.keyPrefix = o.keyPrefix
     this.timeout = o.timeout
-    this.insurance = resolveInsurance((options as { insurance?: unknown }).insurance, o)
+    this.insuranceLimiter = new RedisInsurance((options as { insurance?: unknown }).insurance, o)
     this.clock = o.now ?? coarseNow
     this.refusalClock = o.now ?? (() => performance.now())
     this.refusals = o.localRefusal ? new LocalRefusals() : undefined
     this.keys = new RedisKeys(o.keyPrefix, limitDefinition(o.algorithm, o.limit, o.window, o.burst))
     const gcra = o.algorithm === 'gcra'
     this.maxCost = gcra ? o.burst : o.limit
-    // Sliding window: the rest of this window and all of the next; GCRA: a burst's worth, or one permit's interval.
-    this.maxWaitUs = 1000 * (gcra ? Math.max(o.burst, 1) * (o.window / o.limit) : 2 * o.window)
+    this.maxWaitUs = scriptMaxWaitUs(o)
     const script = gcra ? GCRA_SCRIPT : SLIDING_WINDOW_SCRIPT
-    const params: [string, string] = gcra
-      ? [String(o.window / o.limit), String(o.burst)]
-      : [String(o.limit), String(o.window)]
     const injected = o.now
     const timeArg = injected === undefined ? () => '' : () => String(injected())
-    this.batcher = new ScriptBatcher(this.port, script, scriptSha(script), params, timeArg, this.refusalClock, this)
+    const sha = scriptSha(script)
+    this.batcher = new ScriptBatcher(this.port, script, sha, scriptParams(o), timeArg, this.refusalClock, this)
+    this.shared = o.sharing.shared
+    const initial = gcra ? [o.limit, o.window, o.burst] : [o.limit, o.window]
+    ;({ region: this.region, rules: this.rules } = openRedisRule(o.sharing, o.algorithm, initial, o.hosts, (v) =>
+      this.obeyRule(v[0], v[1], gcra ? v[2] : v[0]),
+    ))
     this.circuit = new RedisCircuit(o.openAfter, o.probeInterval, (open) =>
       this.stateEvents.emit(open ? 'insurance' : 'redis'),
     )
@@ -122,9 +128,23 @@ export class RedisRateLimiter {
       (error) => this.errorEvents.emit(error),
     )
     this.warmup.start()
-    const adjustKey = adjusterFor(this.port, o, timeArg, (key) => this.keys.of(key, boundedKey(key)), this.errorEvents)
+    const current = () => this.options // a live rule replaces them (obeyRule)
+    const adjustKey = adjusterFor(
+      this.port,
+      current,
+      timeArg,
+      (key) => this.keys.of(key, boundedKey(key)),
+      this.errorEvents,
+    )
+    const maxCost = () => this.maxCost
     this.waiting = new RedisWaiting(
-      { consume: (key, n) => this.consume(key, n), adjustKey, maxCost: this.maxCost },
+      {
+        consume: (key, n) => this.consume(key, n),
+        adjustKey,
+        get maxCost() {
+          return maxCost()
+        },
+      },
       this.refusalClock,
       o.maxQueue,
       o.pollInterval,
@@ -149,6 +169,8 @@ export class RedisRateLimiter {
    * argument (a key that is not a string, n not in (0, limit], or (0, burst] for GCRA).
    */
   consume(key: string, n = 1): Promise<RateLimitDecision> {
+    const rules = this.rules
+    if (rules.i32[rules.index] !== rules.seen) rules.refresh()
     if (typeof key !== 'string') return Promise.reject(new InvalidArgumentError('key', key, 'a string'))
     if (!(typeof n === 'number' && n > 0 && n <= this.maxCost)) {
       return Promise.reject(new InvalidArgumentError('n', n, `a number > 0 and <= ${this.maxCost}`))
@@ -160,7 +182,7 @@ export class RedisRateLimiter {
       const wait = refusals.waitMs(redisKey, n, this.refusalClock())
       if (wait > 0) {
         this.counts.local++
-        return Promise.resolve({ allowed: false, remaining: 0, retryAfterMs: wait, source: 'local' })
+        return Promise.resolve(this.verdict({ allowed: false, remaining: 0, retryAfterMs: wait, source: 'local' }))
       }
     }
     const now = this.clock()
@@ -193,6 +215,32 @@ export class RedisRateLimiter {
     return this.warmup.ready
   }
 
+  /** Permits per window, for the whole fleet (the live rule's, once changed; reading it applies nothing). */
+  get limit(): number {
+    return this.rules.pending()?.[0] ?? this.options.limit
+  }
+  /** Window length, ms (the live rule's, once changed; reading it applies nothing). */
+  get window(): number {
+    return this.rules.pending()?.[1] ?? this.options.window
+  }
+  /** The local limiter that decides while Redis cannot (made again from each new rule unless it is yours). */
+  get insurance(): KeyedLimiter<Limiter> {
+    return this.insuranceLimiter.limiter
+  }
+  /** Told each live rule this limiter starts to obey, at its first decision after the change (docs/rules/live-rules.md). */
+  get onRuleChange(): Event<RuleStats> {
+    return this.rules.onChange
+  }
+
+  /**
+   * Changes the limit, window and (GCRA) burst for every limiter sharing the rule (docs/rules/live-rules.md),
+   * validated as the constructor validates them, refused whole (InvalidOptionError) when a field is bad. Keys name
+   * their limit: each key's count starts afresh under the new rule; decisions already sent keep theirs.
+   */
+  configure(rule: RedisRateLimiterRule): RuleStats {
+    return this.rules.configure(rule)
+  }
+
   /** The current route of new decisions. */
   get state(): RedisLimiterState {
     return this.circuit.open ? 'insurance' : 'redis'
@@ -205,6 +253,7 @@ export class RedisRateLimiter {
       calls: this.batcher.calls,
       pending: this.pending.pending,
       refusedKeys: this.refusals?.size ?? 0,
+      rules: this.rules.stats(),
     }
   }
 
@@ -217,6 +266,7 @@ export class RedisRateLimiter {
     this.waiting.close()
     this.pending.expireAll()
     this.refusals?.clear()
+    this.region.close()
   }
 
   [Symbol.dispose](): void {
@@ -243,7 +293,7 @@ export class RedisRateLimiter {
     }
     // Clamped: the scripts never answer a negative count, or more than the limit, but a proxy in front of them might.
     const left = remaining > 0 ? (remaining < this.maxCost ? remaining : this.maxCost) : 0
-    call.resolve({ allowed, remaining: left, retryAfterMs, source: 'redis' })
+    call.resolve(this.verdict({ allowed, remaining: left, retryAfterMs, source: 'redis' }))
   }
 
   /** @internal */
@@ -276,19 +326,27 @@ export class RedisRateLimiter {
     call.resolve(this.insure(call.key, call.cost))
   }
 
+  /** Takes a new rule: keys, the scripts' parameters, the largest cost and the default insurance limiter. */
+  private obeyRule(limit: number, window: number, burst: number): void {
+    const o = { ...this.options, limit, window, burst }
+    this.options = o
+    this.keys = new RedisKeys(o.keyPrefix, limitDefinition(o.algorithm, limit, window, burst))
+    this.maxCost = o.algorithm === 'gcra' ? burst : limit
+    this.maxWaitUs = scriptMaxWaitUs(o)
+    this.batcher.setParams(scriptParams(o))
+    this.refusals?.clear() // refusals were timed by the old rule
+    this.insuranceLimiter.renew(o)
+  }
+
   private insure(key: string, n: number): RateLimitDecision {
     this.counts.insurance++
-    const limiter = this.insurance.get(key)
-    // No room for a new key in the insurance limiter (every key in it still refilling): the key is limited.
-    if (limiter === undefined)
-      return { allowed: false, remaining: 0, retryAfterMs: this.insurance.retryAfterMs(key, n), source: 'insurance' }
-    const allowed = limiter.tryAcquire(n)
-    return {
-      allowed,
-      remaining: Math.floor(limiter.available()),
-      retryAfterMs: allowed ? 0 : limiter.retryAfterMs(n),
-      source: 'insurance',
-    }
+    return this.verdict(this.insuranceLimiter.decide(key, n))
+  }
+
+  /** A decision as returned: a refusal in shadow mode (docs/rules/shadow.md) counted and admitted. */
+  private verdict(decision: RateLimitDecision): RateLimitDecision {
+    if (decision.allowed || !this.rules.shadowAdmits(0)) return decision
+    return { ...decision, allowed: true, retryAfterMs: 0 }
   }
 }
 registerComponent('RedisRateLimiter', RedisRateLimiter)

@@ -1,3 +1,5 @@
+import type { RuleStats } from '../../../foundation/live-rules/live-rules'
+
 /** Where decisions are going: 'redis', or 'insurance' while Redis is skipped after failures. */
 export type RedisLimiterState = 'redis' | 'insurance'
 
@@ -22,4 +24,6 @@ export interface RedisRateLimiterStats {
   pending: number
   /** Keys refused locally now. */
   refusedKeys: number
+  /** The live rule: its version (0 until `configure` first changed it) and values (limit, window, and burst for GCRA). */
+  rules: RuleStats
 }

@@ -56,7 +56,7 @@ export class ScriptBatcher {
     private readonly port: RedisPort,
     private readonly script: string,
     private readonly sha: string,
-    private readonly params: readonly [string, string],
+    private params: readonly [string, string],
     /** The time argument: '' for the server's clock, or the injected clock's reading. */
     private readonly timeArg: () => string,
     private readonly clock: Clock,
@@ -79,6 +79,15 @@ export class ScriptBatcher {
       // After the promise callbacks of this turn: decisions made in reaction to replies join the same calls.
       process.nextTick(this.flush)
     }
+  }
+
+  /**
+   * The limit's parameters for calls from now on (a live rule changed): the decisions gathered so far go out first,
+   * with the parameters their keys were made for.
+   */
+  setParams(params: readonly [string, string]): void {
+    this.flush()
+    this.params = params
   }
 
   /** @internal */

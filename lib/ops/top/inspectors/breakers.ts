@@ -11,7 +11,7 @@ import {
 import { circuitRuleFields, type CircuitStrategy } from '../../../components/breakers/circuit-breaker-options'
 import { placeSreRules, SRE_RULE_FIELDS, sreStats } from '../../../components/breakers/sre-breaker'
 import { readRule } from '../../../foundation/live-rules/live-rules'
-import { placeRules, RuleBlock } from '../../../foundation/live-rules/rule-block'
+import { BREAKER_SHADOW, placeRules, RuleBlock } from '../../../foundation/live-rules/rule-block'
 import { type ResolvedWindowOptions, windowLayout } from '../../../components/breakers/window-options'
 import { WindowTally } from '../../../components/breakers/window-tally'
 import type { Fingerprint } from '../fingerprint'
@@ -40,7 +40,7 @@ function windowOptions(f: Fingerprint, shared: string): ResolvedWindowOptions {
 /** An SreBreaker's region: the window's requests and accepts, and the state and drop probability they give. */
 export function inspectSre(snapshot: RegionSnapshot, now: number): SreBreakerView {
   const f = snapshot.fingerprint
-  const settings = `success=${f.number('success')} minimumCalls=${f.number('minimumCalls')} rules`
+  const settings = `success=${f.number('success')} minimumCalls=${f.number('minimumCalls')} rules shadow`
   const { layout, placement } = windowLayout('sre', windowOptions(f, snapshot.sharedName), settings)
   const rulePlacement = placeSreRules(layout, 0, 0)
   const region = snapshot.region(layout)
@@ -57,13 +57,14 @@ export function inspectSre(snapshot: RegionSnapshot, now: number): SreBreakerVie
 export function inspectCircuit(snapshot: RegionSnapshot, now: number): CircuitBreakerView {
   const f = snapshot.fingerprint
   const strategy = STRATEGIES.find((s) => f.has(s)) ?? 'errorRatio'
-  const settings = `half=${f.number('half')} ${strategy} rules`
+  const settings = `half=${f.number('half')} ${strategy} rules shadow`
   const { layout, placement } = windowLayout('circuit', windowOptions(f, snapshot.sharedName), settings)
   const statePlacement = placeBreakerState(layout)
   const fields = circuitRuleFields(strategy)
   const rulePlacement = placeRules(
     layout,
     fields.map(() => 0),
+    BREAKER_SHADOW,
   )
   const region = snapshot.region(layout)
   const cell = new BreakerStateCell(region, statePlacement)

@@ -1,10 +1,11 @@
 import { RegionLayout } from '../../../foundation/regions/region-layout'
 import { placeSlidingWindow } from '../../../components/ratelimit/sliding-window-limiter'
+import { placeRedisRule, redisRuleFields } from '../../../components/ratelimit/redis/redis-rule'
 import { placeTokenBucket, tokensAvailable } from '../../../components/ratelimit/token-bucket'
 import { readRule } from '../../../foundation/live-rules/live-rules'
 import { RuleBlock } from '../../../foundation/live-rules/rule-block'
 import type { RegionSnapshot } from '../region-snapshot'
-import type { SlidingWindowView, TokenBucketView } from '../views'
+import type { RedisRuleView, SlidingWindowView, TokenBucketView } from '../views'
 
 /** A TokenBucket's region: the tokens available now. */
 export function inspectTokenBucket(snapshot: RegionSnapshot, now: number): TokenBucketView {
@@ -43,4 +44,19 @@ export function inspectSlidingWindow(snapshot: RegionSnapshot, now: number): Sli
   for (let k = Math.max(0, current - buckets + 1, newest - buckets + 1); k <= newest; k++)
     used += at(cells.counts + (k % buckets) * 8)
   return { type: 'sliding-window', limit, window, used, available: Math.max(0, limit - used), rules }
+}
+
+/** A RedisRateLimiter's rule region: the limit, window and (GCRA) burst in force on this host. */
+export function inspectRedisRule(snapshot: RegionSnapshot): RedisRuleView {
+  const f = snapshot.fingerprint
+  const algorithm = f.has('gcra') ? 'gcra' : 'sliding-window'
+  const fields = redisRuleFields(algorithm)
+  const { layout, rules: placement } = placeRedisRule(
+    f.number('lanes'),
+    algorithm,
+    fields.map(() => 0),
+  )
+  const rules = readRule(new RuleBlock(snapshot.region(layout), placement), fields)
+  const { limit, window, burst } = rules.values
+  return { type: 'redis-rate-limiter', algorithm, limit, window, ...(burst === undefined ? {} : { burst }), rules }
 }
