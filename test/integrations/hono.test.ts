@@ -4,6 +4,7 @@ import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import { describe, expect, it } from 'vitest'
 
+import { TokenBucket } from '../../lib/index'
 import { honoGuard } from '../../lib/entries/hono'
 import { http2Client, serving2 } from './http2-client'
 import {
@@ -66,6 +67,16 @@ describe('honoGuard (Hono 4, @hono/node-server)', () => {
 })
 
 describe('honoGuard without Node bindings (app.fetch with a web Request)', () => {
+  it('puts the RateLimit fields on a response whose headers are immutable (a fetch answer passed on as it came)', async () => {
+    const bucket = new TokenBucket({ rate: 1, burst: 5, now: () => 0 })
+    const hono = new Hono().use(honoGuard({ rateLimit: { limiter: bucket, headers: true } }))
+    hono.get('*', () => Response.redirect('http://upstream.test/elsewhere', 302)) // its headers are immutable
+    const answer = await hono.fetch(new Request('http://test/moved'))
+    expect(answer.status).toBe(302)
+    expect(answer.headers.get('location')).toBe('http://upstream.test/elsewhere')
+    expect(answer.headers.get('ratelimit')).toMatch(/r=4/)
+  })
+
   it('admits, sheds and queues, and gives each token back once the chain has its response', async () => {
     const c = controlledLimiter(2)
     const hono = new Hono().use(honoGuard({ limiter: c.limiter })).get('/fail', (ctx) => ctx.text('no', 500))

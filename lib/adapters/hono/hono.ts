@@ -129,9 +129,20 @@ async function withFields(
   fields: readonly string[],
 ): Promise<Response | void> {
   const response = await answer
-  const target = response ?? c.res
-  if (target !== undefined) appendFields(target.headers, fields)
-  return response
+  if (response !== undefined) return withHeaders(response, fields)
+  if (c.res !== undefined) c.res = withHeaders(c.res, fields)
+}
+
+/** `response` with the fields; a copy when its headers are immutable (a `fetch` answer proxied as it came). */
+function withHeaders(response: Response, fields: readonly string[]): Response {
+  try {
+    appendFields(response.headers, fields)
+    return response
+  } catch {
+    const copy = new Response(response.body, response)
+    appendFields(copy.headers, fields)
+    return copy
+  }
 }
 
 /**

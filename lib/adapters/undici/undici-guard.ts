@@ -193,7 +193,10 @@ export function undiciGuard<B extends Breaker = SreBreaker>(options?: UndiciGuar
       if (coalesce !== undefined) {
         const joined = coalesce(opts, handler)
         if (joined === true) return true // served by a call already in flight
-        if (joined !== false) handler = joined
+        if (joined !== false) {
+          handler = joined
+          opts = withoutQueuedAbort(opts)
+        }
       }
       const replayable = methods.has(opts.method) && replayableBody(opts.body) && !opts.upgrade
       const breaker = group.get(origin) ?? noRoomBreaker
@@ -220,4 +223,17 @@ export function undiciGuard<B extends Breaker = SreBreaker>(options?: UndiciGuar
       if (bulkheads.owns) bulkheads.pool?.close()
     },
   })
+}
+
+/**
+ * undici 8 lets a caller's signal cancel its request while it waits for a connection, through a hook in the
+ * options (a symbol, `queued abort`). A coalesced call is shared: the first caller's abort must only take that
+ * caller out (CoalescedCall), so the call goes without the hook.
+ */
+function withoutQueuedAbort(opts: any): any {
+  const hook = Object.getOwnPropertySymbols(opts).find((s) => s.description === 'queued abort')
+  if (hook === undefined) return opts
+  const copy = { ...opts }
+  delete copy[hook]
+  return copy
 }

@@ -73,6 +73,8 @@ class ControllerSubscriber extends Subscriber {
 
 function noop(): void {}
 
+const LEFT = new Error('every caller of the coalesced request left')
+
 /**
  * One upstream call shared by concurrent identical requests (docs/guide/integrations.md, "Coalescing"): the first
  * caller's request goes out with this call's handler, and every event it gets is played to each caller, the ones
@@ -148,6 +150,7 @@ export class CoalescedCall {
     return {
       onConnect: (abort, context) => {
         this.abortUpstream = abort
+        if (this.subscribers.length === 0) return abort(LEFT) // every caller left while it waited to start
         this.emit(['start', context])
       },
       onHeaders: (statusCode, headers, _resume, statusText) => {
@@ -167,6 +170,7 @@ export class CoalescedCall {
     return {
       onRequestStart: (controller, context) => {
         this.abortUpstream = (reason) => controller.abort(reason)
+        if (this.subscribers.length === 0) return controller.abort(LEFT)
         this.emit(['start', context])
       },
       onResponseStart: (_c, statusCode, headers, statusText) => this.emit(['headers', statusCode, headers, statusText]),
