@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 
 import { BbrLimiter, configureSampler, InvalidOptionError, memoryUsage, residentMemory, Shed } from '../../lib/index'
 import { ManualClock } from '../helpers/manual-clock'
+import { replaceFile } from '../helpers/replace-file'
 import { waitFor } from '../helpers/wait-for'
 
 const MiB = 1 << 20
@@ -82,14 +83,14 @@ describe('BbrLimiter: memory as a load signal', () => {
     await waitFor(() => memoryUsage() === 375, { what: 'the fixture cgroup at 375 permille' })
     const { limiter, clock, decide } = limiterAt({ container: 800 })
     expect(decide(5).every((t) => t >= 0)).toBe(true)
-    fs.writeFileSync(path.join(root, 'sys/fs/cgroup/app.slice/web.service/memory.current'), `${480 * MiB}\n`)
+    replaceFile(path.join(root, 'sys/fs/cgroup/app.slice/web.service/memory.current'), `${480 * MiB}\n`)
     await waitFor(() => memoryUsage() === 812.5, { what: 'the cgroup at 812.5 permille' })
     expect(limiter.tryAcquire()).toBeGreaterThanOrEqual(0) // checked at most every 100 ms of the limiter's clock
     clock.advance(100)
     expect(limiter.tryAcquire()).toBe(Shed.inFlight)
     expect(limiter.stats().memory).toMatchObject({ container: 812.5, over: 'container' })
     // Back under: the cooldown since the last shed (1 s) still applies the in-flight check, then admission resumes.
-    fs.writeFileSync(path.join(root, 'sys/fs/cgroup/app.slice/web.service/memory.current'), `${256 * MiB}\n`)
+    replaceFile(path.join(root, 'sys/fs/cgroup/app.slice/web.service/memory.current'), `${256 * MiB}\n`)
     await waitFor(() => memoryUsage() === 375, { what: 'the cgroup back at 375 permille' })
     clock.advance(100)
     expect(limiter.tryAcquire()).toBe(Shed.inFlight)

@@ -6,6 +6,7 @@ import * as path from 'path'
 import { afterAll, describe, expect, it } from 'vitest'
 
 import { configureSampler, loadInfo, memoryUsage, residentMemory } from '../../lib/index'
+import { replaceFile } from '../helpers/replace-file'
 import { waitFor } from '../helpers/wait-for'
 
 const MiB = 1 << 20
@@ -32,15 +33,15 @@ describe('memory signals from the sampler thread', () => {
       limit: 512 * MiB,
       usage: 375,
     })
-    fs.writeFileSync(path.join(service, 'memory.current'), `${480 * MiB}\n`)
+    replaceFile(path.join(service, 'memory.current'), `${480 * MiB}\n`)
     await waitFor(() => memoryUsage() === 812.5, { what: 'the new usage' })
-    fs.writeFileSync(path.join(service, 'memory.max'), 'max\n') // the parent's 1 GiB binds now
+    replaceFile(path.join(service, 'memory.max'), 'max\n') // the parent's 1 GiB binds now
     await waitFor(() => loadInfo().memory.limit === 1024 * MiB, { what: 'the parent limit' })
     expect(memoryUsage()).toBe(406.25)
   })
 
   it('falls back to the host when the cgroup has no limit, and says whose figures they are', async () => {
-    fs.writeFileSync(path.join(root, 'sys/fs/cgroup/app.slice/memory.max'), 'max\n')
+    replaceFile(path.join(root, 'sys/fs/cgroup/app.slice/memory.max'), 'max\n')
     configureSampler({ cgroupRoot: root, cpuInterval: 10 })
     // The fixture host: 8 GiB, 6 GiB available.
     await waitFor(() => memoryUsage() === 250, { what: "the host's figures" })
