@@ -5,6 +5,7 @@
 import { spawnSync } from 'child_process'
 import * as path from 'path'
 import { fileURLToPath } from 'url'
+import { saturatedBulkhead } from './lib/saturated-bulkhead.mjs'
 
 const CALLS = 500_000
 const ROUNDS = 12
@@ -23,6 +24,10 @@ async function child(dist) {
   const sre = new b.SreBreaker({ minimumCalls: 10, random: () => 0, shared: name('sre') })
   const circuit = new b.CircuitBreaker({ minimumCalls: 1, failureRatio: 0.5, shared: name('cb') })
   const open2 = new b.CircuitBreaker({ shared: name('cb-closed') })
+  const bulkhead = new b.AdaptiveBulkhead({ shared: name('bh') })
+  const saturated = saturatedBulkhead(b, name('bh-saturated'))
+  const granting = new b.RetryBudget({ ratio: 1000, minPerSecond: 1e9, shared: name('rb-granting') })
+  const spent = new b.RetryBudget({ ratio: 0, minPerSecond: 0, shared: name('rb-spent') })
   shut.tryAcquire()
   full.tryAcquire()
   for (let i = 0; i < 20; i++) shedding.tryAcquire()
@@ -39,6 +44,10 @@ async function child(dist) {
     'SreBreaker refused': () => (sink += sre.tryAcquire() ? 1 : 0),
     'CircuitBreaker admitted': () => (sink += open2.tryAcquire() ? 1 : 0),
     'CircuitBreaker refused': () => (sink += circuit.tryAcquire() ? 1 : 0),
+    'AdaptiveBulkhead pair admitted': () => bulkhead.release(bulkhead.tryAcquire()),
+    'AdaptiveBulkhead shed': () => (sink += saturated.tryAcquire()),
+    'RetryBudget granted': () => (sink += granting.tryAcquire() ? 1 : 0),
+    'RetryBudget refused': () => (sink += spent.tryAcquire() ? 1 : 0),
   }
   const rounds = Object.fromEntries(Object.keys(cases).map((k) => [k, []]))
   for (let r = 0; r < WARM_ROUNDS + ROUNDS; r++) {

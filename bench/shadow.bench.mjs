@@ -4,17 +4,21 @@
 // components that hold a slot, what admitting costs). Shared regions, as a fleet's components are.
 import { createRequire } from 'module'
 import { do_not_optimize, measure, writeTable } from './harness.mjs'
+import { saturatedBulkhead } from './lib/saturated-bulkhead.mjs'
 
 const require = createRequire(import.meta.url)
+const bulwark = require('../dist/cjs')
 const {
+  AdaptiveBulkhead,
   BbrLimiter,
   CircuitBreaker,
   KeyConcurrencyLimiter,
   KeyedLimiter,
+  RetryBudget,
   SlidingWindowLimiter,
   SreBreaker,
   TokenBucket,
-} = require('../dist/cjs')
+} = bulwark
 
 const name = (what) => `bench-shadow-${what}-${process.pid}`
 const closing = []
@@ -68,6 +72,22 @@ const circuit = three(
     new CircuitBreaker({ minimumCalls: 1, failureRatio: 0.5, openDuration: 86_400_000, shared: name(`cb-${role}`) }),
   (b) => b.recordFailure(),
 )
+// On a clock that stands still (the saturated one's must): the admitting one too, so that the three time the same.
+const bulkhead = three(
+  (role) =>
+    role === 'admit'
+      ? new AdaptiveBulkhead({ shared: name('bh-admit'), now: () => 1000 })
+      : saturatedBulkhead(bulwark, name(`bh-${role}`)),
+  () => undefined,
+)
+const budget = three(
+  (role) =>
+    new RetryBudget({
+      ...(role === 'admit' ? { ratio: 1000, minPerSecond: 1e9 } : { ratio: 0, minPerSecond: 0 }),
+      shared: name(`rb-${role}`),
+    }),
+  () => undefined,
+)
 
 const pair = (l, key) => () => l.release(l.tryAcquire(key))
 const components = [
@@ -76,8 +96,10 @@ const components = [
   ['KeyedLimiter.tryAcquire (table)', keyed, (k) => () => do_not_optimize(k.tryAcquire('tenant'))],
   ['KeyConcurrencyLimiter pair', perKey, (k) => pair(k, 'tenant')],
   ['BbrLimiter pair', bbr, (l) => pair(l)],
+  ['AdaptiveBulkhead pair', bulkhead, (b) => pair(b)],
   ['SreBreaker.tryAcquire', sre, (b) => () => do_not_optimize(b.tryAcquire())],
   ['CircuitBreaker.tryAcquire', circuit, (b) => () => do_not_optimize(b.tryAcquire())],
+  ['RetryBudget.tryAcquire', budget, (b) => () => do_not_optimize(b.tryAcquire())],
 ]
 const cases = components.flatMap(([label, c, call]) => [
   { name: `${label}: admitted`, fn: call(c.admit) },
@@ -109,7 +131,7 @@ writeTable(
   ],
   lines,
   {
-    note: 'Shadow mode adds: over the refusal; for a pair that holds a slot (KeyConcurrencyLimiter, BbrLimiter), over the admitted pair, since shadow mode admits it. Goal: no more than the refusal itself costs.',
+    note: 'Shadow mode adds: over the refusal; for a pair that holds a slot (KeyConcurrencyLimiter, BbrLimiter, AdaptiveBulkhead), over the admitted pair, since shadow mode admits it. Goal: no more than the refusal itself costs.',
   },
 )
 for (const component of closing) component.close()

@@ -4,6 +4,7 @@ export { inspectRegions } from '../ops/top/inspect'
 export type { InspectOptions } from '../ops/top/inspect'
 export { HostWatcher } from '../ops/top/host-watcher'
 export type {
+  BulkheadView,
   CircuitBreakerView,
   ComponentView,
   HostFrame,
@@ -14,6 +15,7 @@ export type {
   MemberView,
   RedisRuleView,
   RegionReport,
+  RetryBudgetView,
   RulesWatcherView,
   SlidingWindowView,
   SreBreakerView,

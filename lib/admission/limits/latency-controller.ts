@@ -70,7 +70,7 @@ export class LatencyController {
     this.stepMs = this.bucketMs / STEPS_PER_BUCKET
     this.start = windows.passes.epochStart(0)
     this.m = new WindowMeasure(windows.passes, windows.rts)
-    this.o = options
+    this.o = { ...options } // its own copy: a live rule retunes it
     this.inFlight = inFlight
   }
 
@@ -88,6 +88,18 @@ export class LatencyController {
       else this.update(epoch, now)
     }
     return this.start + (step + 1) * this.stepMs
+  }
+
+  /**
+   * Takes new tunables from a live rule (docs/rules/live-rules.md): they apply from the next step this member
+   * claims (a new bound, at the limit's next computation; a new probe interval, at the next probe scheduled).
+   */
+  retune(tunables: Pick<LatencyOptions, 'buffer' | 'minLimit' | 'maxLimit' | 'probeInterval'>): void {
+    const o = this.o
+    o.buffer = tunables.buffer
+    o.minLimit = tunables.minLimit
+    o.maxLimit = tunables.maxLimit
+    o.probeInterval = tunables.probeInterval
   }
 
   /** Whether a probe is measuring the base (host-wide): the owner then measures every response time. */

@@ -7,12 +7,21 @@ import { type GuardedFunction, type Outcome, runGuarded, startError } from '../.
 import { NOT_SAMPLED } from '../../admission/token-table'
 import { TokenOutcomes } from '../../admission/token-outcomes'
 import { registerComponent } from '../../foundation/common/component-registry'
+import type { Event } from '../../foundation/common/event-source'
+import { LiveRules, type RuleStats } from '../../foundation/live-rules/live-rules'
 import { BulkheadRejectedError } from '../../foundation/errors/bulkhead-rejected-error'
 import { Shed } from '../../foundation/errors/shed'
 import { coarseNow } from '../../foundation/signals/clock'
 import type { PriorityExecuteOptions } from '../bbr/bbr-options'
 import { describeBulkhead, STAT, sumLanes } from './bulkhead-layout'
-import { type AdaptiveBulkheadOptions, resolveBulkheadOptions } from './bulkhead-options'
+import {
+  type AdaptiveBulkheadOptions,
+  type AdaptiveBulkheadRule,
+  BULKHEAD_RULE_FIELDS,
+  bulkheadRuleValues,
+  resolveBulkheadOptions,
+  resolveBulkheadRuleValues,
+} from './bulkhead-options'
 
 export interface AdaptiveBulkheadStats {
   /** Calls in flight, host-wide when shared. */
@@ -27,6 +36,8 @@ export interface AdaptiveBulkheadStats {
   invalidReleases: number
   /** What the limit learned from the upstream's latency is. */
   latency: LatencyStats
+  /** The live rule: its version (0 until `configure` first changed it), values and shadow mode. */
+  rules: RuleStats
 }
 
 // Tokens per bulkhead to begin with: there is one bulkhead per upstream, and most hold few calls at a time.
@@ -45,6 +56,10 @@ const INITIAL_TOKENS = 64
  * Response times are measured with the precise clock on a sample of calls that follows the traffic, as BbrLimiter
  * does (docs/rules/bbr.md, "Clocks and the cost per request"): every call when quiet or while the latency check
  * probes, 32 to 64 per half bucket when busy. With an injected `now`, every call is timed.
+ *
+ * Its latency tunables and shadow mode change live with `configure` (docs/rules/live-rules.md, docs/rules/shadow.md):
+ * a member obeys a change at the check's next step, or at once when it is about to shed, so the admit path reads
+ * nothing more.
  */
 export class AdaptiveBulkhead extends AdmissionCore {
   declare readonly shared: string | undefined
@@ -52,6 +67,7 @@ export class AdaptiveBulkhead extends AdmissionCore {
   declare private readonly controller: LatencyController
   private stepAt = -Infinity
   declare private readonly capIndex: number
+  declare private readonly live: LiveRules
   /**
    * Outcomes of execute() calls: sampled ones hold a token (for their start), the others share `untracked`, its own
    * reactions. A call that rejected says nothing about the upstream's latency (it may have failed without an answer).
@@ -71,7 +87,7 @@ export class AdaptiveBulkhead extends AdmissionCore {
   constructor(options?: AdaptiveBulkheadOptions) {
     const o = resolveBulkheadOptions(options)
     const now = o.now ?? coarseNow
-    const placement = describeBulkhead(o, now())
+    const placement = describeBulkhead(o, now(), bulkheadRuleValues(o.latency))
     // Response times of a sample of calls that follows the traffic (every call with an injected `now`).
     const sampling = { every: 1, auto: o.now === undefined, bucketMs: o.window / o.buckets }
     super({ options: o, placement, stat: STAT, now, sampling, initialTokens: INITIAL_TOKENS })
@@ -81,6 +97,25 @@ export class AdaptiveBulkhead extends AdmissionCore {
     const inFlight = () => this.inFlightCounter.total()
     this.controller = new LatencyController(this.region, placement.latency, windows, o.latency, inFlight)
     this.capIndex = this.controller.capIndex
+    this.live = new LiveRules(this.region, placement.rules, {
+      fields: BULKHEAD_RULE_FIELDS,
+      resolve: resolveBulkheadRuleValues,
+      apply: (values) => this.applyRule(values),
+    })
+  }
+
+  /** Told each live rule this member starts to obey (at its next step or refusal after the change). */
+  get onRuleChange(): Event<RuleStats> {
+    return this.live.onChange
+  }
+
+  /**
+   * Changes the latency tunables (`latency.buffer`, `minLimit`, `maxLimit`, `probeInterval`) and shadow mode for
+   * every member of the host: validated as the constructor validates them, refused whole (InvalidOptionError naming
+   * the field) when one is bad. The learned limit and base are kept; new bounds apply from the next step.
+   */
+  configure(rule: AdaptiveBulkheadRule): RuleStats {
+    return this.live.configure(rule)
   }
 
   /** Asks to send one call of class `priority` (default normal): a token >= 0, or Shed.latency. */
@@ -105,7 +140,19 @@ export class AdaptiveBulkhead extends AdmissionCore {
     this.times[0] = now
     if (now >= this.stepAt) this.step()
     const cap = this.f64[this.capIndex] // 0 while the upstream keeps up
-    return cap > 0 && overLimit(this.inFlightCounter.total(), cap, this.shares[p])
+    return cap > 0 && overLimit(this.inFlightCounter.total(), cap, this.shares[p]) && this.enforces(p)
+  }
+
+  /**
+   * Whether a call of class `p` that the latency check would shed is shed: in shadow mode (docs/rules/shadow.md) it
+   * is counted as a shed it would have made and admitted. The rule is looked at here, on the refusal path only.
+   */
+  private enforces(p: number): boolean {
+    const live = this.live
+    if (live.i32[live.index] !== live.seen) live.refresh()
+    if (!live.shadow) return true
+    live.wouldRefuse(p)
+    return false
   }
 
   /** Counts a shed call of class `p`; returns Shed.latency. */
@@ -150,6 +197,7 @@ export class AdaptiveBulkhead extends AdmissionCore {
 
   /** The latency check's step at times[0]; while it probes, every call is timed (it wants its samples soon). */
   private step(): void {
+    this.live.obey() // the tunables the step uses
     this.stepAt = this.controller.step(this.times[0])
     this.sampler.timeAll(this.controller.probing)
   }
@@ -184,6 +232,7 @@ export class AdaptiveBulkhead extends AdmissionCore {
   }
 
   stats(): AdaptiveBulkheadStats {
+    this.live.obey()
     const sum = (cell: number) => sumLanes(this.region, this.statsPlacement, cell)
     const byPriority = {} as AdaptiveBulkheadStats['byPriority']
     let admitted = 0
@@ -201,7 +250,14 @@ export class AdaptiveBulkhead extends AdmissionCore {
       byPriority,
       invalidReleases: sum(STAT.invalidReleases),
       latency: this.controller.stats(),
+      rules: this.live.stats(),
     }
+  }
+
+  /** Obeys a live rule (values in BULKHEAD_RULE_FIELDS order, validated). */
+  private applyRule(values: Float64Array): void {
+    const [buffer, minLimit, maxLimit, probeInterval] = values
+    this.controller.retune({ buffer, minLimit, maxLimit, probeInterval })
   }
 }
 registerComponent('AdaptiveBulkhead', AdaptiveBulkhead)

@@ -1,4 +1,6 @@
 import { describeLatency, type LatencyPlacement } from '../../admission/limits/latency-layout'
+import { PRIORITY_NAMES } from '../../admission/priority'
+import { placeRules, type RulePlacement } from '../../foundation/live-rules/rule-block'
 import { type LanePlacement, RegionLayout, type WindowPlacement } from '../../foundation/regions/region-layout'
 import type { SharedRegion } from '../../foundation/regions/shared-region'
 
@@ -10,6 +12,9 @@ export const STAT = {
   cells: 9,
 } as const
 
+/** The shadow counters (docs/rules/shadow.md): a call the latency check would shed, by class (slot: the class). */
+const SHADOW_LABELS = PRIORITY_NAMES.map((priority) => ({ reason: 'latency', priority }))
+
 export interface BulkheadPlacement {
   layout: RegionLayout
   inFlight: LanePlacement
@@ -17,14 +22,19 @@ export interface BulkheadPlacement {
   passes: WindowPlacement
   rts: WindowPlacement
   latency: LatencyPlacement
+  rules: RulePlacement
 }
 
-/** An adaptive bulkhead's region: requests in flight, statistics, the two rolling windows and the controller. */
+/**
+ * An adaptive bulkhead's region: requests in flight, statistics, the two rolling windows, the controller and the
+ * live rule (`rule`: the creating member's values, in BULKHEAD_RULE_FIELDS order; watchers need not know them).
+ */
 export function describeBulkhead(
   o: { shared: string | undefined; lanes: number; window: number; buckets: number },
   start: number,
+  rule: readonly number[] = [0, 0, 0, 0],
 ): BulkheadPlacement {
-  const layout = new RegionLayout('bulkhead', o.lanes).describe(`v1 window=${o.window} buckets=${o.buckets}`)
+  const layout = new RegionLayout('bulkhead', o.lanes).describe(`v2 window=${o.window} buckets=${o.buckets}`)
   const bucketMs = o.window / o.buckets
   return {
     layout,
@@ -33,6 +43,7 @@ export function describeBulkhead(
     passes: layout.window(o.buckets, bucketMs, start),
     rts: layout.window(o.buckets, bucketMs, start),
     latency: describeLatency(layout),
+    rules: placeRules(layout, rule, SHADOW_LABELS),
   }
 }
 

@@ -1,4 +1,5 @@
 import { type LatencyOptions, resolveLatencyOptions } from '../../admission/limits/latency-options'
+import type { ShadowRule } from '../../foundation/live-rules/shadow-tally'
 import { resolveShares } from '../bbr/bbr-options'
 import type { PriorityName } from '../../admission/priority'
 import { InvalidOptionError } from '../../foundation/errors/invalid-option-error'
@@ -44,4 +45,31 @@ export function resolveBulkheadOptions(options: unknown): ResolvedBulkheadOption
     lanes,
     now,
   }
+}
+
+/** The latency tunables a live rule changes (docs/rules/live-rules.md). */
+export type BulkheadTunables = Pick<LatencyOptions, 'buffer' | 'minLimit' | 'maxLimit' | 'probeInterval'>
+
+/** The fields of an AdaptiveBulkhead's rule that `configure` changes at run time (docs/rules/live-rules.md). */
+export interface AdaptiveBulkheadRule extends ShadowRule {
+  latency?: Partial<Pick<LatencyOptions, 'buffer' | 'minLimit' | 'maxLimit' | 'probeInterval'>>
+}
+
+/** The live rule's fields, in the rule block's order. */
+export const BULKHEAD_RULE_FIELDS = ['latency.buffer', 'latency.minLimit', 'latency.maxLimit', 'latency.probeInterval']
+
+/** A whole rule in BULKHEAD_RULE_FIELDS order, validated as the constructor validates `latency`. */
+export function resolveBulkheadRuleValues(rule: Record<string, number>): number[] {
+  const tunables = {
+    buffer: rule['latency.buffer'],
+    minLimit: rule['latency.minLimit'],
+    maxLimit: rule['latency.maxLimit'],
+    probeInterval: rule['latency.probeInterval'],
+  }
+  return bulkheadRuleValues(resolveLatencyOptions(tunables, 'latency', true))
+}
+
+/** The rule values of latency options `o`, in BULKHEAD_RULE_FIELDS order. */
+export function bulkheadRuleValues(o: BulkheadTunables): number[] {
+  return [o.buffer, o.minLimit, o.maxLimit, o.probeInterval]
 }

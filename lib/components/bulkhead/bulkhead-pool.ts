@@ -17,8 +17,8 @@ export type BulkheadPoolStats = KeyedPoolStats
 const timeToRest = (bulkhead: AdaptiveBulkhead): number => (bulkhead.inFlight === 0 ? 0 : Infinity)
 
 /**
- * Upstreams a shared pool holds by default: each is a region of about 81 KiB at 64 members, so 64 upstreams cost the
- * host about 5.2 MiB of shared memory (docs/guide/trust.md); upstreams are origins a gateway calls: a few, not many.
+ * Upstreams a shared pool holds by default: each is a region of about 85 KiB at 64 members, so 64 upstreams cost the
+ * host about 5.3 MiB of shared memory (docs/guide/trust.md); upstreams are origins a gateway calls: a few, not many.
  */
 export const SHARED_POOL_MAX_KEYS = 64
 

@@ -6,6 +6,7 @@ import { coarseNow, type Clock } from '../../foundation/signals/clock'
 import { checkFunction, checkOptions, optionalNumber } from '../../foundation/common/validate'
 import { InvalidOptionError } from '../../foundation/errors/invalid-option-error'
 import { registerComponent } from '../../foundation/common/component-registry'
+import type { RuleStats } from '../../foundation/live-rules/live-rules'
 
 /** The limit each hot value gets in a HotParameterLimiter's keyed table: a token bucket per value. */
 export interface HotValueRule {
@@ -42,6 +43,11 @@ export interface HotParameterLimiterStats {
   refusedOthers: number
   /** tryAcquire calls with a value that is not a string (refused, not thrown). */
   invalidArguments: number
+  /**
+   * The `{ rate, burst }` form: its table's live rule (a KeyedLimiter's, docs/rules/live-rules.md), shadow mode
+   * included: what the hot values' limits would have refused while it is on (docs/rules/shadow.md).
+   */
+  rules?: RuleStats
 }
 
 /**
@@ -51,6 +57,11 @@ export interface HotParameterLimiterStats {
  * the factory's); the others pass, or share the `others` limit. A value that turns hot while every slot holds a value
  * still refilling is not refused outright: it takes from the table's overflow (the factory form: the `others` limit).
  * Usable as an inbound guard's `rateLimit: { limiter, key }` (refusals answer 429).
+ *
+ * It has no live rule of its own: its limits are those of the limiters it is built on, and so is shadow mode
+ * (docs/rules/shadow.md). With `shared`, the hot values' table is the KeyedLimiter region
+ * `keyed-limiter.<namespace>.<shared>` (`bulwark set keyed-limiter.<shared> rate=... shadow=on`); the factory's
+ * limiters and `others` are the application's own, switched with their `configure`.
  */
 export class HotParameterLimiter {
   readonly k: number
@@ -119,7 +130,9 @@ export class HotParameterLimiter {
   }
 
   stats(): HotParameterLimiterStats {
-    return { limited: this.limiters.stats().size, ...this.counts }
+    const s = this.limiters.stats()
+    const rules = s.table?.rules
+    return rules === undefined ? { limited: s.size, ...this.counts } : { limited: s.size, ...this.counts, rules }
   }
 
   /** Closes the hot values' limiters and the HeavyKeeper (not `others`, which the caller made). Idempotent. */

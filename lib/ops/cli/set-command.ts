@@ -22,6 +22,8 @@ values.
   key-concurrency-limiter   max
   keyed-limiter    rate, burst
   redis-rate-limiter        limit, window, burst (GCRA)
+  bulkhead         latency.buffer, latency.minLimit, latency.maxLimit, latency.probeInterval
+  retry-budget     ratio, minPerSecond
 
 Every one of them also takes shadow=on|off: in shadow mode it counts what it would refuse and admits it
 (docs/rules/shadow.md).

@@ -2,11 +2,13 @@
 // checks their constructors make, run on a rule before it is written to a source and before a host applies it
 // (docs/readme/fleet.md). The region a rule finally reaches checks it again, with its own options.
 import { resolveBbrRuleValues, BBR_RULE_FIELDS } from '../../components/bbr/bbr-options'
+import { BULKHEAD_RULE_FIELDS, resolveBulkheadRuleValues } from '../../components/bulkhead/bulkhead-options'
 import { resolveCircuitRule, type CircuitStrategy } from '../../components/breakers/circuit-breaker-options'
 import { resolveSreRule, SRE_RULE_FIELDS } from '../../components/breakers/sre-breaker'
 import { resolveMax } from '../../components/key-limits/key-limit-region'
 import { resolveRedisRule } from '../../components/ratelimit/redis/redis-rule'
 import { resolveRate } from '../../components/ratelimit/token-bucket'
+import { resolveRetryRule, RETRY_RULE_FIELDS } from '../../components/resilience/retry-budget'
 import type { FlatRule } from '../../foundation/live-rules/live-rules'
 import { checkNumber } from '../../foundation/common/validate'
 
@@ -27,6 +29,8 @@ function circuitStrategy(rule: FlatRule): CircuitStrategy {
 export const RULE_KINDS: Readonly<Record<string, RuleKind>> = {
   bbr: { fields: BBR_RULE_FIELDS, check: (rule) => void resolveBbrRuleValues(rule) },
   'token-bucket': { fields: ['rate', 'burst'], check: (rule) => void resolveRate({ rate: 1, ...rule }) },
+  // A KeyedLimiter's table (a HotParameterLimiter's hot values, with `shared`): one region for every key.
+  'keyed-limiter': { fields: ['rate', 'burst'], check: (rule) => void resolveRate({ rate: 1, ...rule }) },
   'sliding-window': {
     fields: ['limit'],
     check: (rule) => void (rule.limit !== undefined && checkNumber('limit', rule.limit, { above: 0 })),
@@ -45,6 +49,12 @@ export const RULE_KINDS: Readonly<Record<string, RuleKind>> = {
     check: (rule) =>
       void resolveRedisRule(rule.burst === undefined ? 'sliding-window' : 'gcra', { limit: 1, window: 1000, ...rule }),
   },
+  // A bound not named takes the loosest value here (the region checks the rule again with its own).
+  bulkhead: {
+    fields: BULKHEAD_RULE_FIELDS,
+    check: (rule) => void resolveBulkheadRuleValues({ 'latency.minLimit': 1, ...rule }),
+  },
+  'retry-budget': { fields: RETRY_RULE_FIELDS, check: (rule) => void resolveRetryRule(rule) },
 }
 
 /** The region kinds a source carries rules for, as `bulwark set --source` lists them. */

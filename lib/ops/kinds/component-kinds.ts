@@ -36,7 +36,7 @@ export const COMPONENT_KINDS = [
   { name: 'KeyedLimiter', named: 'a KeyedLimiter', family: 'ratelimit', regions: ['keyed-limiter'] },
   // Its live rule's region, made with `shared` (the decisions' state is in Redis).
   { name: 'RedisRateLimiter', named: 'a RedisRateLimiter', family: 'ratelimit', regions: ['redis-rate-limiter'] },
-  { name: 'RetryBudget', named: 'a RetryBudget', family: 'retry_budget', regions: [] },
+  { name: 'RetryBudget', named: 'a RetryBudget', family: 'retry_budget', regions: ['retry-budget'] },
   {
     name: 'KeyConcurrencyLimiter',
     named: 'a KeyConcurrencyLimiter',

@@ -122,7 +122,8 @@ function sampleGroup(name: string, group: BreakerGroup<Breaker>, emit: Emit, lim
   sampleShadow(name, 'breaker', sumShadow(rules), emit)
 }
 
-function sampleBulkhead(labels: Labels, bulkhead: AdaptiveBulkhead, emit: Emit): void {
+/** A bulkhead's metrics; returns its rule's stats (a pool adds its bulkheads' shadow counts up). */
+function sampleBulkhead(labels: Labels, bulkhead: AdaptiveBulkhead, emit: Emit): RuleStats {
   const s = bulkhead.stats()
   emit(METRIC.bulkheadInFlight, s.inFlight, labels)
   emit(METRIC.bulkheadLimit, s.latency.limit, labels)
@@ -130,16 +131,19 @@ function sampleBulkhead(labels: Labels, bulkhead: AdaptiveBulkhead, emit: Emit):
   emit(METRIC.bulkheadBaseRt, s.latency.baseRt / 1000, labels)
   emit(METRIC.bulkheadCalls, s.admitted, { ...labels, outcome: 'admitted' })
   emit(METRIC.bulkheadCalls, s.shed, { ...labels, outcome: 'shed' })
+  return s.rules
 }
 
-/** A pool's bulkheads, those holding calls back first, up to the group limit. */
+/** A pool's bulkheads, those holding calls back first, up to the group limit; their shadow counts as one. */
 function samplePool(name: string, pool: BulkheadPool, emit: Emit, limits: SampleLimits): void {
   emit(METRIC.bulkheadUpstreams, pool.size, { name })
   const shedding: Array<[string, AdaptiveBulkhead]> = []
   const calm: Array<[string, AdaptiveBulkhead]> = []
   pool.forEach((bulkhead, upstream) => (bulkhead.stats().latency.shedding ? shedding : calm).push([upstream, bulkhead]))
-  for (const [upstream, bulkhead] of [...shedding, ...calm].slice(0, limits.groupKeys))
-    sampleBulkhead({ name, upstream: label(upstream) }, bulkhead, emit)
+  const rules = [...shedding, ...calm]
+    .slice(0, limits.groupKeys)
+    .map(([upstream, bulkhead]) => sampleBulkhead({ name, upstream: label(upstream) }, bulkhead, emit))
+  sampleShadow(name, 'bulkhead', sumShadow(rules), emit)
 }
 
 function sampleTopK<K extends string | Uint8Array>(
@@ -226,6 +230,7 @@ function sampleRetryBudget(name: string, budget: RetryBudget, emit: Emit): void 
   emit(METRIC.retryBudgetRequests, s.requests, { name })
   emit(METRIC.retryBudgetRetries, s.retries, { name })
   emit(METRIC.retryBudgetAvailable, s.available, { name })
+  sampleShadow(name, 'retry_budget', s.rules, emit)
 }
 
 /**
@@ -261,6 +266,7 @@ function sampleHotParameters(name: string, limiter: HotParameterLimiter, emit: E
   emit(METRIC.hotParameterRefused, s.refusedHot, { name, reason: 'hot' })
   emit(METRIC.hotParameterRefused, s.refusedOthers, { name, reason: 'others' })
   emit(METRIC.hotParameterRefused, s.invalidArguments, { name, reason: 'invalid-argument' })
+  sampleShadow(name, 'hot_parameter', s.rules, emit) // its table's (docs/rules/shadow.md)
   if (limits.topKeys === 0) return
   for (const item of limiter.hotValues().slice(0, limits.topKeys))
     emit(METRIC.hotParameterValueCount, item.count, { name, key: label(item.value) })
@@ -287,7 +293,8 @@ export const SAMPLERS: { readonly [K in ExportedKindName]: Sampler } = {
   SreBreaker: ((name, b, emit) => sampleBreaker({ name }, b, emit)) as Sampler,
   CircuitBreaker: ((name, b, emit) => sampleBreaker({ name }, b, emit)) as Sampler,
   BreakerGroup: sampleGroup as Sampler,
-  AdaptiveBulkhead: ((name, b, emit) => sampleBulkhead({ name, upstream: '' }, b, emit)) as Sampler,
+  AdaptiveBulkhead: ((name, b, emit) =>
+    sampleShadow(name, 'bulkhead', sampleBulkhead({ name, upstream: '' }, b, emit), emit)) as Sampler,
   BulkheadPool: samplePool as Sampler,
   HotKeyCache: sampleHotKeyCache as Sampler,
   HeavyKeeper: sampleTopK as Sampler,

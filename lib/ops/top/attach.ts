@@ -1,6 +1,7 @@
 // What `bulwark set` and a fleet's watcher attach to a region with live rules found on the host: the component of
 // its kind, made with the options its fingerprint holds (those its members agree on), for the moment of a change.
 import { BbrLimiter } from '../../components/bbr/bbr-limiter'
+import { AdaptiveBulkhead } from '../../components/bulkhead/adaptive-bulkhead'
 import { CircuitBreaker } from '../../components/breakers/circuit-breaker'
 import type { CircuitBreakerOptions } from '../../components/breakers/circuit-breaker-options'
 import { SreBreaker } from '../../components/breakers/sre-breaker'
@@ -11,6 +12,7 @@ import { keyedLimiterShape } from '../../components/ratelimit/keyed-rate-limits'
 import { openRedisRule, redisRuleFields } from '../../components/ratelimit/redis/redis-rule'
 import { SlidingWindowLimiter } from '../../components/ratelimit/sliding-window-limiter'
 import { TokenBucket } from '../../components/ratelimit/token-bucket'
+import { RetryBudget } from '../../components/resilience/retry-budget'
 import type { RuleStats } from '../../foundation/live-rules/live-rules'
 import type { RegionKind } from '../kinds/component-kinds'
 import type { RegionSnapshot } from './region-snapshot'
@@ -98,6 +100,25 @@ const ATTACH: { readonly [K in RegionKind]?: Attach } = {
       maxMembers: s.fingerprint.number('lanes'),
       window: s.fingerprint.number('window'),
       buckets: s.fingerprint.number('buckets'),
+    }),
+  // A pool's bulkheads are each a region (`bulkhead.<namespace>.<pool>.<hash>`): a collection's rule reaches each.
+  bulkhead: (s) =>
+    new AdaptiveBulkhead({
+      shared: s.sharedName,
+      namespace: s.namespace || undefined,
+      maxMembers: s.fingerprint.number('lanes'),
+      window: s.fingerprint.number('window'),
+      buckets: s.fingerprint.number('buckets'),
+    }),
+  'retry-budget': (s) =>
+    new RetryBudget({
+      shared: s.sharedName,
+      namespace: s.namespace || undefined,
+      maxMembers: s.fingerprint.number('lanes'),
+      window: s.fingerprint.number('window'),
+      buckets: s.fingerprint.number('buckets'),
+      ratio: s.fingerprint.number('ratio'),
+      minPerSecond: s.fingerprint.number('minPerSecond'),
     }),
 }
 

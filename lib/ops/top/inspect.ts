@@ -9,6 +9,7 @@ import { inspectHotKeys } from './inspectors/hot-keys'
 import { inspectKeyConcurrency, inspectKeyedLimiter } from './inspectors/keyed-tables'
 import { inspectFleet } from './inspectors/fleet'
 import { inspectRedisRule, inspectSlidingWindow, inspectTokenBucket } from './inspectors/rate-limiters'
+import { inspectBulkhead, inspectRetryBudget } from './inspectors/outbound'
 import { inspectSwitches } from './inspectors/switches'
 import { RegionSnapshot } from './region-snapshot'
 import type { ComponentView, RegionReport } from './views'
@@ -29,8 +30,8 @@ const INSPECTORS: { readonly [K in RegionKind]: Inspector | undefined } = {
   'keyed-limiter': inspectKeyedLimiter,
   'redis-rate-limiter': inspectRedisRule,
   fleet: inspectFleet,
-  // Not inspected yet: reported as a region of an unknown kind.
-  bulkhead: undefined,
+  bulkhead: inspectBulkhead,
+  'retry-budget': inspectRetryBudget,
 }
 
 export interface InspectOptions {

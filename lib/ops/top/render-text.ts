@@ -53,6 +53,7 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
     keys: [] as string[][],
     switches: [] as string[][],
     tables: [] as string[][],
+    bulkheads: [] as string[][],
     other: [] as string[][],
     rules: [] as string[][],
     shadow: [] as string[][],
@@ -154,6 +155,25 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
         '-',
         `${count(v.limit)} per ${seconds(v.window)}${burst}`,
       ])
+    } else if (v.type === 'bulkhead') {
+      const limit = v.latency.shedding ? count(v.latency.limit) : 'none'
+      const baseRt = `${v.latency.baseRt.toFixed(2)} ms`
+      rows.bulkheads.push([
+        label(r),
+        members(r),
+        `${count(v.inFlight)} / ${limit}`,
+        baseRt,
+        count(v.admitted),
+        count(v.shed),
+      ])
+    } else if (v.type === 'retry-budget') {
+      rows.limits.push([
+        label(r),
+        'retry budget',
+        members(r),
+        count(v.available),
+        `${count(v.retries)} retries / ${count(v.requests)} requests in the window`,
+      ])
     } else if (v.type === 'rules-watcher') {
       rows.watchers.push(watcherRow(r, v))
     } else if (v.type === 'switches') {
@@ -201,6 +221,12 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
       'KEYED TABLES (one region for every key)',
       ['component', 'members', 'keys / slots', 'reused', 'overflow ok / refused', 'refused', 'refused most (sampled)'],
       rows.tables,
+      width,
+    ),
+    ...section(
+      'BULKHEADS (one per upstream)',
+      ['members', 'in flight / limit', 'base RT', 'admitted', 'shed'],
+      rows.bulkheads,
       width,
     ),
     ...section('HOT KEYS', ['members', 'counted/s', 'counted', 'top keys'], rows.keys, width),

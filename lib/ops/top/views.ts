@@ -1,5 +1,6 @@
 // What `bulwark top` reports for each region (also its --json output). Counters are host-wide totals since the
 // region was created; `rates` are per second between the last two samples.
+import type { LatencyStats } from '../../admission/limits/latency-stats'
 import type { BbrLimiterStats } from '../../components/bbr/bbr-limiter'
 import type { HeavyKey } from '../../foundation/keyed-table/heavy-keys'
 import type { RuleStats } from '../../foundation/live-rules/live-rules'
@@ -115,6 +116,26 @@ export interface RedisRuleView {
   rules: RuleStats
 }
 
+/** An AdaptiveBulkhead (one upstream's, alone or a pool's): its calls host-wide and what its limit learned. */
+export interface BulkheadView {
+  type: 'bulkhead'
+  inFlight: number
+  admitted: number
+  shed: number
+  latency: LatencyStats
+  /** The live rule (its values are the latency tunables in force) and shadow mode. */
+  rules: RuleStats
+}
+
+/** A RetryBudget: its window's first attempts and retries, and the retries it would still grant. */
+export interface RetryBudgetView {
+  type: 'retry-budget'
+  requests: number
+  retries: number
+  available: number
+  rules: RuleStats
+}
+
 /** What `bulwark top` and `bulwark rules status` show of a host's rules watcher (docs/readme/fleet.md). */
 export interface RulesWatcherView {
   type: 'rules-watcher'
@@ -156,6 +177,8 @@ export type ComponentView =
   | KeyedTableView
   | RedisRuleView
   | RulesWatcherView
+  | BulkheadView
+  | RetryBudgetView
 
 export interface MemberView {
   pid: number

@@ -26,7 +26,8 @@ const STATE_NAMES: Record<number, CircuitBreakerView['state']> = {
 
 const STRATEGIES: readonly CircuitStrategy[] = ['errorRatio', 'slowCallRatio', 'errorCount']
 
-function windowOptions(f: Fingerprint, shared: string): ResolvedWindowOptions {
+/** The window options a breaker's (or a retry budget's) fingerprint holds, for laying its region out again. */
+export function windowOptions(f: Fingerprint, shared: string): ResolvedWindowOptions {
   return {
     window: f.number('window'),
     buckets: f.number('buckets'),
