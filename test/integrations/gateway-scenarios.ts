@@ -120,6 +120,23 @@ export function gatewayScenarios(open: Open, calls: () => number, client: Scenar
     expect(calls()).toBe(2)
   })
 
+  it('bans: a rate limit in shadow mode refuses nothing, so it bans nothing (docs/rules/shadow.md)', async () => {
+    const clock = new ManualClock(0)
+    const bucket = new TokenBucket({ rate: 0.01, burst: 1, now: clock.now })
+    bucket.configure({ shadow: true })
+    const port = await open({
+      limiter: false,
+      rateLimit: { limiter: bucket },
+      bans: { after: 2, window: 60_000, duration: 120_000, now: clock.now },
+    })
+    const statuses = []
+    for (let i = 0; i < 5; i++) statuses.push((await get(port)).status)
+    expect(statuses).toEqual([200, 200, 200, 200, 200])
+    expect(calls()).toBe(5)
+    expect(bucket.stats().rules?.shadow?.wouldRefuse).toEqual([{ reason: 'rate', count: 4 }])
+    bucket.close()
+  })
+
   it('headers: RateLimit and RateLimit-Policy on admitted and refused answers, beside Retry-After', async () => {
     const clock = new ManualClock(0)
     const perClient = new KeyedLimiter({ rate: 1, burst: 2, now: clock.now })
