@@ -155,14 +155,14 @@ export class CountTable extends KeyedTable {
     }
     // Broken meanwhile (this member stalled past claimBreakMs): the slot is not the key's, and the count taken there
     // is rewritten by the slot's next claim. Look again; the request counts where the key is.
-    if (Atomics.load(s, j) !== claim) return this.brokenUnder(entry)
+    if (Atomics.load(s, j) !== claim) return this.claimBroken(entry)
     Atomics.store(s, j + 1, this.check)
-    if (Atomics.compareExchange(s, j, claim, this.tag) !== claim) return this.brokenUnder(entry)
+    if (Atomics.compareExchange(s, j, claim, this.tag) !== claim) return this.claimBroken(entry)
     this.count(owner === 0 ? COUNTER.created : COUNTER.reused)
     return slot
   }
 
-  private brokenUnder(entry: number): number {
+  private claimBroken(entry: number): number {
     this.journal?.drop(entry)
     return RELOCATE
   }
