@@ -14,6 +14,7 @@ export type {
   MemberView,
   RedisRuleView,
   RegionReport,
+  RoutingView,
   RulesWatcherView,
   SlidingWindowView,
   SreBreakerView,

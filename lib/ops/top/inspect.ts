@@ -10,6 +10,7 @@ import { inspectKeyConcurrency, inspectKeyedLimiter } from './inspectors/keyed-t
 import { inspectFleet } from './inspectors/fleet'
 import { inspectRedisRule, inspectSlidingWindow, inspectTokenBucket } from './inspectors/rate-limiters'
 import { inspectSwitches } from './inspectors/switches'
+import { inspectRouting } from './inspectors/routing'
 import { RegionSnapshot } from './region-snapshot'
 import type { ComponentView, RegionReport } from './views'
 import type { RegionKind } from '../kinds/component-kinds'
@@ -29,6 +30,7 @@ const INSPECTORS: { readonly [K in RegionKind]: Inspector | undefined } = {
   'keyed-limiter': inspectKeyedLimiter,
   'redis-rate-limiter': inspectRedisRule,
   fleet: inspectFleet,
+  routing: inspectRouting,
   // Not inspected yet: reported as a region of an unknown kind.
   bulkhead: undefined,
 }
