@@ -1,6 +1,6 @@
 // Gray routing host-wide: a worker thread and another process change the rules, this side routes by them at its
 // next request (and the other way round); a region's rules win over a new router's; bulwark top and the exporters
-// show the router.
+// show the router, and `bulwark set` changes it.
 import * as path from 'path'
 import { Worker } from 'worker_threads'
 
@@ -12,6 +12,7 @@ import { PrometheusMetrics } from '../../lib/ops/metrics/prometheus'
 import { inspectRegions } from '../../lib/ops/top/inspect'
 import { renderFrame } from '../../lib/ops/top/render-text'
 import '../helpers/cleanup-regions'
+import { bulwarkHere as bulwark } from '../helpers/cli-in-process'
 import { runScript } from '../helpers/run-script'
 import { uniqueName } from '../helpers/unique-name'
 
@@ -151,5 +152,14 @@ catch (e) { console.log(e.code, e.field, e.message) }`,
     expect(scraped).toContain('bulwark_routing_routed_total{name="checkout",group="v2"} 3')
     expect(scraped).toContain('bulwark_routing_routed_total{name="checkout",group="stable"} 0')
     expect(scraped).toContain('bulwark_routing_rules_version{name="checkout"} 2')
+
+    // `bulwark set routing.<region>` on this host: checked against the declared groups, applied whole.
+    const region = `routing.${namespace}.${name}`
+    const set = await bulwark('set', region, '[{"when": "method = PUT", "group": "v2"}]')
+    expect(set).toMatchObject({ code: 0, out: `${region}: 1 rules, version 4\n` })
+    expect(a.route({ method: 'PUT' })).toBe('v2')
+    const refused = await bulwark('set', region, '[{"when": "method = PUT", "group": "v9"}]')
+    expect(refused).toMatchObject({ code: 2, err: expect.stringMatching(/rules\[0\]\.group` must be one of/) })
+    expect(b.rules).toEqual([{ when: 'method = PUT', group: 'v2' }])
   })
 })
