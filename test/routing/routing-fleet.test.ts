@@ -58,8 +58,10 @@ describe('gray routing from a rule source', () => {
     const cache = fs.mkdtempSync(path.join(dir, 'cache-'))
     const env = { ...process.env, BULWARK_RULES: url, BULWARK_NAMESPACE: ns, BULWARK_RULES_CACHE: cache }
     const reports: Array<{ v2: string; rules: RouteRule[]; version: number; refused: number }> = []
-    const child = fork(member, [], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    const child = fork(member, [], { env, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
     children.push(child)
+    let log = '' // the follower's log lines
+    child.stderr?.on('data', (d) => (log += d))
     child.on('message', (m) => reports.push(m as (typeof reports)[number]))
     const latest = () => reports[reports.length - 1]
     await waitFor(() => latest()?.v2 === 'stable', { what: 'the member routing' })
@@ -76,6 +78,7 @@ describe('gray routing from a rule source', () => {
     // A group the host's router does not have: the document is valid, the host refuses it and keeps its rules.
     await bulwark('set', ...src, 'routing.checkout', '[{"when": "method = GET", "group": "v3"}]')
     await waitFor(() => latest()?.refused === 1 && latest()?.version === 2, { what: 'the refusal' })
+    expect(log).toMatch(/refused routing\.checkout .*one of the router's groups \(stable, v2\)/)
     expect(latest()).toMatchObject({ v2: 'v2', rules: v2Rule })
 
     await bulwark('set', ...src, 'routing.checkout', '[{"when": "header(x-version) = v3", "group": "v2"}]')
