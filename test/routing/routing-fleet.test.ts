@@ -6,7 +6,7 @@ import * as fs from 'fs'
 import * as os from 'os'
 import * as path from 'path'
 
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 
 import { GrayRouter, type RouteRule } from '../../lib/index'
 import { rollback, setRouting } from '../../lib/ops/fleet/document-changes'
@@ -15,6 +15,7 @@ import { hostRules } from '../../lib/ops/fleet/host-rules'
 import { followRules } from '../../lib/ops/fleet/rules-follower'
 import { bulwarkHere as bulwark } from '../helpers/cli-in-process'
 import { MemoryRuleSource } from '../helpers/memory-rule-source'
+import { RedisServer, redisTarget } from '../helpers/redis-server'
 import { uniqueName } from '../helpers/unique-name'
 import { waitFor } from '../helpers/wait-for'
 import '../helpers/cleanup-regions'
@@ -51,10 +52,11 @@ function router(ns: string, shared = 'checkout'): GrayRouter {
   return keep(new GrayRouter({ shared, namespace: ns, groups: ['stable', 'v2'], fallback: 'stable' }))
 }
 
-describe('gray routing from a rule source', () => {
-  it('bulwark set --source routing.<router> reaches a router in another process; refusals; rollback', async () => {
-    const ns = namespace()
-    const url = `file://${path.join(dir, `${ns}.json`)}`
+/**
+ * A member process follows `url` (a source for namespace `ns`); `bulwark set --source` changes its router's rules,
+ * a group it does not have is refused there, rollbacks bring the rules back and then unname the router.
+ */
+async function expectRoutedFromAnotherProcess(url: string, ns: string): Promise<void> {
     const cache = fs.mkdtempSync(path.join(dir, 'cache-'))
     const env = { ...process.env, BULWARK_RULES: url, BULWARK_NAMESPACE: ns, BULWARK_RULES_CACHE: cache }
     const reports: Array<{ v2: string; rules: RouteRule[]; version: number; refused: number }> = []
@@ -92,6 +94,26 @@ describe('gray routing from a rule source', () => {
     await bulwark('rules', 'rollback', ...src, '0')
     await waitFor(() => latest()?.version === 5 && latest()?.rules.length === 0, { what: 'the router unnamed' })
     expect(latest().v2).toBe('stable')
+}
+
+const redis = redisTarget(true)
+
+describe.skipIf(!redis)('gray routing from Redis', () => {
+  let server: RedisServer
+  beforeAll(async () => {
+    server = await RedisServer.start(redis!.binary!)
+  })
+  afterAll(() => server?.stop())
+
+  it('bulwark set --source routing.<router> reaches a router in another process; refusals; rollback', async () => {
+    await expectRoutedFromAnotherProcess(server.url, namespace())
+  })
+})
+
+describe('gray routing from a rule source', () => {
+  it('bulwark set --source routing.<router> on a file reaches a router in another process; refusals; rollback', async () => {
+    const ns = namespace()
+    await expectRoutedFromAnotherProcess(`file://${path.join(dir, `${ns}.json`)}`, ns)
   })
 
   it('a host refuses what its routers cannot take, keeps the last good rules, and gives new routers the rules', async () => {
