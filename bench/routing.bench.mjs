@@ -15,7 +15,12 @@ function router(count) {
     when: `header(x-version) = v${i + 2} && path ^= /api/${i === count - 1 ? ' && cookie(track) = beta' : ''}`,
     group: 'v2',
   }))
-  const r = new GrayRouter({ shared: `bench-routing-${count}-${process.pid}`, groups: ['stable', 'v2'], fallback: 'stable', rules })
+  const r = new GrayRouter({
+    shared: `bench-routing-${count}-${process.pid}`,
+    groups: ['stable', 'v2'],
+    fallback: 'stable',
+    rules,
+  })
   closing.push(r)
   return r
 }
@@ -38,7 +43,11 @@ for (const count of [1, 8, 64]) {
   const r = router(count)
   const last = request(`v${count + 1}`)
   const none = request('v1')
-  cases.push({ name: `${count} rules: the last matches`, fn: () => do_not_optimize(r.route(last)), baseline: count === 1 })
+  cases.push({
+    name: `${count} rules: the last matches`,
+    fn: () => do_not_optimize(r.route(last)),
+    baseline: count === 1,
+  })
   cases.push({ name: `${count} rules: none matches`, fn: () => do_not_optimize(r.route(none)) })
 }
 const v2 = request('v2')

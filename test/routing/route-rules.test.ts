@@ -111,7 +111,10 @@ describe('GrayRouter rules: refused whole, naming the rule, the term and the val
       expect(() => r.configure(rules)).toThrow(message)
     }
     // 16 KB of rule text in all: 64 rules of 256 characters is more.
-    const long = Array.from({ length: 64 }, (_, i) => ({ when: `header(a) = ${String(i).padEnd(244, 'x')}`, group: 'v2' }))
+    const long = Array.from({ length: 64 }, (_, i) => ({
+      when: `header(a) = ${String(i).padEnd(244, 'x')}`,
+      group: 'v2',
+    }))
     expect(() => r.configure(long)).toThrow(/within 16384 characters of rules in all/)
     expect(r.rules).toEqual([{ when: 'header(x-version) = v2', group: 'v2' }]) // nothing of it applied
     expect(r.version).toBe(2)

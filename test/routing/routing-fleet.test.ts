@@ -57,43 +57,43 @@ function router(ns: string, shared = 'checkout'): GrayRouter {
  * a group it does not have is refused there, rollbacks bring the rules back and then unname the router.
  */
 async function expectRoutedFromAnotherProcess(url: string, ns: string): Promise<void> {
-    const cache = fs.mkdtempSync(path.join(dir, 'cache-'))
-    const env = { ...process.env, BULWARK_RULES: url, BULWARK_NAMESPACE: ns, BULWARK_RULES_CACHE: cache }
-    const reports: Array<{ v2: string; rules: RouteRule[]; version: number; refused: number }> = []
-    const child = fork(member, [], { env, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
-    children.push(child)
-    let log = '' // the follower's log lines
-    child.stderr?.on('data', (d) => (log += d))
-    child.on('message', (m) => reports.push(m as (typeof reports)[number]))
-    const latest = () => reports[reports.length - 1]
-    await waitFor(() => latest()?.v2 === 'stable', { what: 'the member routing' })
+  const cache = fs.mkdtempSync(path.join(dir, 'cache-'))
+  const env = { ...process.env, BULWARK_RULES: url, BULWARK_NAMESPACE: ns, BULWARK_RULES_CACHE: cache }
+  const reports: Array<{ v2: string; rules: RouteRule[]; version: number; refused: number }> = []
+  const child = fork(member, [], { env, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
+  children.push(child)
+  let log = '' // the follower's log lines
+  child.stderr?.on('data', (d) => (log += d))
+  child.on('message', (m) => reports.push(m as (typeof reports)[number]))
+  const latest = () => reports[reports.length - 1]
+  await waitFor(() => latest()?.v2 === 'stable', { what: 'the member routing' })
 
-    const src = ['--source', url, '--namespace', ns, '--author', 'alice']
-    const set = await bulwark('set', ...src, 'routing.checkout', JSON.stringify(v2Rule))
-    expect(set).toMatchObject({ code: 0, out: expect.stringContaining('routing.checkout 1 rules: version 1 written') })
-    await waitFor(() => latest()?.v2 === 'v2', { what: 'the rule obeyed in the other process' })
+  const src = ['--source', url, '--namespace', ns, '--author', 'alice']
+  const set = await bulwark('set', ...src, 'routing.checkout', JSON.stringify(v2Rule))
+  expect(set).toMatchObject({ code: 0, out: expect.stringContaining('routing.checkout 1 rules: version 1 written') })
+  await waitFor(() => latest()?.v2 === 'v2', { what: 'the rule obeyed in the other process' })
 
-    // Checked before anything is written: the field named, exit code 2.
-    const bad = await bulwark('set', ...src, 'routing.checkout', '[{"when": "weight = 300", "group": "v2"}]')
-    expect(bad.code).toBe(2)
-    expect(bad.err).toMatch(/routing\.checkout\.rules\[0\]\.when` must be weight = <an integer 0-100>/)
-    // A group the host's router does not have: the document is valid, the host refuses it and keeps its rules.
-    await bulwark('set', ...src, 'routing.checkout', '[{"when": "method = GET", "group": "v3"}]')
-    await waitFor(() => latest()?.refused === 1 && latest()?.version === 2, { what: 'the refusal' })
-    expect(log).toMatch(/refused routing\.checkout .*one of the router's groups \(stable, v2\)/)
-    expect(latest()).toMatchObject({ v2: 'v2', rules: v2Rule })
+  // Checked before anything is written: the field named, exit code 2.
+  const bad = await bulwark('set', ...src, 'routing.checkout', '[{"when": "weight = 300", "group": "v2"}]')
+  expect(bad.code).toBe(2)
+  expect(bad.err).toMatch(/routing\.checkout\.rules\[0\]\.when` must be weight = <an integer 0-100>/)
+  // A group the host's router does not have: the document is valid, the host refuses it and keeps its rules.
+  await bulwark('set', ...src, 'routing.checkout', '[{"when": "method = GET", "group": "v3"}]')
+  await waitFor(() => latest()?.refused === 1 && latest()?.version === 2, { what: 'the refusal' })
+  expect(log).toMatch(/refused routing\.checkout .*one of the router's groups \(stable, v2\)/)
+  expect(latest()).toMatchObject({ v2: 'v2', rules: v2Rule })
 
-    await bulwark('set', ...src, 'routing.checkout', '[{"when": "header(x-version) = v3", "group": "v2"}]')
-    await waitFor(() => latest()?.v2 === 'stable', { what: 'the third rules obeyed' })
-    expect((await bulwark('rules', 'rollback', ...src, '1')).out).toContain('version 4 written')
-    await waitFor(() => latest()?.version === 4 && latest()?.v2 === 'v2', { what: 'the rollback to version 1' })
-    expect(latest().rules).toEqual(v2Rule)
-    const history = await bulwark('rules', 'history', ...src)
-    expect(history.out).toContain('routing checkout rules')
-    // Back to before the source named the router: it routes nothing any more, everything to its fallback.
-    await bulwark('rules', 'rollback', ...src, '0')
-    await waitFor(() => latest()?.version === 5 && latest()?.rules.length === 0, { what: 'the router unnamed' })
-    expect(latest().v2).toBe('stable')
+  await bulwark('set', ...src, 'routing.checkout', '[{"when": "header(x-version) = v3", "group": "v2"}]')
+  await waitFor(() => latest()?.v2 === 'stable', { what: 'the third rules obeyed' })
+  expect((await bulwark('rules', 'rollback', ...src, '1')).out).toContain('version 4 written')
+  await waitFor(() => latest()?.version === 4 && latest()?.v2 === 'v2', { what: 'the rollback to version 1' })
+  expect(latest().rules).toEqual(v2Rule)
+  const history = await bulwark('rules', 'history', ...src)
+  expect(history.out).toContain('routing checkout rules')
+  // Back to before the source named the router: it routes nothing any more, everything to its fallback.
+  await bulwark('rules', 'rollback', ...src, '0')
+  await waitFor(() => latest()?.version === 5 && latest()?.rules.length === 0, { what: 'the router unnamed' })
+  expect(latest().v2).toBe('stable')
 }
 
 const redis = redisTarget(true)
@@ -134,7 +134,9 @@ describe('gray routing from a rule source', () => {
     )
     expect(checkout.rules).toEqual(v2Rule)
     // Written around the checks: the whole document is refused.
-    source.put(JSON.stringify({ ...doc, version: 3, routing: { checkout: { rules: [{ when: 'weight=x', group: 'v2' }] } } }))
+    source.put(
+      JSON.stringify({ ...doc, version: 3, routing: { checkout: { rules: [{ when: 'weight=x', group: 'v2' }] } } }),
+    )
     await waitFor(() => follower.stats().refused === 2, { what: 'the document refused' })
     expect(follower.stats().version).toBe(2)
 
@@ -176,7 +178,9 @@ describe('gray routing from a rule source', () => {
     expect(bad({ 'a b': { rules: [] } })).toThrow(/routing\.a b/)
     expect(bad({ checkout: { rules: [], extra: 1 } })).toThrow(/routing\.checkout\.extra/)
     expect(bad({ checkout: {} })).toThrow(/routing\.checkout\.rules/)
-    expect(bad({ checkout: { rules: [{ when: 'header(a)', group: '' }] } })).toThrow(/routing\.checkout\.rules\[0\]\.group/)
+    expect(bad({ checkout: { rules: [{ when: 'header(a)', group: '' }] } })).toThrow(
+      /routing\.checkout\.rules\[0\]\.group/,
+    )
     expect(bad(Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`r${i}`, { rules: [] }])))).toThrow(
       /at most 100 routers/,
     )

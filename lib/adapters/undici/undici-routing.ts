@@ -42,7 +42,11 @@ export function resolveRouting<O extends { origin?: unknown }>(value: unknown): 
   }
   const missing = (router.groups ?? []).filter((g) => !origins.has(g))
   if (missing.length > 0)
-    throw new InvalidOptionError('routing.origins', o.origins, `an origin for every group (missing: ${missing.join(', ')})`)
+    throw new InvalidOptionError(
+      'routing.origins',
+      o.origins,
+      `an origin for every group (missing: ${missing.join(', ')})`,
+    )
   return (opts) => {
     let k: string | number | undefined
     try {

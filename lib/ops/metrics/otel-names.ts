@@ -83,17 +83,7 @@ export const OTEL = {
 // with a semantic convention or another library's (`name` alone is too general: `bulwark.component.name`). The
 // values are the same as Prometheus's. A label without an attribute here does not compile.
 export type MetricLabel =
-  | 'name'
-  | 'component'
-  | 'priority'
-  | 'reason'
-  | 'state'
-  | 'key'
-  | 'upstream'
-  | 'outcome'
-  | 'event'
-  | 'source'
-  | 'group'
+  'name' | 'component' | 'priority' | 'reason' | 'state' | 'key' | 'upstream' | 'outcome' | 'event' | 'source' | 'group'
 
 export const OTEL_ATTRIBUTES: Record<MetricLabel, string> = {
   name: 'bulwark.component.name',
