@@ -72,9 +72,10 @@ function report(title, rows, baselineName, options) {
 /**
  * Prints a markdown table headed by the machine line and saves it in bench/results/, for benchmarks that measure
  * something other than ns per call (throughput, latency under concurrency). `lines`: one array of cells per row;
- * `options.peers`: the peers measured, listed under the machine line; `options.note`: a line printed under those.
+ * `options.peers`: the peers measured, listed under the machine line; `options.note`: a line printed under those;
+ * `options.save: false` prints without saving (a smoke run must not replace the published table).
  */
-export function writeTable(title, header, lines, { peers, note } = {}) {
+export function writeTable(title, header, lines, { peers, note, save = true } = {}) {
   const md = [
     `### ${title}`,
     '',
@@ -88,6 +89,7 @@ export function writeTable(title, header, lines, { peers, note } = {}) {
     '',
   ].join('\n')
   console.log(md)
+  if (!save) return
   fs.mkdirSync(resultsDir, { recursive: true })
   const file = path.join(
     resultsDir,

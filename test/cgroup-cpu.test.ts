@@ -151,7 +151,7 @@ describe('CpuReader: sampling', () => {
     expect(reader.sample(t0)).toBeNull()
     expect(reader.sample(t0 + HALF_SECOND_NS)).toBeNull()
     write(root, 'proc/stat', HOST_STAT_AFTER)
-    expect(reader.sample(t0 + 2 * HALF_SECOND_NS)).toBeCloseTo(400, 9)
+    expect(reader.sample(t0 + 4 * HALF_SECOND_NS)).toBeCloseTo(400, 9)
   })
 
   it('a counter that goes backwards gives 0, then measures from the new value', () => {
@@ -171,12 +171,26 @@ describe('CpuReader: sampling', () => {
     expect(reader.sample(t0 + HALF_SECOND_NS)).toBeCloseTo(100, 9)
   })
 
-  it('a usage file deleted between samples switches to the host source and says so', () => {
+  it('a usage read that fails once gives no sample, and the next measures the whole span', () => {
+    const { root, reader } = readerFor('v1-limit')
+    expect(reader.sample(t0)).toBeNull()
+    fs.rmSync(path.join(root, V1_LIMIT_USAGE))
+    expect(reader.sample(t0 + HALF_SECOND_NS)).toBeNull()
+    expect(reader.info().source).toBe('cgroup-v1')
+    write(root, V1_LIMIT_USAGE, '1200000000\n') // +0.2 s of CPU over 1 s on 2 cores
+    expect(reader.sample(t0 + 2 * HALF_SECOND_NS)).toBeCloseTo(100, 9)
+    expect(reader.info().note).toBe('')
+  })
+
+  it('a usage file gone for three samples in a row switches to the host source and says so', () => {
     const { root, reader } = readerFor('v1-limit')
     write(root, 'proc/stat', HOST_STAT_BEFORE)
     expect(reader.sample(t0)).toBeNull()
     fs.rmSync(path.join(root, V1_LIMIT_USAGE))
     expect(reader.sample(t0 + HALF_SECOND_NS)).toBeNull()
+    expect(reader.sample(t0 + 2 * HALF_SECOND_NS)).toBeNull()
+    expect(reader.info().source).toBe('cgroup-v1')
+    expect(reader.sample(t0 + 3 * HALF_SECOND_NS)).toBeNull()
     const info = reader.info()
     expect(info.source).toBe('host')
     expect(info.cgroupPath).toBe('')
@@ -184,14 +198,14 @@ describe('CpuReader: sampling', () => {
     expect(info.note).toMatch(/cpuacct\.usage became unreadable .*switched to host-wide \/proc\/stat/)
     // The host source was primed on the failing call: the next one measures.
     write(root, 'proc/stat', HOST_STAT_AFTER)
-    expect(reader.sample(t0 + 2 * HALF_SECOND_NS)).toBeCloseTo(400, 9)
+    expect(reader.sample(t0 + 4 * HALF_SECOND_NS)).toBeCloseTo(400, 9)
   })
 
   it('a usage file that turns to garbage switches to the host source too', () => {
     const { root, reader } = readerFor('v2-limit')
     expect(reader.sample(t0)).toBeNull()
     write(root, V2_LIMIT_USAGE, 'usage_usec lots\n')
-    expect(reader.sample(t0 + HALF_SECOND_NS)).toBeNull()
+    for (let i = 1; i <= 3; i++) expect(reader.sample(t0 + i * HALF_SECOND_NS)).toBeNull()
     expect(reader.info().source).toBe('host')
     expect(reader.info().note).toMatch(/no valid usage_usec line/)
   })

@@ -148,3 +148,28 @@ export function useRedis(target: RedisTarget): { redis: Redis; url: string } {
   })
   return state
 }
+
+/**
+ * For a describe block: a Redis for its tests (as useRedis), and `client()`, a fresh connected ioredis client for
+ * each caller (decisions made while a client still connects go to insurance), all closed after the block.
+ */
+export function useRedisClients(target: RedisTarget): { client(): Promise<Redis> } {
+  let url = ''
+  let server: RedisServer | undefined
+  const clients: Redis[] = []
+  beforeAll(async () => {
+    ;({ url, server } = await openRedis(target))
+  })
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.quit().catch(() => undefined)))
+    await server?.stop()
+  })
+  return {
+    async client() {
+      const c = new Redis(url)
+      clients.push(c)
+      await new Promise((resolve) => c.once('ready', resolve))
+      return c
+    },
+  }
+}

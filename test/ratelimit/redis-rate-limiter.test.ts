@@ -1,5 +1,4 @@
-import Redis from 'ioredis'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
 import { InvalidArgumentError } from '../../lib/foundation/errors/invalid-argument-error'
 import { InvalidOptionError } from '../../lib/foundation/errors/invalid-option-error'
@@ -8,32 +7,13 @@ import { RedisRateLimiter, type RateLimitDecision } from '../../lib/components/r
 import { GCRA_SCRIPT, SLIDING_WINDOW_SCRIPT, scriptSha } from '../../lib/components/ratelimit/redis/redis-scripts'
 import { TokenBucket } from '../../lib/components/ratelimit/token-bucket'
 import { ManualClock } from '../helpers/manual-clock'
-import { type RedisServer, openRedis, redisTarget } from '../helpers/redis-server'
+import { redisTarget, useRedisClients } from '../helpers/redis-server'
 import { uniqueName } from '../helpers/unique-name'
 
 const target = redisTarget()
 
 describe.skipIf(!target)('RedisRateLimiter on a real Redis', () => {
-  let url: string
-  let server: RedisServer | undefined
-  const clients: Redis[] = []
-
-  // Decisions made while a client is still connecting go to insurance: give each test a connected client.
-  async function client(): Promise<Redis> {
-    const c = new Redis(url)
-    clients.push(c)
-    await new Promise((resolve) => c.once('ready', resolve))
-    return c
-  }
-
-  beforeAll(async () => {
-    ;({ url, server } = await openRedis(target!))
-  })
-
-  afterAll(async () => {
-    await Promise.all(clients.map((c) => c.quit().catch(() => undefined)))
-    await server?.stop()
-  })
+  const { client } = useRedisClients(target!)
 
   function allowedCount(decisions: RateLimitDecision[]): number {
     return decisions.filter((d) => d.allowed).length

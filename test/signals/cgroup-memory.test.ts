@@ -93,10 +93,26 @@ describe('MemoryReader: sources and figures on fixture trees', () => {
     expect(reader.sample()).toMatchObject({ limit: GiB, limited: true }) // the parent's
   })
 
-  it('switches to the host, and says so, when the usage file becomes unreadable', () => {
+  it('keeps the cgroup through a usage read that fails once: no figures for that sample', () => {
+    const { root, reader } = readerFor('v2-limit')
+    const usage = path.join(root, 'sys/fs/cgroup/app.slice/web.service/memory.current')
+    const before = reader.sample()
+    expect(before?.limited).toBe(true)
+    const saved = fs.readFileSync(usage)
+    fs.rmSync(usage)
+    expect(reader.sample()).toBeNull()
+    fs.writeFileSync(usage, saved)
+    expect(reader.sample()).toMatchObject({ used: before?.used, limit: before?.limit, limited: true })
+    expect(reader.info().source).toBe('cgroup-v2')
+  })
+
+  it('switches to the host, and says so, when the usage file stays unreadable for three samples', () => {
     const { root, reader } = readerFor('v2-limit')
     expect(reader.sample()?.limited).toBe(true)
     fs.rmSync(path.join(root, 'sys/fs/cgroup/app.slice/web.service/memory.current'))
+    expect(reader.sample()).toBeNull()
+    expect(reader.sample()).toBeNull()
+    expect(reader.info().source).toBe('cgroup-v2')
     expect(reader.sample()).toMatchObject({ ...HOST, limited: false })
     expect(reader.info().source).toBe('host')
     expect(reader.info().note).toMatch(/memory\.current became unreadable .*switched to host-wide memory/)

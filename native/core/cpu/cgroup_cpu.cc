@@ -147,13 +147,20 @@ void CgroupCpuReader::Prime(uint64_t wallNs, uint64_t usageNs, uint64_t hostTota
 bool CgroupCpuReader::Sample(uint64_t wallNs, double* permille) {
   uint64_t usage = 0, hostTotal = 0;
   if (!ReadUsageNs(&usage, &hostTotal)) {
+    if (info_.kind == CpuSourceKind::kHost) {
+      primed_ = false;
+      return false;
+    }
+    // The baseline stays: after a passing failure the next good read measures the longer span.
+    if (++failedReads_ < kFailedReadsBeforeHost) return false;
+    failedReads_ = 0;
     primed_ = false;
-    if (info_.kind == CpuSourceKind::kHost) return false;
     BecomeHost(root_, info_.usagePath + " became unreadable (" + readError_ + "): switched to host-wide /proc/stat",
                &info_);
     if (ReadUsageNs(&usage, &hostTotal)) Prime(wallNs, usage, hostTotal);
     return false;
   }
+  failedReads_ = 0;
   if (!primed_) {
     Prime(wallNs, usage, hostTotal);
     return false;

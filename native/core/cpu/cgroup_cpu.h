@@ -26,6 +26,10 @@ struct CpuSourceInfo {
   std::string note;        // why a fallback was taken, or "" when the preferred source works
 };
 
+// Reads of a cgroup's usage that may fail in a row before a reader gives the cgroup up for the host (1.5 s at the
+// sampler's 500 ms): one failure can be a passing one, as when the process moves to another cgroup.
+constexpr int kFailedReadsBeforeHost = 3;
+
 class CgroupCpuReader {
  public:
   // affinityCpus < 0: read this process's affinity mask (sched_getaffinity); >= 0: use that value (tests).
@@ -35,8 +39,9 @@ class CgroupCpuReader {
 
   // Raw usage in permille of the CPU this process may use, over the time since the previous call:
   // delta(cpu time) / delta(wallNs) / cores * 1000, clamped to [0, 1000]. The first call only primes the reader
-  // and returns false. A counter that goes backwards yields 0. If the source becomes unreadable the reader
-  // switches to the host source (and says so in info().note) and returns false for that call.
+  // and returns false. A counter that goes backwards yields 0. A failed read returns false and keeps the baseline;
+  // after kFailedReadsBeforeHost failures in a row the reader switches to the host source (and says so in
+  // info().note).
   bool Sample(uint64_t wallNs, double* permille);
 
  private:
@@ -52,6 +57,7 @@ class CgroupCpuReader {
   uint64_t lastWallNs_ = 0;
   uint64_t lastHostTotal_ = 0;  // host source: /proc/stat total jiffies scaled to ns
   std::string readError_;       // why the last usage read failed
+  int failedReads_ = 0;         // usage reads failed in a row
 };
 
 // Parses a cpuset list such as "0-2,4" into a CPU count (4). "" gives 0. Returns false on malformed input

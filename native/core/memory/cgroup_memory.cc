@@ -134,8 +134,11 @@ bool CgroupMemoryReader::Sample(MemorySample* out) {
     bool v2 = info_.kind == MemorySourceKind::kCgroupV2;
     uint64_t usage = 0;
     if (!ReadBytes(info_.usagePath, &usage, &why)) {
+      if (++failedReads_ < kFailedReadsBeforeHost) return false;  // perhaps passing: the last figures stay
+      failedReads_ = 0;
       BecomeHost(info_.usagePath + " became unreadable (" + why + "): switched to host-wide memory");
     } else {
+      failedReads_ = 0;
       uint64_t limit = ReadLimit(nullptr);
       // A limit at or above the host's memory never binds: the host runs out first.
       if (limit > 0 && (!host || limit < total)) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/cpu/cgroup_cpu.h"
 #include "core/cpu/cgroup_mounts.h"
 
 namespace bulwark {
@@ -42,7 +43,8 @@ class CgroupMemoryReader {
   const MemorySourceInfo& info() const { return info_; }
 
   // Reads the current figures (the limit too: a container's limit can change while it runs). Returns false when no
-  // source gives a used and a limit figure; `resident` is read either way. If the cgroup's usage becomes unreadable
+  // source gives a used and a limit figure (the sampler keeps the last known ones then); `resident` is read either
+  // way. A failed read of the cgroup's usage gives false; after kFailedReadsBeforeHost in a row (core/cpu/cgroup_cpu.h)
   // the reader switches to the host (and says so in info().note).
   bool Sample(MemorySample* out);
 
@@ -56,6 +58,7 @@ class CgroupMemoryReader {
   MemorySourceInfo info_;
   cgroup_internal::Hierarchy hierarchy_;  // the process's memory cgroup (unused for the host)
   bool residentNoted_ = false;
+  int failedReads_ = 0;  // cgroup usage reads failed in a row
 };
 
 }  // namespace bulwark

@@ -1,33 +1,15 @@
-import Redis from 'ioredis'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
 import { OverloadError } from '../../../lib/foundation/errors/overload-error'
 import { RedisRateLimiter } from '../../../lib/components/ratelimit/redis/redis-rate-limiter'
 import { RedisQuota } from '../../../lib/components/ratelimit/redis/redis-quota'
-import { type RedisServer, openRedis, redisTarget } from '../../helpers/redis-server'
+import { redisTarget, useRedisClients } from '../../helpers/redis-server'
 import { uniqueName } from '../../helpers/unique-name'
 
 const target = redisTarget()
 
 describe.skipIf(!target)('waiting on Redis: RedisRateLimiter.acquire/reserve and RedisQuota', () => {
-  let url: string
-  let server: RedisServer | undefined
-  const clients: Redis[] = []
-
-  async function client(): Promise<Redis> {
-    const c = new Redis(url)
-    clients.push(c)
-    await new Promise((resolve) => c.once('ready', resolve))
-    return c
-  }
-
-  beforeAll(async () => {
-    ;({ url, server } = await openRedis(target!))
-  })
-  afterAll(async () => {
-    await Promise.all(clients.map((c) => c.quit().catch(() => undefined)))
-    await server?.stop()
-  })
+  const { client } = useRedisClients(target!)
 
   it('acquire serves a key’s waiters in order, no faster than the fleet limit (GCRA 20/s, burst 1)', async () => {
     const limiter = new RedisRateLimiter({
