@@ -186,4 +186,15 @@ describe('gray routing from a rule source', () => {
     )
     expect(parseRuleDocument(JSON.stringify(doc)).routing).toEqual({ checkout: { rules: v2Rule } })
   })
+
+  it('bulwark set --source routing.<router> null takes the router out of the document', async () => {
+    const file = path.join(dir, `${namespace()}.json`)
+    const src = ['--source', `file://${file}`, '--namespace', 'shop']
+    expect((await bulwark('set', ...src, 'routing.checkout', JSON.stringify(v2Rule))).code).toBe(0)
+    const removed = await bulwark('set', ...src, 'routing.checkout', 'null')
+    expect(removed.out).toContain('routing.checkout removed: version 2 written')
+    const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as RuleDocument
+    expect(doc.routing).toEqual({})
+    expect((await bulwark('set', ...src, 'routing.checkout', '[{oops')).err).toMatch(/the rules as JSON/)
+  })
 })
