@@ -28,10 +28,7 @@ export type { RoutingEntry } from './routing-section'
 /** One component's entry: rule fields (flat, `queueDelay.target`), and its shadow flag. */
 export interface ComponentEntry {
   rules?: FlatRule
-  /**
-   * Decide as usual but enforce nothing (reserved: carried to every host and validated; components do not read it
-   * yet).
-   */
+  /** Decide as usual but enforce nothing: the component's live `shadow` field (docs/rules/shadow.md). */
   shadow?: boolean
 }
 
