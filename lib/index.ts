@@ -119,6 +119,10 @@ export type { ConsistentHashOptions } from './components/subset/consistent-hash'
 export { Switchboard } from './components/switches/switchboard'
 export type { SwitchboardOptions, SwitchMode, SwitchState, SwitchTarget } from './components/switches/switchboard'
 
+// Gray routing: an upstream group per request by live, host-wide rules (docs/readme/integrations.md, "Gray routing")
+export { GrayRouter } from './components/routing/gray-router'
+export type { GrayRouterOptions, GrayRouterStats, RouteRule } from './components/routing/gray-router'
+
 // Allow and deny lists, bans: live, bounded, host-wide when shared (docs/guide/gateway.md)
 export { AccessList } from './components/access/access-list'
 export type { AccessEntry, AccessListOptions, AccessListStats, AccessMode } from './components/access/access-list'

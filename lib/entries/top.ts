@@ -16,6 +16,7 @@ export type {
   RedisRuleView,
   RegionReport,
   RetryBudgetView,
+  RoutingView,
   RulesWatcherView,
   SlidingWindowView,
   SreBreakerView,

@@ -10,6 +10,7 @@ export type { UndiciDispatchOptions } from '../adapters/undici/undici-guard'
 export type { OriginQuota, QuotaChoice, UpstreamQuota } from '../guards/outbound/origin-quotas'
 export type { HeaderLookup } from '../guards/outbound/rate-limit-headers'
 export type { CoalesceChoice } from '../guards/outbound/coalescing'
+export type { RequestRouter, UndiciRouting } from '../adapters/undici/undici-routing'
 
 // BULWARK_RULES=<url>: the process follows that fleet rule source with no code change (entries/rules-env.ts).
 import './rules-env'

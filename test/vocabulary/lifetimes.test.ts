@@ -11,6 +11,7 @@ import {
   type BulkheadPoolStats,
   CircuitBreaker,
   type CircuitBreakerStats,
+  GrayRouter,
   HeavyKeeper,
   type HeavyKeeperStats,
   HotKeyCache,
@@ -72,6 +73,7 @@ const makers: Array<[string, (shared: string) => Closable, string | undefined]> 
     (shared) => new HotParameterLimiter({ shared, hot: () => new TokenBucket({ rate: 1 }) }),
     'heavykeeper',
   ],
+  ['GrayRouter', (shared) => new GrayRouter({ shared, groups: ['a'], fallback: 'a' }), 'routing'],
   // Not components, but exported with close(): a region a caller opened, and bulwark top's watcher.
   ['SharedRegion', (shared) => regionWithStats(shared), 'raw'],
   ['HostWatcher', () => Object.assign(new HostWatcher(), { stats: () => ({}) }), undefined],

@@ -13,6 +13,7 @@ import { type QuotaChoice, QuotaCall, resolveQuotas } from '../../guards/outboun
 import { type CoalesceChoice, coalescing } from '../../guards/outbound/coalescing'
 import { hedgedDispatch } from '../../guards/outbound/hedged-dispatch'
 import { type HedgerOptions, Hedger } from '../../components/resilience/hedger'
+import { resolveRouting, type UndiciRouting } from './undici-routing'
 
 /** Options of undiciGuard; `bulkheads` holds one adaptive bulkhead per origin (refusals: BulkheadRejectedError). */
 export interface UndiciGuardOptions<B extends Breaker = SreBreaker> extends BreakerChoice<B>, BulkheadChoice {
@@ -22,6 +23,12 @@ export interface UndiciGuardOptions<B extends Breaker = SreBreaker> extends Brea
    * the answers' rate-limit headers slow the origin down (docs/guide/integrations.md, "Quotas per origin").
    */
   quotas?: QuotaChoice<UndiciDispatchOptions>
+  /**
+   * Gray routing (docs/readme/integrations.md, "Gray routing"): `router` (a GrayRouter) picks each request's group
+   * and the request goes to `origins[group]` before that origin's breaker, bulkhead and quota apply; `key` gives a
+   * request's client (a weight's choice then stays the same for it).
+   */
+  routing?: UndiciRouting<UndiciDispatchOptions>
   /**
    * Concurrent identical requests share one upstream call (default false). true: GET and HEAD requests without a
    * body, keyed by method, origin and path; or a function giving a request's key (undefined: not shared). Headers
@@ -179,6 +186,7 @@ export function undiciGuard<B extends Breaker = SreBreaker>(options?: UndiciGuar
     isFailure: optionalFunction<(statusCode: number) => boolean>('isFailure', o.isFailure) ?? serverError,
     deadlineHeader: resolveDeadlineHeader(o.deadlineHeader),
   }
+  const route = resolveRouting<UndiciDispatchOptions>(o.routing) // before anything that would need closing
   const { group, owns } = resolveBreakers(o, 'undici')
   const bulkheads = resolveBulkheads(o.bulkheads)
   const quotas = resolveQuotas<UndiciDispatchOptions>(o.quotas)
@@ -189,6 +197,7 @@ export function undiciGuard<B extends Breaker = SreBreaker>(options?: UndiciGuar
   const interceptor =
     (dispatch: Dispatch) =>
     (opts: any, handler: unknown): boolean => {
+      if (route !== undefined) opts = route(opts)
       const origin = originOf(opts.origin)
       if (coalesce !== undefined) {
         const joined = coalesce(opts, handler)

@@ -5,15 +5,15 @@
 
 /** A component's region, reported when the component attaches to it. */
 export interface RegionAttach {
-  /** 'rules': a component with live rules; 'switches': a switchboard. */
-  readonly kind: 'rules' | 'switches'
+  /** 'rules': a component with live rules; 'switches': a switchboard; 'routing': a GrayRouter. */
+  readonly kind: 'rules' | 'switches' | 'routing'
   /** The region's name (`<kind>.<namespace>.<shared>`). */
   readonly region: string
   /** This member made the region: it holds its maker's options, not yet the host's rules. */
   readonly created: boolean
   /**
    * Writes for every member of the region, checked first (throws when it is not valid): a partial rule for 'rules',
-   * switch changes (`{ target: mode | null }`) for 'switches'.
+   * switch changes (`{ target: mode | null }`) for 'switches', a rule list for 'routing'.
    */
   apply(value: object): void
 }

@@ -7,6 +7,7 @@ import { GC_USAGE, runGc } from './gc-command'
 import { parseTopArgs, TOP_USAGE } from '../top/top-args'
 import { runTop } from '../top/top-command'
 import { setSwitches, SWITCHES_USAGE } from './switch-command'
+import { ROUTING_USAGE, setRoutingHere } from './routing-command'
 
 const USAGE = `Usage: bulwark <command>
 
@@ -80,12 +81,13 @@ async function fleet(command: 'set' | 'rules', args: readonly string[]): Promise
 
 function set(args: readonly string[]): number {
   if (args.length === 0 || args.includes('--help') || args.includes('-h')) {
-    process.stdout.write(`${SET_USAGE}\n\n${SWITCHES_USAGE}\n\n${sourceSet.SOURCE_SET_USAGE}\n`)
+    process.stdout.write(`${SET_USAGE}\n\n${SWITCHES_USAGE}\n\n${ROUTING_USAGE}\n\n${sourceSet.SOURCE_SET_USAGE}\n`)
     return args.length === 0 ? 2 : 0
   }
   // Switches hold names, not numbers: a switchboard has its own parser, the same validation as configure().
   try {
     if (args[0].startsWith('switches.')) return setSwitches(args, say)
+    if (args[0].startsWith('routing.')) return setRoutingHere(args, say)
     const { region, version, values } = setRule(args[0], args.slice(1))
     const fields = Object.entries(values).map(([field, value]) => `${field}=${value}`)
     say(`${region}: rule version ${version}: ${fields.join(' ')}\n`)

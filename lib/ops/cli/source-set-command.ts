@@ -1,18 +1,23 @@
 import { InvalidArgumentError } from '../../foundation/errors/invalid-argument-error'
 import type { FlatRule } from '../../foundation/live-rules/live-rules'
+import type { RouteRule } from '../../components/routing/route-rules'
 import { parseAssignments } from './set-command'
 import { parseSwitchPairs } from './switch-command'
-import { setComponent, setSwitches } from '../fleet/document-changes'
+import { setComponent, setRouting, setSwitches } from '../fleet/document-changes'
+import { checkRouter } from '../fleet/routing-section'
 import { checkComponent, type RuleDocument, splitComponent } from '../fleet/rule-document'
 import { RULE_KIND_NAMES } from '../fleet/rule-kinds'
 import { editDocument, parseSourceArgs, sourceOf } from '../fleet/source-edit'
 
 export const SOURCE_SET_USAGE = `Usage: bulwark set --source <url> [--namespace <ns>] [--canary <hosts>] [-m <message>] <component> <field>=<value> ...
        bulwark set --source <url> [...] switches.<board> <target>=<mode> ...
+       bulwark set --source <url> [...] routing.<router> '<rules as JSON>'
 
 Writes the change to the fleet's rule source (docs/guide/fleet.md): every host that follows it obeys within a
 second. <component> is <kind>.<shared> (kinds: ${RULE_KIND_NAMES.join(', ')}), or <kind>.<shared>.* for every key
-of a keyed collection; shadow=on|off sets its shadow flag. Switches take the same pairs as on one host.
+of a keyed collection; shadow=on|off sets its shadow flag. Switches take the same pairs as on one host. A gray
+router takes its whole rule list, [{"when": "...", "group": "..."}, ...] in order (null: the source routes it no
+more); each host checks the groups against its router's.
 
   --source <url>      redis://host:6379, redis+cluster://..., etcd://host:2379, file:///path: always named, so that
                       a command meant for one host never reaches them all
@@ -25,7 +30,9 @@ of a keyed collection; shadow=on|off sets its shadow flag. Switches take the sam
 Examples:
   bulwark set --source etcd://etcd:2379 --namespace shop bbr.api cpuThreshold=700
   bulwark set --source redis://redis:6379/0?namespace=shop --canary 10% token-bucket.gateway rate=30000
-  bulwark set --source redis://redis:6379/0?namespace=shop switches.api priority:low=shed`
+  bulwark set --source redis://redis:6379/0?namespace=shop switches.api priority:low=shed
+  bulwark set --source file:///etc/bulwark/rules.json routing.checkout \
+    '[{"when": "header(x-version) = v2 && weight = 30", "group": "v2"}]'`
 
 /** `field=value` pairs as a component's change: rule fields (numbers) and the shadow flag. */
 function componentChange(pairs: readonly string[]): { rules?: FlatRule; shadow?: boolean } {
@@ -45,6 +52,18 @@ function componentChange(pairs: readonly string[]): { rules?: FlatRule; shadow?:
     )
   }
   return change
+}
+
+/** `routing.<router> '<json>'`: the router's rules, checked as a document checks them (null: remove the router). */
+function routingChange(router: string, pairs: readonly string[]): RouteRule[] | undefined {
+  const text = pairs.join(' ')
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    throw new InvalidArgumentError(`routing.${router}`, text, 'the rules as JSON: [{"when": "...", "group": "..."}]')
+  }
+  return value === null ? undefined : checkRouter(router, { rules: value }).rules
 }
 
 function describe(doc: RuleDocument, what: string, description: string): string {
@@ -67,6 +86,13 @@ export async function setThroughSource(args: readonly string[], out: (text: stri
         throw new InvalidArgumentError('switches', '', 'at least one target=mode')
       const doc = await editDocument(source, (d, m) => setSwitches(d, board, changes, clearAll, m, a.canary), meta)
       out(describe(doc, target, source.description))
+      return 0
+    }
+    if (target.startsWith('routing.')) {
+      const router = target.slice('routing.'.length)
+      const rules = routingChange(router, pairs)
+      const doc = await editDocument(source, (d, m) => setRouting(d, router, rules, m, a.canary), meta)
+      out(describe(doc, `${target} ${rules === undefined ? 'removed' : `${rules.length} rules`}`, source.description))
       return 0
     }
     if (splitComponent(target) === undefined) checkComponent(target, {}) // throws, naming the forms

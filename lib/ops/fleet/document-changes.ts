@@ -4,6 +4,7 @@
 import { InvalidArgumentError } from '../../foundation/errors/invalid-argument-error'
 import type { FlatRule } from '../../foundation/live-rules/live-rules'
 import type { SwitchMode } from '../../components/switches/switch-layout'
+import type { RouteRule } from '../../components/routing/route-rules'
 import {
   type CanaryTarget,
   type ChangeAction,
@@ -149,6 +150,22 @@ export function setSwitches(
   return commit(doc, canary === undefined ? 'set' : 'canary', steps, meta)
 }
 
+/**
+ * Sets a gray router's rules (docs/readme/fleet.md, "Gray routing"), for every host or for a canary's; `undefined`
+ * removes the router from the document (its hosts' routers then route every request to their fallback).
+ */
+export function setRouting(
+  doc: RuleDocument,
+  router: string,
+  rules: RouteRule[] | undefined,
+  meta: ChangeMeta,
+  canary?: CanaryTarget,
+): RuleDocument {
+  const { prefix, start } = scope(doc, canary)
+  const steps = [...start, { path: [...prefix, 'routing', router, 'rules'], after: rules }]
+  return commit(doc, canary === undefined ? 'set' : 'canary', steps, meta)
+}
+
 /** The canary's rules and switches become every host's. */
 export function promote(doc: RuleDocument, meta: ChangeMeta): RuleDocument {
   const canary = doc.canary
@@ -162,6 +179,8 @@ export function promote(doc: RuleDocument, meta: ChangeMeta): RuleDocument {
   for (const [board, modes] of Object.entries(canary.switches))
     for (const [target, mode] of Object.entries(modes))
       steps.push({ path: ['switches', board, target], after: mode === null ? undefined : mode })
+  for (const [router, entry] of Object.entries(canary.routing ?? {}))
+    steps.push({ path: ['routing', router, 'rules'], after: entry.rules })
   steps.push({ path: ['canary'] })
   return commit(doc, 'promote', steps, meta)
 }

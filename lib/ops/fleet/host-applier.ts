@@ -3,6 +3,8 @@ import { splitRegionName } from '../../foundation/regions/namespace'
 import { listRegions } from '../../foundation/regions/regions'
 import type { SwitchMode } from '../../components/switches/switch-layout'
 import { Switchboard } from '../../components/switches/switchboard'
+import type { RouteRule } from '../../components/routing/route-rules'
+import { ROUTING_KIND, RoutingRegion } from '../../components/routing/routing-region'
 import { type Attach, attacherOf } from '../top/attach'
 import { inspectRegion } from '../top/inspect'
 import { RegionSnapshot } from '../top/region-snapshot'
@@ -10,7 +12,7 @@ import { entryFor, entryRule, type HostRules } from './host-rules'
 
 /** A rule or switch the host could not apply (the rest was applied). */
 export interface Refusal {
-  /** The component's name in the document (`bbr.api`), or `switches.<board>`. */
+  /** The component's name in the document (`bbr.api`), `switches.<board>` or `routing.<router>`. */
   component: string
   /** The host's region it was for. */
   region: string
@@ -48,6 +50,10 @@ export class HostApplier {
         this.applyBoard(region, shared, previous.switches[shared] ?? {}, next.switches[shared] ?? {}, all, refusals)
         continue
       }
+      if (kind === ROUTING_KIND) {
+        this.applyRouting(region, shared, previous.routing?.[shared], next.routing?.[shared], all, refusals)
+        continue
+      }
       const attach = attacherOf(region)
       if (attach === undefined) continue
       const rule = entryRule(entryFor(next, kind, shared))
@@ -67,6 +73,8 @@ export class HostApplier {
     for (const region of fresh) {
       const { kind, shared } = splitRegionName(region)
       if (kind === 'switches') this.applyBoard(region, shared, {}, rules.switches[shared] ?? {}, true, refusals)
+      else if (kind === ROUTING_KIND)
+        this.applyRouting(region, shared, undefined, rules.routing?.[shared], true, refusals)
       else {
         const attach = attacherOf(region)
         const rule = entryRule(entryFor(rules, kind, shared))
@@ -91,6 +99,33 @@ export class HostApplier {
       }
     } catch (error) {
       refusals.push({ component, region, reason: message(error) })
+    }
+  }
+
+  /**
+   * Writes a router's rules to its region, checked against the groups its routers declared. A router the rules no
+   * longer name gets none (every request to its fallback): what it had before the source named it is gone.
+   */
+  private applyRouting(
+    region: string,
+    router: string,
+    previous: RouteRule[] | undefined,
+    next: RouteRule[] | undefined,
+    all: boolean,
+    refusals: Refusal[],
+  ): void {
+    const rules = next ?? (previous === undefined ? undefined : [])
+    if (rules === undefined || (!all && same(rules, previous))) return
+    try {
+      const lanes = new RegionSnapshot(region).fingerprint.number('lanes')
+      const routing = RoutingRegion.open(router, this.namespace, lanes)
+      try {
+        if (routing.rulesText.read()?.text !== JSON.stringify(rules)) routing.writeRules(rules, undefined)
+      } finally {
+        routing.close()
+      }
+    } catch (error) {
+      refusals.push({ component: `routing.${router}`, region, reason: message(error) })
     }
   }
 

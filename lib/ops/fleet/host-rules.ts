@@ -4,6 +4,7 @@ import { createHash } from 'crypto'
 
 import type { SwitchMode } from '../../components/switches/switch-layout'
 import type { FlatRule } from '../../foundation/live-rules/live-rules'
+import type { RouteRule } from '../../components/routing/route-rules'
 import type { Canary, ComponentEntry, RuleDocument } from './rule-document'
 
 /** Who a host is, for canaries: its id (the host name by default) and its labels. */
@@ -20,6 +21,8 @@ export interface HostRules {
   components: Record<string, ComponentEntry>
   /** Board to target to mode. */
   switches: Record<string, Record<string, SwitchMode>>
+  /** Gray router to its rules (absent when the document routes nothing). */
+  routing?: Record<string, RouteRule[]>
 }
 
 export const NO_RULES: HostRules = Object.freeze({ version: 0, canary: false, components: {}, switches: {} })
@@ -63,7 +66,13 @@ export function hostRules(doc: RuleDocument, identity: HostIdentity): HostRules 
       switches[board] = merged
     }
   }
-  return { version: doc.version, canary, components, switches }
+  const routing: Record<string, RouteRule[]> = {}
+  for (const [router, entry] of Object.entries(doc.routing ?? {})) routing[router] = entry.rules
+  // A canary's router takes the canary's rules whole: a rule list is ordered, so it is not merged.
+  if (canary) for (const [router, entry] of Object.entries(doc.canary?.routing ?? {})) routing[router] = entry.rules
+  const rules: HostRules = { version: doc.version, canary, components, switches }
+  if (Object.keys(routing).length > 0) rules.routing = routing
+  return rules
 }
 
 /**

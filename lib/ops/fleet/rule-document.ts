@@ -6,6 +6,7 @@ import { InvalidOptionError } from '../../foundation/errors/invalid-option-error
 import type { FlatRule } from '../../foundation/live-rules/live-rules'
 import type { SwitchMode } from '../../components/switches/switch-layout'
 import { checkSwitch } from '../../components/switches/switchboard'
+import { checkRouting, type RoutingEntry } from './routing-section'
 import { RULE_KINDS } from './rule-kinds'
 
 /** The document format this bulwark writes and reads. */
@@ -22,13 +23,12 @@ export const LIMITS = {
   labels: 16,
 } as const
 
+export type { RoutingEntry } from './routing-section'
+
 /** One component's entry: rule fields (flat, `queueDelay.target`), and its shadow flag. */
 export interface ComponentEntry {
   rules?: FlatRule
-  /**
-   * Decide as usual but enforce nothing (reserved: carried to every host and validated; components do not read it
-   * yet).
-   */
+  /** Decide as usual but enforce nothing: the component's live `shadow` field (docs/rules/shadow.md). */
   shadow?: boolean
 }
 
@@ -47,6 +47,8 @@ export interface Canary {
   target: CanaryTarget
   components: Record<string, ComponentEntry>
   switches: Record<string, BoardSwitches>
+  /** Routers whose rules the canary replaces (whole: a rule list is ordered). */
+  routing?: Record<string, RoutingEntry>
 }
 
 /** One step of a change: the value at `path` before and after (absent: no value). */
@@ -75,6 +77,8 @@ export interface RuleDocument {
   components: Record<string, ComponentEntry>
   /** Boards by their shared name; each holds switches only (a cleared switch is absent). */
   switches: Record<string, BoardSwitches>
+  /** Gray routers by their shared name (absent when the document routes nothing). */
+  routing?: Record<string, RoutingEntry>
   canary?: Canary
   /** The newest last, at most LIMITS.history. */
   history: ChangeRecord[]
@@ -249,10 +253,10 @@ function history(value: unknown): ChangeRecord[] {
 
 /** Checks a document as parsed JSON; throws InvalidArgumentError naming the first bad field. */
 export function checkDocument(value: unknown): RuleDocument {
-  const d = object('document', value, 6)
+  const d = object('document', value, 7)
   // A section this bulwark does not know is refused, not dropped: a writer would lose it when it writes back.
   for (const key of Object.keys(d))
-    if (!['format', 'version', 'components', 'switches', 'canary', 'history'].includes(key))
+    if (!['format', 'version', 'components', 'switches', 'routing', 'canary', 'history'].includes(key))
       throw new InvalidArgumentError(key, d[key], 'absent (a section of a later document format?)')
   if (d.format !== DOCUMENT_FORMAT)
     throw new InvalidArgumentError(
@@ -267,14 +271,16 @@ export function checkDocument(value: unknown): RuleDocument {
     switches: boards('switches', d.switches ?? {}, false),
     history: history(d.history ?? []),
   }
+  if (d.routing !== undefined) doc.routing = checkRouting('routing', d.routing)
   if (d.canary !== undefined) {
-    const c = object('canary', d.canary, 4)
+    const c = object('canary', d.canary, 5)
     doc.canary = {
       version: integer('canary.version', c.version),
       target: checkTarget(c.target),
       components: components('canary.components', c.components ?? {}),
       switches: boards('canary.switches', c.switches ?? {}, true),
     }
+    if (c.routing !== undefined) doc.canary.routing = checkRouting('canary.routing', c.routing)
   }
   return doc
 }

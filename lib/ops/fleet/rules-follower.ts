@@ -22,13 +22,21 @@ const followers = new Map<string, RulesFollower>()
 /** Removes the attach hook, registered while this thread has a follower. */
 let removeHook: (() => void) | undefined
 
-/** The attach hook: a component's new region takes its rule, or a new board its switches, from its namespace's. */
+/**
+ * The attach hook: a component's new region takes its rule, a new board its switches, a new router's region its
+ * rules, from its namespace's.
+ */
 function regionAttached(attach: RegionAttach): void {
   if (!attach.created) return // an existing region has the host's rules already
   const { kind, namespace, shared } = splitRegionName(attach.region)
   const follower = followers.get(namespace)
   if (follower === undefined) return
   if (attach.kind === 'rules') return follower.give(kind, shared, attach.apply)
+  if (attach.kind === 'routing') {
+    const rules = follower.hostRules().routing?.[shared]
+    if (rules !== undefined) attach.apply(rules)
+    return
+  }
   const board = follower.hostRules().switches[shared]
   if (board !== undefined && Object.keys(board).length > 0) attach.apply(board)
 }

@@ -45,6 +45,7 @@ export const COMPONENT_KINDS = [
     regions: ['key-concurrency-limiter'],
   },
   { name: 'HotParameterLimiter', named: 'a HotParameterLimiter', family: 'hot_parameter', regions: [] },
+  { name: 'GrayRouter', named: 'a GrayRouter', family: 'routing', regions: ['routing'] },
   // The process's follower of a fleet's rule source (ops/fleet), and the host's region its watcher writes.
   { name: 'RulesFollower', named: 'a RulesFollower', family: 'rules', regions: ['fleet'] },
   { name: 'Switchboard', named: 'a Switchboard', family: undefined, regions: ['switches'] },

@@ -18,6 +18,7 @@ import type { RedisRateLimiter } from '../../components/ratelimit/redis/redis-ra
 import type { SlidingWindowLimiter } from '../../components/ratelimit/sliding-window-limiter'
 import type { TokenBucket } from '../../components/ratelimit/token-bucket'
 import type { RetryBudget } from '../../components/resilience/retry-budget'
+import type { GrayRouter } from '../../components/routing/gray-router'
 import type { RulesFollowerStats } from '../../foundation/live-rules/fleet-region'
 import type { RuleStats } from '../../foundation/live-rules/live-rules'
 import { isComponent } from '../../foundation/common/component-registry'
@@ -286,6 +287,13 @@ function sampleRules(name: string, follower: { stats(): RulesFollowerStats }, em
   emit(METRIC.rulesApplied, s.applied, n)
 }
 
+/** A gray router: the requests this process sent to each group, and its rules' version. */
+function sampleRouter(name: string, router: GrayRouter, emit: Emit): void {
+  const s = router.stats()
+  emit(METRIC.routingVersion, s.version, { name })
+  for (const [group, count] of Object.entries(s.routed)) emit(METRIC.routingRouted, count, { name, group })
+}
+
 /** What each kind the exporters take reports (ops/kinds lists them, the most specific first). */
 export const SAMPLERS: { readonly [K in ExportedKindName]: Sampler } = {
   BbrLimiter: sampleLimiter as Sampler,
@@ -305,5 +313,6 @@ export const SAMPLERS: { readonly [K in ExportedKindName]: Sampler } = {
   RetryBudget: sampleRetryBudget as Sampler,
   KeyConcurrencyLimiter: sampleKeyConcurrency as Sampler,
   HotParameterLimiter: sampleHotParameters as Sampler,
+  GrayRouter: sampleRouter as Sampler,
   RulesFollower: sampleRules as Sampler,
 }

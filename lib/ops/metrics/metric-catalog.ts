@@ -445,6 +445,20 @@ const defs = {
     "Documents and rules the host's watcher refused (a failed check, a region that would not take a rule).",
   ),
   rulesApplied: counter('rules', 'applied_versions', '{version}', N, "Versions the host's watcher applied."),
+  routingRouted: counter(
+    'routing',
+    'routed',
+    '{request}',
+    ['name', 'group'],
+    'Requests a gray router sent to each upstream group (this process).',
+  ),
+  routingVersion: gauge(
+    'routing',
+    'rules_version',
+    '1',
+    N,
+    "The version of a gray router's rules: +2 with every change, host-wide when shared.",
+  ),
   shadowEnabled: gauge(
     'shadow',
     'enabled',

@@ -72,6 +72,8 @@ export const OTEL = {
   rulesFromDisk: ['rules.from_disk', 'gauge'],
   rulesRefused: ['rules.refusals', 'counter'],
   rulesApplied: ['rules.applied_versions', 'counter'],
+  routingRouted: ['routing.routed_requests', 'counter'],
+  routingVersion: ['routing.rules.version', 'gauge'],
   shadowEnabled: ['shadow.enabled', 'gauge'],
   shadowWouldRefuse: ['shadow.would_refuse_requests', 'counter'],
 } satisfies Record<string, readonly [name: string, instrument: OtelInstrument]>
@@ -81,7 +83,7 @@ export const OTEL = {
 // with a semantic convention or another library's (`name` alone is too general: `bulwark.component.name`). The
 // values are the same as Prometheus's. A label without an attribute here does not compile.
 export type MetricLabel =
-  'name' | 'component' | 'priority' | 'reason' | 'state' | 'key' | 'upstream' | 'outcome' | 'event' | 'source'
+  'name' | 'component' | 'priority' | 'reason' | 'state' | 'key' | 'upstream' | 'outcome' | 'event' | 'source' | 'group'
 
 export const OTEL_ATTRIBUTES: Record<MetricLabel, string> = {
   name: 'bulwark.component.name',
@@ -94,6 +96,7 @@ export const OTEL_ATTRIBUTES: Record<MetricLabel, string> = {
   outcome: 'bulwark.outcome',
   event: 'bulwark.event',
   source: 'bulwark.source',
+  group: 'bulwark.group',
 }
 
 /** A sample's Prometheus labels as OpenTelemetry attributes. */

@@ -11,6 +11,7 @@ import { inspectFleet } from './inspectors/fleet'
 import { inspectRedisRule, inspectSlidingWindow, inspectTokenBucket } from './inspectors/rate-limiters'
 import { inspectBulkhead, inspectRetryBudget } from './inspectors/outbound'
 import { inspectSwitches } from './inspectors/switches'
+import { inspectRouting } from './inspectors/routing'
 import { RegionSnapshot } from './region-snapshot'
 import type { ComponentView, RegionReport } from './views'
 import type { RegionKind } from '../kinds/component-kinds'
@@ -32,6 +33,7 @@ const INSPECTORS: { readonly [K in RegionKind]: Inspector | undefined } = {
   fleet: inspectFleet,
   bulkhead: inspectBulkhead,
   'retry-budget': inspectRetryBudget,
+  routing: inspectRouting,
 }
 
 export interface InspectOptions {

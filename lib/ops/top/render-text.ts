@@ -52,6 +52,7 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
     limits: [] as string[][],
     keys: [] as string[][],
     switches: [] as string[][],
+    routing: [] as string[][],
     tables: [] as string[][],
     bulkheads: [] as string[][],
     other: [] as string[][],
@@ -176,6 +177,10 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
       ])
     } else if (v.type === 'rules-watcher') {
       rows.watchers.push(watcherRow(r, v))
+    } else if (v.type === 'routing') {
+      const routed = v.groups.map((g) => `${printable(g.group)} ${count(g.routed)}`).join(' · ')
+      const rules = `${v.routes.length} rules${v.unreadable ? ' (unreadable: last good kept)' : ''}`
+      rows.routing.push([label(r), members(r), String(v.version), rules, routed])
     } else if (v.type === 'switches') {
       for (const sw of v.switches) rows.switches.push([label(r), sw.target, sw.mode, printableTime(sw.since)])
     } else {
@@ -199,6 +204,7 @@ export function renderFrame(frame: HostFrame, options: RenderOptions = {}): stri
       rows.watchers,
       width,
     ),
+    ...section('GRAY ROUTING', ['members', 'version', 'rules', 'routed (host)'], rows.routing, width),
     ...section(
       'LIMITERS',
       [

@@ -5,6 +5,7 @@ import type { BbrLimiterStats } from '../../components/bbr/bbr-limiter'
 import type { HeavyKey } from '../../foundation/keyed-table/heavy-keys'
 import type { RuleStats } from '../../foundation/live-rules/live-rules'
 import type { RulesRefusal } from '../../foundation/live-rules/fleet-region'
+import type { RouteRule } from '../../components/routing/route-rules'
 
 /**
  * A BbrLimiter as its stats() would report it host-wide, except `load`, the highest load (permille) any live member
@@ -105,6 +106,18 @@ export interface SwitchesView {
   switches: Array<{ target: string; mode: 'open' | 'closed' | 'shed' | 'fallback'; since: number }>
 }
 
+/** A gray router (docs/readme/integrations.md, "Gray routing"): its rules in order, and where requests went. */
+export interface RoutingView {
+  type: 'routing'
+  /** The rules' version: +2 with every change. */
+  version: number
+  routes: RouteRule[]
+  /** The rules text did not read back as valid rules (its routers keep their last good ones). */
+  unreadable: boolean
+  /** Requests routed to each group by every router of the region, since it was made. */
+  groups: Array<{ group: string; routed: number }>
+}
+
 /** A RedisRateLimiter's shared rule (the decisions' state is in Redis, not on the host). */
 export interface RedisRuleView {
   type: 'redis-rate-limiter'
@@ -179,6 +192,7 @@ export type ComponentView =
   | RulesWatcherView
   | BulkheadView
   | RetryBudgetView
+  | RoutingView
 
 export interface MemberView {
   pid: number
