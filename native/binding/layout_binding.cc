@@ -102,6 +102,7 @@ void InitLayout(Napi::Env env, Napi::Object exports) {
   set(keyed, "rescans", kl::kRescans);
   set(keyed, "claimSpins", kl::kClaimSpins);
   set(keyed, "claimBreakMs", kl::kClaimBreakMs);
+  set(keyed, "protocolVersion", kl::kProtocolVersion);
   set(keyed, "casTries", kCasTries);
   set(keyed, "heavyEntries", kl::kHeavyEntries);
   set(keyed, "heavyEntrySize", kl::kHeavyEntrySize);

@@ -219,13 +219,37 @@ void TestAbandonedClaim() {
   KeyPlace p = PlaceOf("victim", 1);
   // Every slot claimed by a member that died mid-claim at ms 10.
   for (uint32_t s = 0; s < kl::kBucketSlots; s++) {
-    block.words[s * kl::kSlotWords + kl::kTagWord] = INT32_MIN | 77;
-    block.words[s * kl::kSlotWords + kl::kCheckWord] = 10;
+    block.words[s * kl::kSlotWords + kl::kTagWord] = INT32_MIN | 10;
+    block.words[s * kl::kSlotWords + kl::kCheckWord] = 77;
   }
   CHECK(table.Acquire(p, At(0, 1024, 4096, 500), &counts) == RateOutcome::kContended);
   CHECK(counts.brokenClaims == 0);
   CHECK(table.Acquire(p, At(0, 1024, 4096, 2000), &counts) == RateOutcome::kAdmitted);
   CHECK(counts.brokenClaims >= 1);
+}
+
+// A claim just made is waited for, never broken, whatever the slot's check word holds (an empty slot's 0, an owner's
+// fingerprint): its start is in its mark. Also across the 31-bit wrap of the ms clock.
+void TestFreshClaim() {
+  const int32_t starts[] = {5000, INT32_MAX - 100};
+  for (int32_t start : starts) {
+    for (int32_t check : {0, 0x5eed1234, INT32_MIN}) {
+      Block block(1);
+      KeyedTable table(block.bytes(), 1, true);
+      KeyedCounts counts;
+      KeyPlace p = PlaceOf("fresh", 1);
+      for (uint32_t s = 0; s < kl::kBucketSlots; s++) {
+        block.words[s * kl::kSlotWords + kl::kTagWord] = INT32_MIN | start;
+        block.words[s * kl::kSlotWords + kl::kCheckWord] = check;
+      }
+      int32_t soon = static_cast<int32_t>(static_cast<uint32_t>(start) + 200);
+      CHECK(table.Acquire(p, At(0, 1024, 4096, soon), &counts) == RateOutcome::kContended);
+      CHECK(counts.brokenClaims == 0);
+      int32_t later = static_cast<int32_t>(static_cast<uint32_t>(start) + 2000);
+      CHECK(table.Acquire(p, At(0, 1024, 4096, later), &counts) == RateOutcome::kAdmitted);
+      CHECK(counts.brokenClaims >= 1);
+    }
+  }
 }
 
 // A peer writing garbage into the block: every call returns, nothing crashes, and the overflow word holds.
@@ -283,6 +307,7 @@ int main() {
   TestReuseOnlyAtRest();
   TestStaleStateIsAtRest();
   TestAbandonedClaim();
+  TestFreshClaim();
   TestGarbageWriter();
   TestOverflowWord();
   if (bulwark_test::g_failures) {

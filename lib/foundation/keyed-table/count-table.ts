@@ -1,6 +1,6 @@
 import type { SharedRegion } from '../regions/shared-region'
 import type { HolderJournal } from './holder-journal'
-import { type FingerprintFunction, KeyedTable } from './keyed-table'
+import { claimMark, type FingerprintFunction, KeyedTable } from './keyed-table'
 import { COUNTER, KEYED, type KeyedTablePlacement } from './keyed-table-layout'
 
 const MASK = (1 << KEYED.countBits) - 1
@@ -138,27 +138,33 @@ export class CountTable extends KeyedTable {
       s[j + 2] = ((s[j + 2] & ~MASK) + VERSION + 1) | 0
       return (j - this.slots) >> 2
     }
-    const claim = this.tag | 0x80000000
+    const claim = claimMark(this.msOf(nowMs))
     if (owner < 0 || Atomics.compareExchange(s, j, owner, claim) !== owner) return RELOCATE
-    const ownerCheck = Atomics.load(s, j + 1)
-    Atomics.store(s, j + 1, this.msOf(nowMs))
     const x = Atomics.load(s, j + 2)
     const slot = (j - this.slots) >> 2
     this.journal?.hold(entry, slot)
-    // Still at rest (nothing in flight), and nobody's straggler moved the count since it was read.
+    // Still at rest (nothing in flight), and nobody's straggler moved the count since it was read; else the slot
+    // goes back to its owner (unless the claim was broken meanwhile: then it is someone else's).
     if (
       (owner > 0 && (x & MASK) !== 0) ||
       Atomics.compareExchange(s, j + 2, x, ((x & ~MASK) + VERSION + 1) | 0) !== x
     ) {
       this.journal?.drop(entry)
-      Atomics.store(s, j + 1, ownerCheck)
-      Atomics.store(s, j, owner)
+      Atomics.compareExchange(s, j, claim, owner)
       return RELOCATE
     }
+    // Broken meanwhile (this member stalled past claimBreakMs): the slot is not the key's, and the count taken there
+    // is rewritten by the slot's next claim. Look again; the request counts where the key is.
+    if (Atomics.load(s, j) !== claim) return this.claimBroken(entry)
     Atomics.store(s, j + 1, this.check)
-    Atomics.compareExchange(s, j, claim, this.tag)
+    if (Atomics.compareExchange(s, j, claim, this.tag) !== claim) return this.claimBroken(entry)
     this.count(owner === 0 ? COUNTER.created : COUNTER.reused)
     return slot
+  }
+
+  private claimBroken(entry: number): number {
+    this.journal?.drop(entry)
+    return RELOCATE
   }
 
   /** The first empty slot of the home bucket, else its first with nothing in flight; then the alternate bucket. */

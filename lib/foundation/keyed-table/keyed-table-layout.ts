@@ -66,6 +66,9 @@ export interface KeyedTableStart {
 
 /** Lays a keyed table out in `layout` (its fingerprint must already name what sizes it: maxKeys). */
 export function placeKeyedTable(layout: RegionLayout, start: KeyedTableStart): KeyedTablePlacement {
+  // Members that claim slots another way must not share the region (one part, however many tables it holds).
+  const protocol = `keyed=v${KEYED.protocolVersion}`
+  if (!layout.fingerprint.split(' ').includes(protocol)) layout.describe(protocol)
   const seed = layout.cell(start.seed[0])
   layout.cell(start.seed[1])
   const origin = layout.cell(start.origin)

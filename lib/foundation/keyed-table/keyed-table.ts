@@ -12,6 +12,16 @@ const BUCKET_WORDS = KEYED.bucketSlots * KEYED.slotWords
 const SLOTS = KEYED.bucketSlots
 const TWO_32 = 4294967296
 
+/** A claim's mark (docs/rules/keyed-table.md): bit 31 set, the low 31 bits its start, so one word holds both. */
+export function claimMark(ms: number): number {
+  return ms | 0x80000000
+}
+
+/** Ms since the claim `mark` started at `nowMs`, in 31-bit wrap-around. */
+function claimAge(nowMs: number, mark: number): number {
+  return ((nowMs - mark) << 1) >> 1
+}
+
 /**
  * The keyed table (docs/rules/keyed-table.md): every key of a collection in one block of fixed-size slots, a plain
  * buffer when local, one region when shared; no per-key file, mapping or object. This base finds a key's slot by its
@@ -120,7 +130,7 @@ export class KeyedTable {
     for (let spin = 0; spin < KEYED.claimSpins; spin++) if (Atomics.load(s, i) >= 0) return true
     const claim = Atomics.load(s, i)
     if (claim >= 0) return true
-    const age = (nowMs - Atomics.load(s, i + 1)) | 0
+    const age = claimAge(nowMs, claim)
     if (age <= KEYED.claimBreakMs && age >= -KEYED.claimBreakMs) return false
     if (Atomics.compareExchange(s, i, claim, 0) === claim) this.count(COUNTER.brokenClaims)
     return true
@@ -160,9 +170,9 @@ export class KeyedTable {
     return sum
   }
 
-  /** Keys holding a slot: slots claimed empty, less claims broken (an estimate while claims are under way). */
+  /** Keys holding a slot: empty slots claimed (only a published claim counts; an estimate while claims are under way). */
   get size(): number {
-    return Math.max(0, Math.min(this.capacity, this.total('created') - this.total('brokenClaims')))
+    return Math.min(this.capacity, this.total('created'))
   }
 
   get capacity(): number {

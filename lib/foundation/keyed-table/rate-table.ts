@@ -1,5 +1,5 @@
 import type { SharedRegion } from '../regions/shared-region'
-import { type FingerprintFunction, KeyedTable } from './keyed-table'
+import { claimMark, type FingerprintFunction, KeyedTable } from './keyed-table'
 import { COUNTER, KEYED, type KeyedTablePlacement } from './keyed-table-layout'
 import { epochAge, rateDebt, type TickLimit, tickLimit } from './rate-ticks'
 
@@ -181,28 +181,28 @@ export class RateTable extends KeyedTable {
   private claim(j: number, now: number, epoch: number, inc: number, ms: number): boolean {
     const s = this.i32
     const owner = Atomics.load(s, j)
-    const claim = this.tag | 0x80000000
+    const claim = claimMark(ms)
     if (owner < 0 || Atomics.compareExchange(s, j, owner, claim) !== owner) return false
-    const ownerCheck = Atomics.load(s, j + 1)
-    Atomics.store(s, j + 1, ms)
     const tat = Atomics.load(s, j + 2)
     const written = Atomics.load(s, j + 3)
     let first = (now + inc) | 0
     if (first === tat) first = (first + 1) | 0
     // The owner spent since the slot was picked (it is not at rest and keeps its slot), or a straggler moved it.
-    if (owner > 0 && rateDebt(tat, written, now, epoch) !== 0) return this.giveBack(j, owner, ownerCheck)
+    if (owner > 0 && rateDebt(tat, written, now, epoch) !== 0) return this.giveBack(j, owner, claim)
     Atomics.store(s, j + 3, epoch << 1)
-    if (Atomics.compareExchange(s, j + 2, tat, first) !== tat) return this.giveBack(j, owner, ownerCheck)
+    if (Atomics.compareExchange(s, j + 2, tat, first) !== tat) return this.giveBack(j, owner, claim)
+    // Broken meanwhile (this member stalled past claimBreakMs): the slot is not the key's, and what this request
+    // wrote there is rewritten by the slot's next claim. Look again; the request is decided where the key is.
+    if (Atomics.load(s, j) !== claim) return false
     Atomics.store(s, j + 1, this.check)
-    // Broken meanwhile (this member stalled for a second): the request stands, the key just has no slot yet.
-    Atomics.compareExchange(s, j, claim, this.tag)
+    if (Atomics.compareExchange(s, j, claim, this.tag) !== claim) return false
     this.count(owner === 0 ? COUNTER.created : COUNTER.reused)
     return true
   }
 
-  private giveBack(j: number, owner: number, ownerCheck: number): false {
-    Atomics.store(this.i32, j + 1, ownerCheck)
-    Atomics.store(this.i32, j, owner)
+  /** The slot back to its owner, unless the claim was broken meanwhile (then it is someone else's to give). */
+  private giveBack(j: number, owner: number, claim: number): false {
+    Atomics.compareExchange(this.i32, j, claim, owner)
     return false
   }
 

@@ -91,6 +91,7 @@ export interface KeyedLayoutConstants {
   rescans: number
   claimSpins: number
   claimBreakMs: number
+  protocolVersion: number
   casTries: number
   heavyEntries: number
   heavyEntrySize: number

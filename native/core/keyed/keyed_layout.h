@@ -5,8 +5,9 @@
 //
 // A slot is four 32-bit words:
 //   tag    0: empty; > 0: the tag of the key that owns the slot (its fingerprint's first word, bit 31 cleared,
-//          never 0); < 0: claimed, being written (the claimant's tag with bit 31 set)
-//   check  the owner's second fingerprint word; while claimed, the claim's start (ms since the table's origin)
+//          never 0); < 0: claimed, being written (the claim mark: bit 31 set, the low 31 bits the claim's start,
+//          ms since the table's origin, so that a claim and its start are one word)
+//   check  the owner's second fingerprint word (a claim leaves it alone until it publishes the new key)
 //   state  a rate slot: the theoretical arrival time (GCRA) in ticks, wrapping at 2^32; a count slot: requests in
 //          flight (low kCountBits bits) and a version that every change moves on (the bits above)
 //   epoch  the tick epoch (ticks >> kEpochShift, wrapping, shifted left by one) in which the state was last written;
@@ -63,6 +64,9 @@ constexpr uint32_t kCountVersion = 1u << kCountBits;
 constexpr int kRescans = 2 * kBucketSlots + 4;
 constexpr int kClaimSpins = 256;
 constexpr int32_t kClaimBreakMs = 1000;
+// The version of the slots' protocol, in every keyed table's region fingerprint: members of builds that claim slots
+// differently refuse to share a region. 2: the claim mark carries the claim's start (before: the claimant's tag).
+constexpr int32_t kProtocolVersion = 2;
 
 // The heaviest keys: a small direct-mapped list with their text, for `bulwark top` and the metrics' topKeys.
 // Entry: tag, check, count, length (UTF-16 units of the whole key), then its first kHeavyTextUnits units.

@@ -14,6 +14,12 @@ inline int32_t Wrap(int64_t v) { return static_cast<int32_t>(static_cast<uint32_
 inline int32_t Minus(int32_t a, int32_t b) {
   return static_cast<int32_t>(static_cast<uint32_t>(a) - static_cast<uint32_t>(b));
 }
+// A claim's mark: bit 31 set, the low 31 bits its start (ms), so that a waiter never reads a claim without its time.
+inline int32_t ClaimMark(int32_t ms) { return ms | INT32_MIN; }
+// Ms since the claim `mark` started, in 31-bit wrap-around.
+inline int32_t ClaimAge(int32_t nowMs, int32_t mark) {
+  return static_cast<int32_t>((static_cast<uint32_t>(nowMs) - static_cast<uint32_t>(mark)) << 1) >> 1;
+}
 
 }  // namespace
 
@@ -91,7 +97,7 @@ bool KeyedTable::SettleClaim(int64_t i, const RateStep& step, KeyedCounts* count
     if (Load(i + kl::kTagWord) >= 0) return true;
   int32_t claim = Load(i + kl::kTagWord);
   if (claim >= 0) return true;
-  int32_t age = Minus(step.nowMs, Load(i + kl::kCheckWord));
+  int32_t age = ClaimAge(step.nowMs, claim);
   if (age <= kl::kClaimBreakMs && age >= -kl::kClaimBreakMs) return false;
   // Claimed for over a second (or since a time that is no time): its claimant died or stopped. An empty slot again.
   if (Cas(i + kl::kTagWord, claim, 0)) counts->brokenClaims++;
@@ -120,15 +126,13 @@ RateOutcome KeyedTable::Update(int64_t i, const KeyPlace& place, const RateStep&
 KeyedTable::Step KeyedTable::Claim(int64_t i, const KeyPlace& place, const RateStep& step, KeyedCounts* counts,
                                    RateOutcome* out) {
   int32_t owner = Load(i + kl::kTagWord);
-  int32_t claim = place.tag | INT32_MIN;
+  int32_t claim = ClaimMark(step.nowMs);
   if (owner < 0 || !Cas(i + kl::kTagWord, owner, claim)) return Step::kRetry;
-  int32_t ownerCheck = Load(i + kl::kCheckWord);
-  Store(i + kl::kCheckWord, step.nowMs);
   int32_t tat = Load(i + kl::kStateWord);
   int32_t written = Load(i + kl::kEpochWord);
+  // The slot back to its owner, unless the claim was broken meanwhile (then it is someone else's to give).
   auto giveBack = [&] {
-    Store(i + kl::kCheckWord, ownerCheck);
-    Store(i + kl::kTagWord, owner);
+    Cas(i + kl::kTagWord, claim, owner);
     return Step::kRetry;
   };
   // The owner spent since the slot was picked: it is not at rest, and keeps its slot.
@@ -138,9 +142,11 @@ KeyedTable::Step KeyedTable::Claim(int64_t i, const KeyPlace& place, const RateS
   if (first == tat) first = Wrap(int64_t(first) + 1);
   Store(i + kl::kEpochWord, EpochWord(step.epoch, false));
   if (!Cas(i + kl::kStateWord, tat, first)) return giveBack();
+  // Broken meanwhile (this claimant stalled past kClaimBreakMs): the slot is not this key's, and what this request
+  // wrote there is rewritten by the slot's next claim. Look again; the request is decided where the key is.
+  if (Load(i + kl::kTagWord) != claim) return Step::kRetry;
   Store(i + kl::kCheckWord, place.check);
-  // Broken meanwhile (this claimant stalled for a second): the request stands, the key just has no slot yet.
-  Cas(i + kl::kTagWord, claim, place.tag);
+  if (!Cas(i + kl::kTagWord, claim, place.tag)) return Step::kRetry;
   if (owner == 0) {
     counts->created++;
   } else {
