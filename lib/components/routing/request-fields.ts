@@ -41,8 +41,9 @@ function fromIterable(headers: Iterable<unknown>, name: string): string | undefi
 }
 
 /**
- * A header's first value (`name` lower-case; a header sent twice reads as node or fetch join it, else the first): undefined when absent, null when not readable as a string. Node's
- * requests (they have rawHeaders) keep lower-case keys; other objects are searched whatever the case of their keys.
+ * A header's first value (`name` lower-case; a header sent twice reads as node or fetch join it, else the first):
+ * undefined when absent, null when not readable as a string. Node's requests (they have rawHeaders) keep lower-case
+ * keys; other objects are searched whatever the case of their keys.
  */
 export function headerOf(request: Fields, name: string): string | undefined | null {
   // A fetch Headers given as the request itself.

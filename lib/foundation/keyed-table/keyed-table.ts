@@ -170,7 +170,7 @@ export class KeyedTable {
     return sum
   }
 
-  /** Keys holding a slot: empty slots claimed (only a published claim counts; an estimate while claims are under way). */
+  /** Keys holding a slot: empty slots claimed, published claims only (an estimate while claims are under way). */
   get size(): number {
     return Math.min(this.capacity, this.total('created'))
   }
