@@ -3,7 +3,7 @@
 // included; a saturated origin is then not refused, and what its bulkhead would have shed shows in the metrics.
 import * as http from 'http'
 import { Registry } from 'prom-client'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { BulkheadPool, isBulkheadRejectedError, Priority, RetryBudget } from '../../lib/index'
 import { undiciGuard } from '../../lib/entries/undici'
@@ -15,6 +15,7 @@ import { simulateUpstream } from '../adaptive/upstream-sim'
 import { serving, type TestServer } from '../integrations/inbound-scenarios'
 import { undiciMajors } from '../integrations/undici-majors'
 import { ManualClock } from '../helpers/manual-clock'
+import { closeAfterEach } from '../helpers/close-after-each'
 import { MemoryRuleSource } from '../helpers/memory-rule-source'
 import { uniqueName } from '../helpers/unique-name'
 import { waitFor } from '../helpers/wait-for'
@@ -22,14 +23,7 @@ import { parsePrometheusText, valueOf } from '../observability/prometheus-text'
 import '../helpers/cleanup-regions'
 
 const alice = { author: 'alice' }
-const closing: Array<{ close(): void }> = []
-afterEach(() =>
-  closing
-    .splice(0)
-    .reverse()
-    .forEach((c) => c.close()),
-)
-const keep = <T extends { close(): void }>(thing: T): T => (closing.push(thing), thing)
+const keep = closeAfterEach()
 
 let origin: TestServer
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 // The fleet's shadow flag (docs/readme/fleet.md): a source's `shadow: true` puts the host's components of that name
 // in shadow mode, those made later included; metrics and `bulwark top` show their would-be refusals apart.
 import { Registry } from 'prom-client'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
 import { BreakerGroup, CircuitBreaker, SreBreaker, TokenBucket } from '../../lib/index'
 import { PrometheusMetrics } from '../../lib/ops/metrics/prometheus'
@@ -11,6 +11,7 @@ import { followRules } from '../../lib/ops/fleet/rules-follower'
 import { inspectRegions } from '../../lib/ops/top/inspect'
 import { renderFrame } from '../../lib/ops/top/render-text'
 import { parseAssignments } from '../../lib/ops/cli/set-command'
+import { closeAfterEach } from '../helpers/close-after-each'
 import { MemoryRuleSource } from '../helpers/memory-rule-source'
 import { uniqueName } from '../helpers/unique-name'
 import { waitFor } from '../helpers/wait-for'
@@ -18,14 +19,7 @@ import { parsePrometheusText, valueOf } from '../observability/prometheus-text'
 import '../helpers/cleanup-regions'
 
 const alice = { author: 'alice' }
-const closing: Array<{ close(): void }> = []
-afterEach(() =>
-  closing
-    .splice(0)
-    .reverse()
-    .forEach((c) => c.close()),
-)
-const keep = <T extends { close(): void }>(thing: T): T => (closing.push(thing), thing)
+const keep = closeAfterEach()
 
 describe('shadow mode from a rule source', () => {
   it("follows the source's flag per component, for components made later too, shown in metrics and top", async () => {
